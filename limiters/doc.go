@@ -1,0 +1,32 @@
+// Package limiters holds six lock-free, allocation-free rate and concurrency limiters behind
+// one interface, driven by an injected monotonic clock.
+//
+//	limiter            rate model                         largest burst          state
+//	TokenBucket        average rate, bursts after idle    capacity               one int64 (GCRA)
+//	LeakyBucket        strictly even pacing               1                      one int64 (GCRA)
+//	SlidingWindow      limit per rolling window           limit                  slots uint64s
+//	FixedWindow        limit per aligned window           2·limit at a boundary  one uint64
+//	WarmUpTokenBucket  token bucket ramping 1/3 → 1       capacity/3 → capacity  one int64 + birth
+//	Concurrency        max held at once (bulkhead)        no time axis           one int32
+//
+// Every decision is one atomic read and one CAS (the sliding window reads its slots), takes
+// no lock and allocates nothing. Each method that depends on time has an explicit-time form
+// (AcquireAt, TryAcquireAt, AvailableAt, RetryAfterAt) used by the simulator and by tests;
+// the plain forms read the limiter's Clock. In production pass NewMonotonicClock(); in the
+// simulator a *virtualclock.Clock.
+//
+// Terms, used the same way in code, CLI, TUI and charts:
+//
+//   - permit: one unit of admission; a request asks for n ≥ 1.
+//   - rate: permits per window, written "100/1s".
+//   - emission interval T: window / permits, rounded up to a whole nanosecond (100/1s → 10ms).
+//   - capacity: the largest burst a token bucket admits at once after idle.
+//   - tolerance τ: how far the GCRA schedule may run ahead of now; capacity·T.
+//   - window: the span a window limiter counts over; a fixed window's are aligned to the clock's
+//     origin, a sliding window's roll.
+//   - slot: one of the sliding window's buckets, window/slots long.
+//   - generation: the slot-index a bucket's count belongs to; older generations are ignored.
+//   - cold factor: 3; a cold warm-up bucket's interval is 3T.
+//   - warm-up period: the limiter age over which the interval falls from 3T to T.
+//   - in flight: permits held and not yet released (concurrency limiter).
+package limiters

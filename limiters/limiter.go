@@ -1,0 +1,211 @@
+package limiters
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Clock reports monotonic time as a duration since an origin fixed when the clock was made.
+// The simulator passes a *virtualclock.Clock; a production service passes NewMonotonicClock().
+// Wall-clock time is never used: an NTP step or a manual clock change cannot grant a burst or
+// stall a limiter.
+type Clock interface {
+	Now() time.Duration
+}
+
+// MonotonicClock is the real clock: time.Since of a fixed start, which Go measures on the
+// operating system's monotonic clock, never on wall time.
+type MonotonicClock struct{ start time.Time }
+
+// NewMonotonicClock returns a real monotonic clock whose origin is now.
+func NewMonotonicClock() *MonotonicClock { return &MonotonicClock{start: time.Now()} }
+
+// Now returns the time elapsed since the clock was made.
+func (c *MonotonicClock) Now() time.Duration { return time.Since(c.start) }
+
+// Kind names an algorithm. Its value is the name used in limiter specs ("token-bucket:…").
+type Kind string
+
+// The six algorithms of ratelab. Later kinds are added as new constants; nothing here
+// assumes there are exactly six.
+const (
+	KindTokenBucket       Kind = "token-bucket"
+	KindLeakyBucket       Kind = "leaky-bucket"
+	KindSlidingWindow     Kind = "sliding-window"
+	KindFixedWindow       Kind = "fixed-window"
+	KindWarmUpTokenBucket Kind = "warm-up"
+	KindConcurrency       Kind = "concurrency"
+)
+
+// Decision is the outcome of an acquire.
+type Decision uint8
+
+const (
+	// Rejected: not now. The same request can succeed later.
+	Rejected Decision = iota
+	// Admitted: the permits were taken.
+	Admitted
+	// Never: the request asks for more permits than the limiter can ever grant at once
+	// (n > MaxPermits()); retrying cannot help.
+	Never
+	// Invalid: n was zero or negative. Nothing was taken.
+	Invalid
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Rejected:
+		return "rejected"
+	case Admitted:
+		return "admitted"
+	case Never:
+		return "never"
+	case Invalid:
+		return "invalid"
+	}
+	return fmt.Sprintf("Decision(%d)", uint8(d))
+}
+
+// Limiter is what every algorithm offers. All methods are safe for concurrent use, take no
+// lock and allocate nothing (Snapshot and String excepted).
+//
+// The ...At forms take the time explicitly, in the style of x/time/rate's AllowN(t, n): they
+// are the fast path the simulator calls and the seam every test uses. The plain forms read
+// the limiter's clock and call them.
+//
+// Times passed to the At forms should not run backwards by more than the limiter's window;
+// a late caller is treated as arriving at the newest time the limiter has seen (GCRA) or is
+// refused (sliding window), never allowed to reset state that newer callers built.
+type Limiter interface {
+	// AcquireAt tries to take n permits at time now and says what happened.
+	AcquireAt(now time.Duration, n int) Decision
+	// TryAcquireAt reports whether n permits were taken at time now.
+	TryAcquireAt(now time.Duration, n int) bool
+	// TryAcquire is TryAcquireAt at the clock's current time.
+	TryAcquire(n int) bool
+	// AvailableAt is how many permits a request at time now could take.
+	AvailableAt(now time.Duration) int
+	// Available is AvailableAt at the clock's current time.
+	Available() int
+	// MaxPermits is the largest n that can ever be granted at once. A request for more is
+	// answered Never.
+	MaxPermits() int
+	// Kind names the algorithm.
+	Kind() Kind
+	// String is the limiter's spec, e.g. "token-bucket:capacity=3,rate=100/1s"; ParseSpec
+	// reads it back.
+	String() string
+	// Snapshot is a read-only copy of the state that explains the next decision.
+	Snapshot(now time.Duration) State
+}
+
+// RateLimiter is a Limiter on a time axis: it can say when a refused request would pass.
+type RateLimiter interface {
+	Limiter
+	// RetryAfterAt is how long after now a request for n permits would first be admitted,
+	// assuming nothing else takes permits meanwhile: what a Retry-After header carries.
+	// 0 means now. ok is false when n can never be admitted (n > MaxPermits(), or n <= 0).
+	RetryAfterAt(now time.Duration, n int) (wait time.Duration, ok bool)
+}
+
+// Rate is Permits per Window, e.g. Rate{100, time.Second} for 100/s.
+type Rate struct {
+	Permits int
+	Window  time.Duration
+}
+
+// PerSecond returns Rate{n, time.Second}.
+func PerSecond(n int) Rate { return Rate{Permits: n, Window: time.Second} }
+
+// String formats the rate as in a spec: "100/1s", "7/100ms".
+func (r Rate) String() string { return fmt.Sprintf("%d/%s", r.Permits, FormatDuration(r.Window)) }
+
+// Interval is the emission interval T = Window / Permits, rounded up to a whole nanosecond.
+//
+// Rounding up keeps every limiter at or below its configured rate forever: 3 per second
+// gives T = 333,333,334ns, which over an hour of saturating demand admits 10,799 permits after
+// the initial burst instead of 10,800 — one fewer, never one more. Rounding down (as a plain
+// integer division would) would admit more than the rate and drift further every hour. The
+// relative error is below 1ns/T: under 10⁻⁶ for any rate up to a million per second, and
+// exactly 0 when Window is a whole multiple of Permits nanoseconds (100/1s, 7/7ms).
+func (r Rate) Interval() time.Duration {
+	w, p := int64(r.Window), int64(r.Permits)
+	return time.Duration((w + p - 1) / p)
+}
+
+func (r Rate) validate(kind Kind) error {
+	if r.Permits <= 0 {
+		return configError(kind, "rate", r.String(), "permits per window must be at least 1")
+	}
+	if r.Window <= 0 {
+		return configError(kind, "rate", r.String(), "window must be positive")
+	}
+	if int64(r.Window) < int64(r.Permits) {
+		return configError(kind, "rate", r.String(),
+			"emission interval "+FormatDuration(r.Window)+"/"+fmt.Sprint(r.Permits)+" is below 1ns")
+	}
+	return nil
+}
+
+// ConfigError is a configuration refused at construction. It names the field and its value.
+type ConfigError struct {
+	Kind   Kind
+	Field  string
+	Value  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("limiters: %s: %s=%s: %s", e.Kind, e.Field, e.Value, e.Reason)
+}
+
+func configError(kind Kind, field, value, reason string) error {
+	return &ConfigError{Kind: kind, Field: field, Value: value, Reason: reason}
+}
+
+// maxSpan bounds every configured duration product (tolerance, window) so that
+// now + span never overflows int64 for any now up to 146 years.
+const maxSpan = int64(1) << 62
+
+func requireClock(kind Kind, c Clock) error {
+	if c == nil {
+		return configError(kind, "clock", "nil", "a clock is required (NewMonotonicClock() for real time)")
+	}
+	return nil
+}
+
+// checkN classifies a request size before any state is read.
+func checkN(n, max int) Decision {
+	if n <= 0 {
+		return Invalid
+	}
+	if n > max {
+		return Never
+	}
+	return Admitted
+}
+
+// FormatDuration prints a duration the way specs write it: "1s", "100ms", "1m", "1h30m",
+// "333.333334ms". It differs from time.Duration.String only in dropping zero units
+// ("1m" rather than "1m0s").
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if len(s) > 4 && s[len(s)-4:] == "m0s" && s[len(s)-5] >= '0' && s[len(s)-5] <= '9' {
+		s = s[:len(s)-2]
+	}
+	if len(s) > 3 && s[len(s)-3:] == "h0m" {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+func saturatingMul(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}

@@ -1,0 +1,116 @@
+package limiters
+
+import (
+	"fmt"
+	"time"
+)
+
+// State is a read-only copy of a limiter's state at one instant, taken by Snapshot. It holds
+// what explains the limiter's next decision, in the algorithm's own terms; fields that do not
+// apply to a kind are zero. The TUI draws it, the teaching log explains decisions with it
+// (Explain), and charts plot Available over time.
+type State struct {
+	Kind       Kind
+	At         time.Duration // the instant of the snapshot
+	Available  int           // permits a request at At could take
+	MaxPermits int           // the largest request that can ever pass
+
+	// GCRA kinds (token bucket, leaky bucket, warm-up).
+	Arrival        time.Duration // theoretical arrival time: when the next permit is due
+	Interval       time.Duration // emission interval T at At (warm-up: the ramped interval)
+	Tolerance      time.Duration // τ at At
+	SteadyInterval time.Duration // warm-up: T once warm
+	Age            time.Duration // warm-up: time since the limiter was made
+	WarmUp         time.Duration // warm-up: the warm-up period
+
+	// Window kinds (fixed and sliding window).
+	Limit       int
+	Count       int           // permits counted in the current (fixed) or live (sliding) window
+	Window      time.Duration // the window length
+	WindowStart time.Duration // fixed: the aligned window's start; sliding: the oldest live slot's start
+	WindowEnd   time.Duration // fixed: the next boundary; sliding: the current slot's end
+	SlotLength  time.Duration // sliding: window / slots
+	Slots       []Slot        // sliding: every slot, oldest first, the current one last
+
+	// Concurrency.
+	InFlight int
+	Max      int
+}
+
+// Slot is one bucket of a sliding window as seen from a snapshot.
+type Slot struct {
+	Start      time.Duration // start of the slot-index this position stands for now
+	Count      int           // permits counted, if Live
+	Live       bool          // the bucket holds this slot-index's generation
+	StaleCount int           // a count left from an older generation, ignored by reads
+	StaleStart time.Duration // the start of that older generation's slot
+}
+
+// Backlog is how far the GCRA schedule runs ahead of At: max(Arrival − At, 0).
+func (s State) Backlog() time.Duration { return max(s.Arrival-s.At, 0) }
+
+// Explain says in one sentence why a request for n permits got decision d, from the state
+// the limiter was in just before deciding (a Snapshot taken at the request's time). It
+// reads the numbers the algorithm compares, so the sentence can never disagree with it:
+//
+//	"next permit due at 40ms, 20ms ahead; 1 more (T=10ms) would put it 30ms ahead, over the 20ms tolerance"
+func (s State) Explain(n int, d Decision) string {
+	switch d {
+	case Invalid:
+		return fmt.Sprintf("asks for %d permits; a request must ask for at least 1", n)
+	case Never:
+		return fmt.Sprintf("asks for %d permits, more than the %d this %s can ever grant at once", n, s.MaxPermits, s.Kind)
+	}
+	switch s.Kind {
+	case KindTokenBucket, KindLeakyBucket, KindWarmUpTokenBucket:
+		return s.explainGCRA(n, d)
+	case KindFixedWindow:
+		head := fmt.Sprintf("window [%s, %s) has used %d of %d", FormatDuration(s.WindowStart), FormatDuration(s.WindowEnd), s.Count, s.Limit)
+		if d == Admitted {
+			return fmt.Sprintf("%s; %d more fit", head, n)
+		}
+		return fmt.Sprintf("%s; %d more would exceed it until the window resets in %s", head, n, FormatDuration(s.WindowEnd-s.At))
+	case KindSlidingWindow:
+		head := fmt.Sprintf("live slots [%s, %s) hold %d of %d", FormatDuration(s.WindowStart), FormatDuration(s.WindowEnd), s.Count, s.Limit)
+		if d == Admitted {
+			return fmt.Sprintf("%s; %d more fit", head, n)
+		}
+		for _, slot := range s.Slots {
+			if slot.Live && slot.Count > 0 {
+				return fmt.Sprintf("%s; %d more would exceed it until the oldest live slot (%d permits, from %s) expires at %s",
+					head, n, slot.Count, FormatDuration(slot.Start), FormatDuration(slot.Start+s.Window))
+			}
+		}
+		return fmt.Sprintf("%s; %d more would exceed it", head, n)
+	case KindConcurrency:
+		head := fmt.Sprintf("%d of %d in flight", s.InFlight, s.Max)
+		if d == Admitted {
+			return fmt.Sprintf("%s; %d more fit", head, n)
+		}
+		return fmt.Sprintf("%s; %d more would exceed the bulkhead until permits are released", head, n)
+	}
+	return fmt.Sprintf("%s (%s)", d, s.Kind)
+}
+
+func (s State) explainGCRA(n int, d Decision) string {
+	ramp := ""
+	if s.Kind == KindWarmUpTokenBucket {
+		if s.Age < s.WarmUp {
+			ramp = fmt.Sprintf("warming (age %s of %s, T=%s); ", FormatDuration(s.Age), FormatDuration(s.WarmUp), FormatDuration(s.Interval))
+		} else {
+			ramp = "warm; "
+		}
+	}
+	backlog := s.Backlog()
+	due := "bucket full, next permit due now"
+	if backlog > 0 {
+		due = fmt.Sprintf("next permit due at %s, %s ahead", FormatDuration(s.Arrival), FormatDuration(backlog))
+	}
+	after := backlog + time.Duration(n)*s.Interval
+	verdict := "within"
+	if d != Admitted {
+		verdict = "over"
+	}
+	return fmt.Sprintf("%s%s; %d more (T=%s) would put it %s ahead, %s the %s tolerance",
+		ramp, due, n, FormatDuration(s.Interval), FormatDuration(after), verdict, FormatDuration(s.Tolerance))
+}

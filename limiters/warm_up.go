@@ -1,0 +1,191 @@
+package limiters
+
+import (
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// ColdFactor is how much longer the emission interval is on a cold limiter: 3, the value
+// Alibaba Sentinel uses. It is fixed on purpose; see WarmUpTokenBucket.
+const ColdFactor = 3
+
+// WarmUpTokenBucket is a token bucket whose rate ramps up over the warm-up period, for a
+// freshly started instance whose caches, connection pools and JIT-less dependencies must not
+// be slammed at full rate.
+//
+// Its emission interval starts at ColdFactor·T (T = window/permits) and shrinks linearly
+// with the limiter's age a to T at the warm-up period P:
+//
+//	I(a) = T·(3 − 2a/P)  for a < P,   I(a) = T  after.
+//
+// The tolerance stays τ = capacity·T (but never below one current interval), so the burst
+// budget τ/I goes from ⌊capacity/3⌋ to capacity: capacity 10 at 100/s gives a cold burst of
+// 3 (I = 30ms, τ = 100ms) and a warm burst of 10. A capacity of 1, 2 or 3 is not starved while
+// cold: τ = max(capacity·T, I) always admits one permit at a time.
+//
+// Which curve: the interval falls linearly, so the rate 1/I(a) rises along a hyperbola, not a
+// straight line: 1/3 of the configured rate at age 0, 1/2 at P/2 (I = 2T) and all of it at P.
+// Under saturating demand from age 0 the permits admitted during the warm-up period are the cold burst plus
+//
+//	∫₀ᴾ da / I(a) = (ln 3 / 2)·rate·P ≈ 0.549·rate·P,
+//
+// not the 2/3·rate·P a straight rate ramp would give: 100/s over a 10s warm-up admits ≈ 549
+// permits plus the burst, not 667.
+//
+// The ramp follows the limiter's age, not its traffic: idle waiting does not keep it cold, and
+// a limiter made two minutes ago with a one-minute warm-up is fully warm even if it has not
+// served a request. Age is measured from the clock's reading when the limiter was made.
+//
+// Cost: one atomic load and one CAS when warm; while warming, one 128-bit multiply and divide
+// more to compute I(a).
+type WarmUpTokenBucket struct {
+	arrival   atomic.Int64
+	interval  int64 // T, steady
+	tolerance int64 // capacity·T
+	warmUp    int64 // P
+	born      int64 // clock reading at construction: age = now − born
+	capacity  int
+	rate      Rate
+	clock     Clock
+}
+
+var _ RateLimiter = (*WarmUpTokenBucket)(nil)
+
+// NewWarmUpTokenBucket returns a cold token bucket of the given capacity and steady rate,
+// warming up over warmUp from the clock's current time. It refuses what NewTokenBucket
+// refuses, a non-positive warm-up period and one beyond 2⁶² ns.
+func NewWarmUpTokenBucket(capacity int, rate Rate, warmUp time.Duration, clock Clock) (*WarmUpTokenBucket, error) {
+	if capacity < 1 {
+		return nil, configError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(capacity), "must be at least 1")
+	}
+	if err := rate.validate(KindWarmUpTokenBucket); err != nil {
+		return nil, err
+	}
+	if warmUp <= 0 || int64(warmUp) > maxSpan {
+		return nil, configError(KindWarmUpTokenBucket, "warmup", FormatDuration(warmUp), "must be positive and at most 2^62ns")
+	}
+	if err := requireClock(KindWarmUpTokenBucket, clock); err != nil {
+		return nil, err
+	}
+	t := int64(rate.Interval())
+	if int64(capacity) > maxSpan/t || t > maxSpan/ColdFactor {
+		return nil, configError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(capacity),
+			"tolerance capacity×T or the cold interval 3T exceeds 2^62ns (146 years)")
+	}
+	born := int64(clock.Now())
+	w := &WarmUpTokenBucket{
+		interval: t, tolerance: int64(capacity) * t, warmUp: int64(warmUp), born: born,
+		capacity: capacity, rate: rate, clock: clock,
+	}
+	w.arrival.Store(born)
+	return w, nil
+}
+
+// intervalAt is I(a) = T + 2T·(P − a)/P, floored to a whole nanosecond, for age a in [0, P);
+// T after; 3T before the limiter was made.
+func (w *WarmUpTokenBucket) intervalAt(now int64) int64 {
+	age := now - w.born
+	if age >= w.warmUp {
+		return w.interval
+	}
+	if age <= 0 {
+		return ColdFactor * w.interval
+	}
+	hi, lo := bits.Mul64(uint64((ColdFactor-1)*w.interval), uint64(w.warmUp-age))
+	extra, _ := bits.Div64(hi, lo, uint64(w.warmUp)) // < 2T, so hi < P and Div64 cannot panic
+	return w.interval + int64(extra)
+}
+
+// AcquireAt takes n permits at time now if (max(TAT, now) − now) + n·I(a) ≤ max(τ, I(a)).
+func (w *WarmUpTokenBucket) AcquireAt(now time.Duration, n int) Decision {
+	if d := checkN(n, w.capacity); d != Admitted {
+		return d
+	}
+	interval := w.intervalAt(int64(now))
+	tolerance := max(w.tolerance, interval)
+	cost := int64(n) * interval
+	for {
+		tat := w.arrival.Load()
+		next := max(tat, int64(now)) + cost
+		if next-int64(now) > tolerance {
+			return Rejected
+		}
+		if w.arrival.CompareAndSwap(tat, next) {
+			return Admitted
+		}
+	}
+}
+
+// TryAcquireAt reports whether n permits were taken at time now.
+func (w *WarmUpTokenBucket) TryAcquireAt(now time.Duration, n int) bool {
+	return w.AcquireAt(now, n) == Admitted
+}
+
+// TryAcquire takes n permits now, by the limiter's clock.
+func (w *WarmUpTokenBucket) TryAcquire(n int) bool { return w.TryAcquireAt(w.clock.Now(), n) }
+
+// AvailableAt is ⌊(max(τ, I) − backlog) / I⌋ with I the interval at now.
+func (w *WarmUpTokenBucket) AvailableAt(now time.Duration) int {
+	interval := w.intervalAt(int64(now))
+	tolerance := max(w.tolerance, interval)
+	backlog := max(w.arrival.Load()-int64(now), 0)
+	if backlog >= tolerance {
+		return 0
+	}
+	return int((tolerance - backlog) / interval)
+}
+
+// Available is AvailableAt(clock.Now()).
+func (w *WarmUpTokenBucket) Available() int { return w.AvailableAt(w.clock.Now()) }
+
+// RetryAfterAt finds the first instant at which n permits would pass. The condition only
+// gets easier with time (the backlog drains and the interval shrinks), so it is a binary
+// search over [now, now + backlog + n·3T].
+func (w *WarmUpTokenBucket) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
+	if checkN(n, w.capacity) != Admitted {
+		return 0, false
+	}
+	tat := w.arrival.Load()
+	fits := func(t int64) bool {
+		interval := w.intervalAt(t)
+		return max(tat, t)+int64(n)*interval-t <= max(w.tolerance, interval)
+	}
+	lo, hi := int64(now), max(tat, int64(now))+int64(n)*ColdFactor*w.interval+w.warmUp
+	if fits(lo) {
+		return 0, true
+	}
+	for hi-lo > 1 { // invariant: !fits(lo), fits(hi)
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return time.Duration(hi - int64(now)), true
+}
+
+// MaxPermits is the capacity (only reachable once warm).
+func (w *WarmUpTokenBucket) MaxPermits() int { return w.capacity }
+
+// Kind is KindWarmUpTokenBucket.
+func (w *WarmUpTokenBucket) Kind() Kind { return KindWarmUpTokenBucket }
+
+// String is the spec: "warm-up:capacity=10,rate=100/1s,warmup=10s".
+func (w *WarmUpTokenBucket) String() string {
+	return fmt.Sprintf("%s:capacity=%d,rate=%s,warmup=%s", KindWarmUpTokenBucket, w.capacity, w.rate,
+		FormatDuration(time.Duration(w.warmUp)))
+}
+
+// Snapshot returns TAT, the current interval and tolerance, the age and the warm-up period.
+func (w *WarmUpTokenBucket) Snapshot(now time.Duration) State {
+	interval := w.intervalAt(int64(now))
+	return State{
+		Kind: KindWarmUpTokenBucket, At: now, Available: w.AvailableAt(now), MaxPermits: w.capacity,
+		Arrival: time.Duration(w.arrival.Load()), Interval: time.Duration(interval),
+		Tolerance: time.Duration(max(w.tolerance, interval)), SteadyInterval: time.Duration(w.interval),
+		Age: now - time.Duration(w.born), WarmUp: time.Duration(w.warmUp),
+	}
+}
