@@ -43,7 +43,7 @@ func (c *Concurrency) AcquireAt(_ time.Duration, n int) Decision {
 	}
 	for {
 		held := c.inFlight.Load()
-		if held+int32(n) > c.max {
+		if int32(n) > c.max-held { // not held+n > max: that wraps for max near 2^31
 			return Rejected
 		}
 		if c.inFlight.CompareAndSwap(held, held+int32(n)) {

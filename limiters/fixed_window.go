@@ -24,7 +24,11 @@ import (
 // 4.5 million years). The issue that specified this limiter asked for a fixed 32/32 split;
 // with 1ms windows a 32-bit index wraps after 49.7 days, and a request arriving exactly a
 // multiple of 2^32 windows after the last one would be counted against the stale count.
-// The variable split removes that case for every configuration ratelab accepts.
+// The variable split removes that case for every configuration ratelab accepts, because
+// NewFixedWindow also refuses windows shorter than 2^(bits.Len(limit)−1) ns (64ns for a
+// limit of 100; only rates above about one permit per ns need shorter ones): then the
+// indexes of all times below 2^62 ns (146 years) differ by less than half the index range,
+// and the signed difference that tells a new window from a late caller is always right.
 type FixedWindow struct {
 	state     atomic.Uint64
 	limit     uint64
@@ -36,13 +40,17 @@ type FixedWindow struct {
 var _ RateLimiter = (*FixedWindow)(nil)
 
 // NewFixedWindow returns a fixed window limiter of limit permits per window. It refuses a
-// limit below 1 or above 2³²−1, a non-positive window, a window beyond 2⁶² ns and a nil clock.
+// limit below 1 or above 2³²−1, a non-positive window, a window beyond 2⁶² ns, a window
+// shorter than 2^(bits.Len(limit)−1) ns (see the bit layout above) and a nil clock.
 func NewFixedWindow(limit int, window time.Duration, clock Clock) (*FixedWindow, error) {
 	if limit < 1 || uint64(limit) > math.MaxUint32 {
 		return nil, configError(KindFixedWindow, "limit", fmt.Sprint(limit), "must be between 1 and 2^32-1")
 	}
 	if window <= 0 || int64(window) > maxSpan {
 		return nil, configError(KindFixedWindow, "window", FormatDuration(window), "must be positive and at most 2^62ns")
+	}
+	if err := checkWindow(KindFixedWindow, uint64(limit), window); err != nil {
+		return nil, err
 	}
 	if err := requireClock(KindFixedWindow, clock); err != nil {
 		return nil, err

@@ -34,14 +34,16 @@ func (g *gcra) acquire(now int64, n int) Decision {
 		return d
 	}
 	cost := int64(n) * g.interval
+	room := g.tolerance - cost // ≥ 0 because n ≤ τ/T
 	for {
 		tat := g.arrival.Load()
-		start := max(tat, now)
-		next := start + cost
-		if next-now > g.tolerance {
+		// backlog + cost ≤ τ, written so that it cannot overflow: with τ = 2^62 both terms
+		// can be 2^62 and their sum would wrap to a negative number and be admitted.
+		backlog := max(tat-now, 0)
+		if backlog > room {
 			return Rejected
 		}
-		if g.arrival.CompareAndSwap(tat, next) {
+		if g.arrival.CompareAndSwap(tat, now+backlog+cost) {
 			return Admitted
 		}
 	}

@@ -3,6 +3,7 @@ package limiters
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 )
 
@@ -122,6 +123,7 @@ func PerSecond(n int) Rate { return Rate{Permits: n, Window: time.Second} }
 func (r Rate) String() string { return fmt.Sprintf("%d/%s", r.Permits, FormatDuration(r.Window)) }
 
 // Interval is the emission interval T = Window / Permits, rounded up to a whole nanosecond.
+// It is 0 for a rate that validation refuses (no permits or a non-positive window).
 //
 // Rounding up keeps every limiter at or below its configured rate forever: 3 per second
 // gives T = 333,333,334ns, which over an hour of saturating demand admits 10,799 permits after
@@ -131,7 +133,11 @@ func (r Rate) String() string { return fmt.Sprintf("%d/%s", r.Permits, FormatDur
 // exactly 0 when Window is a whole multiple of Permits nanoseconds (100/1s, 7/7ms).
 func (r Rate) Interval() time.Duration {
 	w, p := int64(r.Window), int64(r.Permits)
-	return time.Duration((w + p - 1) / p)
+	if w <= 0 || p <= 0 {
+		return 0
+	}
+	// ⌈w/p⌉ without forming w+p−1, which overflows for windows near 292 years.
+	return time.Duration((w-1)/p + 1)
 }
 
 func (r Rate) validate(kind Kind) error {
@@ -167,6 +173,26 @@ func configError(kind Kind, field, value, reason string) error {
 // maxSpan bounds every configured duration product (tolerance, window) so that
 // now + span never overflows int64 for any now up to 146 years.
 const maxSpan = int64(1) << 62
+
+// minWindow is the shortest window a fixed or sliding window of the given limit accepts:
+// 2^(bits.Len(limit)−1) ns, at most the limit in nanoseconds. Both pack a window number and a
+// count of bits.Len(limit) bits into one uint64, leaving 64 − bits.Len(limit) bits for the
+// window number, compared as a signed difference. With windows at least this long every
+// window number below 2^62 ns (146 years) differs from every other by less than half that
+// range, so no idle, however long, can make an old window look current or newer. Shorter
+// windows are only needed above about one permit per nanosecond.
+func minWindow(limit uint64) int64 {
+	return int64(1) << (bits.Len64(limit) - 1)
+}
+
+func checkWindow(kind Kind, limit uint64, window time.Duration) error {
+	if min := minWindow(limit); int64(window) < min {
+		return configError(kind, "window", FormatDuration(window), fmt.Sprintf(
+			"too short for limit=%d: a window must be at least 2^%d ns = %s for that limit (above about one permit per ns)",
+			limit, bits.Len64(limit)-1, FormatDuration(time.Duration(min))))
+	}
+	return nil
+}
 
 func requireClock(kind Kind, c Clock) error {
 	if c == nil {

@@ -11,21 +11,31 @@ import (
 // SlidingWindow admits at most limit permits per rolling window, measured in slots.
 //
 // The window is divided into slots buckets of window/slots each (10 by default: a 1s window
-// has 100ms slots). Bucket i holds the count of the slot-index it was last written in, its
-// generation, packed in one uint64 (generation in the high bits, count in the low ones). A
-// slot-index g = ⌊t / slotLength⌋ lives in bucket g mod slots and is live while the current
-// slot-index is below g + slots. A read sums the live buckets and ignores stale ones; memory
-// is slots words, fixed and independent of traffic.
+// has 100ms slots). Slot-index g = ⌊t / slotLength⌋ lives in bucket g mod slots, and the
+// bucket holds its count tagged with its generation, the window number ⌊g / slots⌋ =
+// ⌊t / window⌋, packed in one uint64 (generation in the high bits, count in the low
+// bits.Len(limit) bits). Seen from slot-index cur, bucket i holds a live count when its
+// generation is that of the newest slot-index ≤ cur that maps to i: cur's window number for
+// i ≤ cur mod slots, the one before for the others. A read sums the live buckets and ignores
+// stale ones; memory is slots words, fixed and independent of traffic.
 //
 //	       │◀──────────── rolling window (1s) ─────────────▶│
 //	slots   [ 0 ][ 1 ][ 2 ][ 3 ][ 4 ][ 5 ][ 6 ][ 7 ][ 8 ][ 9 ]
 //
-// Precision is one slot. A permit is counted from its slot's start until that slot leaves
-// the window, so it is counted for between window − slotLength and window. Hence:
-//   - in any half-open interval of length window − slotLength, at most limit are admitted;
-//   - but inside one window length up to 2·limit can pass: limit 100 per 1s with 10 slots,
-//     100 at 0.099s (end of slot 0) and 100 more at 1.000s (slot 0 has just expired) —
-//     200 within 901ms. Pass a larger slot count for finer precision.
+// Tagging by window number rather than by slot-index gives the generation field slots times
+// the range, and NewSlidingWindow refuses windows shorter than 2^(bits.Len(limit)−1) ns (see
+// NewFixedWindow), so that for every time below 2^62 ns (146 years) and after any idle an old
+// generation is told apart from a current or newer one.
+//
+// Precision is one slot. A permit admitted at t in slot g is counted until slot g+slots
+// begins, i.e. for between window − slotLength + 1ns and window. Hence:
+//   - two permits at most window − slotLength apart are counted together, so any half-open
+//     interval of length window − slotLength + 1ns (a fortiori window − slotLength) holds at
+//     most limit admissions;
+//   - but two bursts 1ns further apart can both pass in full: limit 100 per 1s with 10
+//     slots, 100 at 99.999999ms (the last nanosecond of slot 0) and 100 more at 1s (the
+//     instant slot 0 expires) — 200 admitted window − slotLength + 1ns = 900.000001ms
+//     apart, twice the limit within 901ms. Pass a larger slot count for finer precision.
 //
 // Under contention it fails closed: a caller reserves its permits with a CAS on the current
 // slot, re-reads the total and rolls its reservation back if the window is over the limit.
@@ -48,7 +58,8 @@ var _ RateLimiter = (*SlidingWindow)(nil)
 const DefaultSlots = 10
 
 // NewSlidingWindow returns a sliding window limiter of limit permits per window, measured in
-// slots buckets. It refuses a limit below 1 or above 2³²−1, a non-positive window, slots
+// slots buckets. It refuses a limit below 1 or above 2³²−1, a non-positive window, a window
+// shorter than 2^(bits.Len(limit)−1) ns (only needed above about one permit per ns), slots
 // below 1 or above 4096, a window that is not a whole number of nanoseconds per slot (1s in 7
 // slots), and a nil clock.
 func NewSlidingWindow(limit int, window time.Duration, slots int, clock Clock) (*SlidingWindow, error) {
@@ -57,6 +68,9 @@ func NewSlidingWindow(limit int, window time.Duration, slots int, clock Clock) (
 	}
 	if window <= 0 || int64(window) > maxSpan {
 		return nil, configError(KindSlidingWindow, "window", FormatDuration(window), "must be positive and at most 2^62ns")
+	}
+	if err := checkWindow(KindSlidingWindow, uint64(limit), window); err != nil {
+		return nil, err
 	}
 	if slots < 1 || slots > 4096 {
 		return nil, configError(KindSlidingWindow, "slots", fmt.Sprint(slots), "must be between 1 and 4096")
@@ -70,33 +84,42 @@ func NewSlidingWindow(limit int, window time.Duration, slots int, clock Clock) (
 	}
 	return &SlidingWindow{
 		buckets: make([]atomic.Uint64, slots), limit: uint64(limit), window: int64(window),
-		slotLength: int64(window) / int64(slots), countBits: uint(bits.Len64(uint64(limit))) + 1, clock: clock,
+		slotLength: int64(window) / int64(slots), countBits: uint(bits.Len64(uint64(limit))), clock: clock,
 	}, nil
 }
 
-// age is how many slots ago generation gen was current, seen from slot-index cur (both
-// truncated to the generation field's width); negative when gen is newer than cur.
-func (s *SlidingWindow) age(cur, gen uint64) int64 {
-	return int64((cur-gen)<<s.countBits) >> s.countBits
+// position is now's window number (its generation) and its slot's bucket. A time before the
+// origin is taken as the origin.
+func (s *SlidingWindow) position(now time.Duration) (gen uint64, pos int) {
+	t := max(int64(now), 0)
+	g := t / s.window
+	return uint64(g), int((t - g*s.window) / s.slotLength)
 }
 
-// sum adds the counts of the buckets that are live at slot-index cur. A bucket newer than
-// cur (a caller racing behind a newer one) counts as live: it fails closed.
-func (s *SlidingWindow) sum(cur uint64) uint64 {
+// newer is the generation difference between bucket word w and generation gen, sign-extended
+// over the generation field: 0 same, < 0 w is older, > 0 w is newer.
+func (s *SlidingWindow) newer(w, gen uint64) int64 {
+	return int64(w-gen<<s.countBits) >> s.countBits
+}
+
+// sum adds the counts of the buckets that are live at (gen, pos). A bucket newer than that
+// (a caller racing behind a newer one) counts as live: it fails closed.
+func (s *SlidingWindow) sum(gen uint64, pos int) uint64 {
 	var total uint64
 	mask := uint64(1)<<s.countBits - 1
-	slots := int64(len(s.buckets))
-	for i := range s.buckets {
-		w := s.buckets[i].Load()
-		if s.age(cur, w>>s.countBits) < slots {
+	cur := gen << s.countBits
+	prev := cur - 1<<s.countBits
+	for i := range s.buckets[:pos+1] {
+		if w := s.buckets[i].Load(); int64(w-cur) >= 0 {
+			total += w & mask
+		}
+	}
+	for i := pos + 1; i < len(s.buckets); i++ {
+		if w := s.buckets[i].Load(); int64(w-prev) >= 0 {
 			total += w & mask
 		}
 	}
 	return total
-}
-
-func (s *SlidingWindow) slotIndex(now time.Duration) uint64 {
-	return uint64(int64(now)/s.slotLength) & (math.MaxUint64 >> s.countBits)
 }
 
 // AcquireAt takes n permits if the live slots hold at most limit − n.
@@ -104,44 +127,56 @@ func (s *SlidingWindow) AcquireAt(now time.Duration, n int) Decision {
 	if d := checkN(n, int(s.limit)); d != Admitted {
 		return d
 	}
-	cur := s.slotIndex(now)
-	bucket := &s.buckets[cur%uint64(len(s.buckets))]
+	gen, pos := s.position(now)
+	bucket := &s.buckets[pos]
 	mask := uint64(1)<<s.countBits - 1
+	tag := gen << s.countBits
 	for {
-		if s.sum(cur)+uint64(n) > s.limit {
+		if s.sum(gen, pos)+uint64(n) > s.limit {
 			return Rejected
 		}
 		w := bucket.Load()
 		count := w & mask
-		switch age := s.age(cur, w>>s.countBits); {
-		case age < 0:
+		switch d := s.newer(w, gen); {
+		case d > 0:
 			return Rejected // a newer generation owns this bucket: this caller is a window late
-		case age > 0:
+		case d < 0:
 			count = 0 // the bucket's old generation has expired
 		}
 		if count+uint64(n) > mask {
 			return Rejected // racing reservations have filled the count field: fail closed
 		}
-		if !bucket.CompareAndSwap(w, cur<<s.countBits|(count+uint64(n))) {
+		if !bucket.CompareAndSwap(w, tag|(count+uint64(n))) {
 			continue
 		}
-		if s.sum(cur) <= s.limit {
+		if s.sum(gen, pos) <= s.limit {
 			return Admitted
 		}
-		s.rollback(bucket, cur, n)
+		s.rollback(bucket, gen, n)
 		return Rejected
 	}
 }
 
-// rollback returns n permits reserved in bucket at generation cur, unless the generation has
+// rollback returns n permits reserved in bucket at generation gen, unless the generation has
 // moved on (then the reservation has already expired with it).
-func (s *SlidingWindow) rollback(bucket *atomic.Uint64, cur uint64, n int) {
+func (s *SlidingWindow) rollback(bucket *atomic.Uint64, gen uint64, n int) {
 	for {
 		w := bucket.Load()
-		if s.age(cur, w>>s.countBits) != 0 || bucket.CompareAndSwap(w, w-uint64(n)) {
+		if s.newer(w, gen) != 0 || bucket.CompareAndSwap(w, w-uint64(n)) {
 			return
 		}
 	}
+}
+
+// slot is the bucket word of the slot age slots before (gen, pos), and whether it is live.
+func (s *SlidingWindow) slot(gen uint64, pos int, age int) (w uint64, d int64) {
+	i, g := pos-age, gen
+	if i < 0 {
+		i += len(s.buckets)
+		g--
+	}
+	w = s.buckets[i].Load()
+	return w, s.newer(w, g)
 }
 
 // TryAcquireAt reports whether n permits were taken at time now.
@@ -154,7 +189,7 @@ func (s *SlidingWindow) TryAcquire(n int) bool { return s.TryAcquireAt(s.clock.N
 
 // AvailableAt is limit minus the live count (0 if a race has the window transiently over).
 func (s *SlidingWindow) AvailableAt(now time.Duration) int {
-	used := s.sum(s.slotIndex(now))
+	used := s.sum(s.position(now))
 	if used >= s.limit {
 		return 0
 	}
@@ -170,30 +205,30 @@ func (s *SlidingWindow) RetryAfterAt(now time.Duration, n int) (time.Duration, b
 	if checkN(n, int(s.limit)) != Admitted {
 		return 0, false
 	}
-	cur := s.slotIndex(now)
-	used := s.sum(cur)
+	gen, pos := s.position(now)
+	used := s.sum(gen, pos)
 	if used+uint64(n) <= s.limit {
 		return 0, true
 	}
 	excess := used + uint64(n) - s.limit
-	slots := int64(len(s.buckets))
+	slots := len(s.buckets)
 	mask := uint64(1)<<s.countBits - 1
-	curStart := int64(now) - int64(now)%s.slotLength
+	t := max(int64(now), 0)
+	curStart := t - t%s.slotLength
 	for age := slots - 1; age >= 0; age-- {
-		gen := cur - uint64(age)
-		w := s.buckets[gen%uint64(slots)].Load()
-		if s.age(cur, w>>s.countBits) != age {
+		w, d := s.slot(gen, pos, age)
+		if d != 0 {
 			continue
 		}
 		freed := w & mask
 		if freed >= excess {
 			// The slot that started age slots before now's slot expires slots−age slots after it.
-			return time.Duration(curStart + (slots-age)*s.slotLength - int64(now)), true
+			return time.Duration(curStart + int64(slots-age)*s.slotLength - int64(now)), true
 		}
 		excess -= freed
 	}
 	// Only reachable while racing callers hold transient reservations: a full window clears all.
-	return time.Duration(curStart + slots*s.slotLength - int64(now)), true
+	return time.Duration(curStart + int64(slots)*s.slotLength - int64(now)), true
 }
 
 // MaxPermits is the limit.
@@ -211,26 +246,27 @@ func (s *SlidingWindow) String() string {
 // Snapshot returns every slot of the window ending at now's slot, oldest first, with its
 // count and whether it is live; Count is the live total.
 func (s *SlidingWindow) Snapshot(now time.Duration) State {
-	cur := s.slotIndex(now)
-	slots := int64(len(s.buckets))
+	gen, pos := s.position(now)
+	slots := len(s.buckets)
 	mask := uint64(1)<<s.countBits - 1
-	curStart := int64(now) - int64(now)%s.slotLength
+	t := max(int64(now), 0)
+	curStart := t - t%s.slotLength
 	st := State{
 		Kind: KindSlidingWindow, At: now, Available: s.AvailableAt(now), MaxPermits: int(s.limit),
 		Limit: int(s.limit), Window: time.Duration(s.window), SlotLength: time.Duration(s.slotLength),
-		WindowStart: time.Duration(curStart - (slots-1)*s.slotLength), WindowEnd: time.Duration(curStart + s.slotLength),
+		WindowStart: time.Duration(curStart - int64(slots-1)*s.slotLength), WindowEnd: time.Duration(curStart + s.slotLength),
 		Slots: make([]Slot, 0, slots),
 	}
 	for age := slots - 1; age >= 0; age-- {
-		start := curStart - age*s.slotLength
-		w := s.buckets[(cur-uint64(age))%uint64(slots)].Load()
+		start := curStart - int64(age)*s.slotLength
+		w, d := s.slot(gen, pos, age)
 		slot := Slot{Start: time.Duration(start)}
-		if s.age(cur, w>>s.countBits) == age {
+		if d == 0 {
 			slot.Count = int(w & mask)
 			slot.Live = true
 		} else if w&mask != 0 {
 			slot.StaleCount = int(w & mask)
-			slot.StaleStart = time.Duration(curStart - s.age(cur, w>>s.countBits)*s.slotLength)
+			slot.StaleStart = time.Duration(start + d*s.window)
 		}
 		st.Count += slot.Count
 		st.Slots = append(st.Slots, slot)

@@ -55,7 +55,8 @@ var _ RateLimiter = (*WarmUpTokenBucket)(nil)
 
 // NewWarmUpTokenBucket returns a cold token bucket of the given capacity and steady rate,
 // warming up over warmUp from the clock's current time. It refuses what NewTokenBucket
-// refuses, a non-positive warm-up period and one beyond 2⁶² ns.
+// refuses, a non-positive warm-up period and one beyond 2⁶² ns, and a capacity×3T (a full
+// burst at the cold interval) beyond 2⁶² ns.
 func NewWarmUpTokenBucket(capacity int, rate Rate, warmUp time.Duration, clock Clock) (*WarmUpTokenBucket, error) {
 	if capacity < 1 {
 		return nil, configError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(capacity), "must be at least 1")
@@ -70,9 +71,15 @@ func NewWarmUpTokenBucket(capacity int, rate Rate, warmUp time.Duration, clock C
 		return nil, err
 	}
 	t := int64(rate.Interval())
-	if int64(capacity) > maxSpan/t || t > maxSpan/ColdFactor {
+	if t > maxSpan/ColdFactor {
+		return nil, configError(KindWarmUpTokenBucket, "rate", rate.String(),
+			"the cold interval 3T exceeds 2^62ns (146 years)")
+	}
+	// The largest cost a request can have is capacity × 3T (all of it while cold); it must
+	// not overflow.
+	if int64(capacity) > maxSpan/(ColdFactor*t) {
 		return nil, configError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(capacity),
-			"tolerance capacity×T or the cold interval 3T exceeds 2^62ns (146 years)")
+			"capacity×3T (the cost of a full burst while cold) exceeds 2^62ns (146 years)")
 	}
 	born := int64(clock.Now())
 	w := &WarmUpTokenBucket{
@@ -104,15 +111,15 @@ func (w *WarmUpTokenBucket) AcquireAt(now time.Duration, n int) Decision {
 		return d
 	}
 	interval := w.intervalAt(int64(now))
-	tolerance := max(w.tolerance, interval)
 	cost := int64(n) * interval
+	room := max(w.tolerance, interval) - cost // negative when n·I(a) alone exceeds the tolerance
 	for {
 		tat := w.arrival.Load()
-		next := max(tat, int64(now)) + cost
-		if next-int64(now) > tolerance {
+		backlog := max(tat-int64(now), 0)
+		if backlog > room { // backlog + n·I > τ, written so that it cannot overflow
 			return Rejected
 		}
-		if w.arrival.CompareAndSwap(tat, next) {
+		if w.arrival.CompareAndSwap(tat, int64(now)+backlog+cost) {
 			return Admitted
 		}
 	}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+)
+
+func replayCommand(_ context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	in := fs.String("in", "", "the trace: CSV with a t_ns or t column, optional permits and key")
+	out := fs.String("out", "", "where to write the decisions CSV (default: stdout)")
+	var specs stringList
+	fs.Var(&specs, "limiter", "limiter spec, repeatable (stack with +)")
+	positional, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) > 0 {
+		return usageErrorf("replay: unexpected argument %q (the trace is given with --in)", positional[0])
+	}
+	if *in == "" {
+		return usageErrorf("replay: --in TRACE.csv is required")
+	}
+	if len(specs) == 0 {
+		return usageErrorf("replay: at least one --limiter SPEC is required")
+	}
+	var stacks [][]limiters.Spec
+	for _, text := range specs {
+		stack, err := engine.ParseStack(text)
+		if err != nil {
+			return usageErrorf("--limiter: %v", err)
+		}
+		stacks = append(stacks, stack)
+	}
+	f, err := os.Open(*in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+
+	var w io.Writer = e.stdout
+	var tmp *os.File
+	if *out != "" {
+		// Write beside the target and rename at the end: a failed replay leaves nothing
+		// half-written at --out.
+		tmp, err = os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".*")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		w = tmp
+	}
+	sum, err := engine.Replay(f, w, stacks)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *in, err)
+	}
+	if tmp != nil {
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp.Name(), *out); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.stderr, "replayed %d requests (%d permits) over %s\n", sum.Rows, sum.Permits, limiters.FormatDuration(sum.Duration))
+	for i, name := range sum.Stacks {
+		pct := 0.0
+		if sum.Rows > 0 {
+			pct = 100 * float64(sum.Admitted[i]) / float64(sum.Rows)
+		}
+		fmt.Fprintf(e.stderr, "  %-50s admitted %d (%.1f%%)\n", name, sum.Admitted[i], pct)
+	}
+	return nil
+}

@@ -1,0 +1,683 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/virtualclock"
+)
+
+// releaser is a stage whose permits come back by release (the concurrency limiter), not by
+// the clock.
+type releaser interface{ Release(n int) }
+
+// Outcome is what happened to a request at one event of the trace.
+type Outcome string
+
+// The outcomes a trace records.
+const (
+	OutcomeAdmitted  Outcome = "admitted"
+	OutcomeRejected  Outcome = "rejected"
+	OutcomeNever     Outcome = "never"
+	OutcomeQueued    Outcome = "queued"
+	OutcomeGaveUp    Outcome = "gave-up"
+	OutcomeTimedOut  Outcome = "timed-out"
+	OutcomeCompleted Outcome = "completed"
+	OutcomeFailed    Outcome = "failed"
+)
+
+// Record is one traced event of one request. Decisions (admitted, rejected, never) carry the
+// deciding stage's state just before it decided and the sentence that explains the decision
+// from that state.
+type Record struct {
+	At      time.Duration   `json:"t_ns"`
+	Request uint64          `json:"request"` // arrival order across all sources: the same request in every lane
+	Attempt int             `json:"attempt"` // 1 for the first try
+	Permits int             `json:"permits"`
+	Key     string          `json:"key,omitempty"`
+	Outcome Outcome         `json:"outcome"`
+	Stage   int             `json:"stage"` // the stage that decided: the refusing one, or 0 when admitted
+	Reason  string          `json:"reason,omitempty"`
+	State   *limiters.State `json:"-"`
+}
+
+type reqState uint8
+
+const (
+	reqFree reqState = iota
+	reqPending
+	reqQueued
+	reqInService
+)
+
+type request struct {
+	id       uint64
+	gen      uint32
+	state    reqState
+	attempts int
+	permits  int
+	arrived  int64
+	key      string
+}
+
+// Lane simulates one limiter stack against the scenario's traffic. It is single-threaded and
+// deterministic: events are ordered by (time, scheduling sequence). Step runs one event,
+// RunUntil runs to a time; Run (the package function) runs every lane of a scenario in
+// parallel.
+type Lane struct {
+	Spec    LaneSpec
+	Index   int
+	Stages  []limiters.Limiter
+	Clock   *virtualclock.Clock
+	OnEvent func(Record) // called for every traced event when set (the TUI's log)
+
+	sc        *Scenario
+	client    *Client
+	releasers []releaser
+	rated     []limiters.RateLimiter
+	streams   []stream
+	pending   []arrival // each source's next arrival
+	events    eventQueue
+	reqs      []request
+	free      []int32
+	nextID    uint64
+	now       int64
+	horizon   int64
+	done      bool
+	processed uint64
+
+	clientRNG, serviceRNG *rand.Rand
+	phase                 int
+	busy                  int
+
+	waiting    []queued // client queue, FIFO; entries whose request left are skipped
+	waitHead   int
+	queueLen   int
+	wakeAt     int64
+	tracing    bool
+	traceLimit int
+
+	result     LaneResult
+	binWidth   int64
+	bin        int
+	binHist    histogram
+	hist       histogram
+	meters     []*admissionWindow
+	lastAdmit  int64
+	admittedAt bool
+}
+
+type queued struct {
+	req int32
+	gen uint32
+}
+
+// LaneResult is everything one lane measured.
+type LaneResult struct {
+	Name       string        `json:"name"`
+	Stack      []string      `json:"stack"`
+	Totals     Totals        `json:"totals"`
+	Wait       Wait          `json:"wait"`
+	MinSpacing time.Duration `json:"min_spacing_ns"` // smallest gap between admissions; -1 with fewer than two
+	Windows    []WindowMeter `json:"windows"`
+	Bins       []Bin         `json:"bins"`
+	Events     uint64        `json:"events"`
+	Trace      []Record      `json:"trace,omitempty"`
+	Truncated  bool          `json:"trace_truncated,omitempty"`
+}
+
+// NewLane prepares lane i of sc. The scenario must be valid (Validate).
+func NewLane(sc *Scenario, i int) (*Lane, error) {
+	spec := sc.Lanes[i]
+	l := &Lane{
+		Spec: spec, Index: i, Clock: virtualclock.New(), sc: sc, horizon: int64(sc.Horizon),
+		clientRNG:  rand.New(rand.NewPCG(sc.Seed, 0xc11e47)),
+		serviceRNG: rand.New(rand.NewPCG(sc.Seed, 0x5e41ce)),
+		wakeAt:     -1, lastAdmit: math.MinInt64, tracing: sc.Trace, traceLimit: TraceLimit,
+	}
+	l.client = &sc.Client
+	if spec.Client != nil {
+		l.client = spec.Client
+	}
+	for j, s := range spec.Stack {
+		lim, err := s.New(l.Clock)
+		if err != nil {
+			return nil, fmt.Errorf("limiters[%d] stage %d: %w", i, j+1, err)
+		}
+		l.Stages = append(l.Stages, lim)
+		rel, _ := lim.(releaser)
+		l.releasers = append(l.releasers, rel)
+		rl, _ := lim.(limiters.RateLimiter)
+		l.rated = append(l.rated, rl)
+	}
+	bins := sc.Bins
+	if bins == 0 {
+		bins = DefaultBins
+	}
+	l.binWidth = (l.horizon + int64(bins) - 1) / int64(bins)
+	bins = int((l.horizon + l.binWidth - 1) / l.binWidth)
+	l.result = LaneResult{Name: spec.Label(), MinSpacing: -1, Bins: make([]Bin, bins)}
+	for _, s := range spec.Stack {
+		l.result.Stack = append(l.result.Stack, s.String())
+	}
+	for b := range l.result.Bins {
+		l.result.Bins[b] = Bin{Start: time.Duration(int64(b) * l.binWidth), Available: make([]int, len(l.Stages))}
+	}
+	for _, length := range meterLengths(sc) {
+		bound := int64(-1)
+		for _, s := range spec.Stack {
+			if b, ok := limiters.AdmissionBound(s, length); ok && (bound < 0 || b < bound) {
+				bound = b
+			}
+		}
+		l.meters = append(l.meters, newAdmissionWindow(length, bound))
+	}
+	for k, src := range sc.Sources {
+		st, err := newStream(src, k, sc.Seed, sc.Horizon)
+		if err != nil {
+			l.closeStreams()
+			return nil, err
+		}
+		l.streams = append(l.streams, st)
+		l.pending = append(l.pending, arrival{})
+		if err := l.pull(k); err != nil {
+			l.closeStreams()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// meterLengths is the sorted set of every stage's natural window in every lane, plus the
+// scenario's own: the same lengths in every lane, so lanes compare side by side.
+func meterLengths(sc *Scenario) []time.Duration {
+	var lengths []time.Duration
+	for _, lane := range sc.Lanes {
+		for _, s := range lane.Stack {
+			if w := s.NaturalWindow(); w > 0 {
+				lengths = append(lengths, w)
+			}
+		}
+	}
+	lengths = append(lengths, sc.Windows...)
+	slices.Sort(lengths)
+	return slices.Compact(lengths)
+}
+
+// pull fetches source k's next arrival and schedules it.
+func (l *Lane) pull(k int) error {
+	a, ok, err := l.streams[k].next()
+	if err != nil {
+		return err
+	}
+	if ok {
+		l.pending[k] = a
+		l.events.push(event{at: a.at, kind: evArrival, src: int32(k)})
+	}
+	return nil
+}
+
+func (l *Lane) closeStreams() {
+	for _, s := range l.streams {
+		s.close()
+	}
+}
+
+// Now is the lane's virtual time.
+func (l *Lane) Now() time.Duration { return time.Duration(l.now) }
+
+// Done reports whether the lane has reached its horizon.
+func (l *Lane) Done() bool { return l.done }
+
+// InFlight is the number of requests at the downstream.
+func (l *Lane) InFlight() int { return l.busy }
+
+// QueueLen is the number of requests waiting in the client queue.
+func (l *Lane) QueueLen() int { return l.queueLen }
+
+// Step runs the next event. It returns false when the lane has reached its horizon.
+func (l *Lane) Step() (bool, error) {
+	if l.done {
+		return false, nil
+	}
+	if l.events.len() == 0 || l.events.peek().at >= l.horizon {
+		l.finish()
+		return false, nil
+	}
+	e := l.events.pop()
+	if err := l.advance(e.at); err != nil {
+		return false, err
+	}
+	l.processed++
+	switch e.kind {
+	case evArrival:
+		a := l.pending[e.src]
+		if err := l.pull(int(e.src)); err != nil {
+			return false, err
+		}
+		l.arrive(a)
+	case evAttempt:
+		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqPending {
+			l.attempt(e.req)
+		}
+	case evComplete:
+		r := &l.reqs[e.req]
+		l.busy--
+		l.result.Totals.Completed++
+		l.result.Bins[l.bin].Completed++
+		l.trace(r, OutcomeCompleted, -1, nil, "")
+		l.release(r.permits, len(l.Stages))
+		l.freeReq(e.req)
+		l.drainQueue()
+	case evTimeout:
+		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqQueued {
+			l.queueLen--
+			l.result.Totals.TimedOut++
+			l.giveUp(e.req, OutcomeTimedOut)
+		}
+	case evQueueWake:
+		if e.at == l.wakeAt {
+			l.wakeAt = -1
+			l.drainQueue()
+		}
+	}
+	return true, nil
+}
+
+// RunUntil runs every event before t (or to the horizon, if sooner), then moves the lane's
+// time to t so that its bins and state read as of t.
+func (l *Lane) RunUntil(t time.Duration) error {
+	for !l.done && l.events.len() > 0 && l.events.peek().at < int64(t) && l.events.peek().at < l.horizon {
+		if _, err := l.Step(); err != nil {
+			return err
+		}
+	}
+	if int64(t) >= l.horizon {
+		l.finish()
+		return nil
+	}
+	if int64(t) > l.now {
+		return l.advance(int64(t))
+	}
+	return nil
+}
+
+// NextEventAt is the time of the next event, or the horizon when none is left before it.
+func (l *Lane) NextEventAt() time.Duration {
+	if l.events.len() == 0 || l.events.peek().at >= l.horizon {
+		return time.Duration(l.horizon)
+	}
+	return time.Duration(l.events.peek().at)
+}
+
+// advance moves time to t, closing every bin that ends at or before t.
+func (l *Lane) advance(t int64) error {
+	for l.bin < len(l.result.Bins) && int64(l.bin+1)*l.binWidth <= t {
+		l.closeBin()
+	}
+	l.now = t
+	return l.Clock.AdvanceTo(time.Duration(t))
+}
+
+func (l *Lane) closeBin() {
+	b := &l.result.Bins[l.bin]
+	end := min(int64(l.bin+1)*l.binWidth, l.horizon)
+	for i, s := range l.Stages {
+		b.Available[i] = s.AvailableAt(time.Duration(end))
+	}
+	b.WaitP50, b.WaitP99, b.WaitMax = l.binHist.quantile(0.50), l.binHist.quantile(0.99), time.Duration(l.binHist.max)
+	l.binHist.reset()
+	l.bin++
+	if l.bin < len(l.result.Bins) {
+		next := &l.result.Bins[l.bin]
+		next.MaxInFlight, next.MaxQueue = l.busy, l.queueLen
+	}
+}
+
+func (l *Lane) finish() {
+	if l.done {
+		return
+	}
+	for l.bin < len(l.result.Bins) {
+		l.closeBin()
+	}
+	if l.now < l.horizon {
+		l.now = l.horizon
+		_ = l.Clock.AdvanceTo(time.Duration(l.horizon))
+	}
+	l.done = true
+	l.closeStreams()
+}
+
+// Result is what the lane measured so far (all of it once Done).
+func (l *Lane) Result() LaneResult {
+	r := l.result
+	r.Events = l.processed
+	r.Wait = Wait{P50: l.hist.quantile(0.50), P90: l.hist.quantile(0.90), P99: l.hist.quantile(0.99), Max: time.Duration(l.hist.max)}
+	if l.hist.total > 0 {
+		r.Wait.Mean = time.Duration(l.hist.sum / int64(l.hist.total))
+	}
+	r.Windows = make([]WindowMeter, len(l.meters))
+	for i, m := range l.meters {
+		r.Windows[i] = m.WindowMeter
+	}
+	return r
+}
+
+func (l *Lane) newReq(a arrival) int32 {
+	var i int32
+	if n := len(l.free); n > 0 {
+		i = l.free[n-1]
+		l.free = l.free[:n-1]
+	} else {
+		l.reqs = append(l.reqs, request{})
+		i = int32(len(l.reqs) - 1)
+	}
+	r := &l.reqs[i]
+	l.nextID++
+	*r = request{id: l.nextID, gen: r.gen + 1, state: reqPending, permits: a.permits, arrived: a.at, key: a.key}
+	return i
+}
+
+func (l *Lane) freeReq(i int32) {
+	l.reqs[i].state = reqFree
+	l.reqs[i].key = ""
+	l.free = append(l.free, i)
+}
+
+func (l *Lane) arrive(a arrival) {
+	i := l.newReq(a)
+	l.result.Totals.Offered++
+	l.result.Totals.OfferedPermits += int64(a.permits)
+	l.result.Bins[l.bin].Offered++
+	if l.client.Policy == PolicyQueue && l.queueLen > 0 {
+		// FIFO: a newcomer does not overtake the requests already waiting.
+		l.result.Totals.Attempts++
+		l.result.Bins[l.bin].Attempts++
+		l.reqs[i].attempts++
+		l.enqueue(i, -1)
+		return
+	}
+	l.attempt(i)
+}
+
+// attempt is one try of request i at every stage.
+func (l *Lane) attempt(i int32) {
+	r := &l.reqs[i]
+	r.attempts++
+	l.result.Totals.Attempts++
+	l.result.Bins[l.bin].Attempts++
+	if r.attempts > 1 {
+		l.result.Totals.Retried++
+		l.result.Bins[l.bin].Retried++
+	}
+	d, stage := l.tryStages(r, false)
+	if d == limiters.Admitted {
+		l.admitted(i)
+		return
+	}
+	l.result.Totals.Rejected++
+	l.result.Bins[l.bin].Rejected++
+	if d != limiters.Rejected { // Never or Invalid: retrying cannot help
+		l.result.Totals.Never++
+		l.giveUp(i, OutcomeGaveUp)
+		return
+	}
+	c := l.client
+	switch c.Policy {
+	case PolicyRetry, PolicyBackoff, PolicyRetryAfter:
+		if r.attempts >= c.MaxAttempts {
+			l.giveUp(i, OutcomeGaveUp)
+			return
+		}
+		l.events.push(event{at: l.now + l.retryDelay(r, stage), kind: evAttempt, req: i, gen: r.gen})
+	case PolicyQueue:
+		l.enqueue(i, stage)
+	default:
+		l.giveUp(i, OutcomeGaveUp)
+	}
+}
+
+// tryStages asks each stage in order for r's permits. When stage k refuses, the permits
+// the earlier stages granted are given back where the algorithm allows it (a concurrency
+// limiter's are released); a rate limiter's cannot be, and are counted as wasted. A refusal
+// is traced unless quiet (the queue's silent re-checks); an admission is traced with the
+// first stage's state.
+func (l *Lane) tryStages(r *request, quiet bool) (limiters.Decision, int) {
+	observing := l.tracing || l.OnEvent != nil
+	now := time.Duration(l.now)
+	var first limiters.State
+	for k, s := range l.Stages {
+		var before limiters.State
+		if observing {
+			before = s.Snapshot(now)
+			if k == 0 {
+				first = before
+			}
+		}
+		d := s.AcquireAt(now, r.permits)
+		if d == limiters.Admitted {
+			continue
+		}
+		l.release(r.permits, k)
+		for j := 0; j < k; j++ {
+			if l.releasers[j] == nil {
+				l.result.Totals.Wasted += int64(r.permits)
+			}
+		}
+		if observing && !quiet {
+			outcome := OutcomeRejected
+			if d != limiters.Rejected {
+				outcome = OutcomeNever
+			}
+			l.trace(r, outcome, k, &before, before.Explain(r.permits, d))
+		}
+		return d, k
+	}
+	if observing {
+		l.trace(r, OutcomeAdmitted, 0, &first, first.Explain(r.permits, limiters.Admitted))
+	}
+	return limiters.Admitted, len(l.Stages)
+}
+
+// release returns r's permits to the releasing stages among the first k.
+func (l *Lane) release(permits, k int) {
+	for j := 0; j < k; j++ {
+		if l.releasers[j] != nil {
+			l.releasers[j].Release(permits)
+		}
+	}
+}
+
+func (l *Lane) retryDelay(r *request, stage int) int64 {
+	c := l.client
+	switch c.Policy {
+	case PolicyBackoff:
+		d := int64(c.Delay)
+		for k := 1; k < r.attempts && d < math.MaxInt64/2; k++ {
+			d *= 2
+		}
+		if c.MaxDelay > 0 {
+			d = min(d, int64(c.MaxDelay))
+		}
+		if c.Jitter {
+			d = l.clientRNG.Int64N(d + 1)
+		}
+		return max(d, 1)
+	case PolicyRetryAfter:
+		if rl := l.rated[stage]; rl != nil {
+			if wait, ok := rl.RetryAfterAt(time.Duration(l.now), r.permits); ok {
+				return max(int64(wait), 1)
+			}
+		}
+	}
+	return int64(c.Delay)
+}
+
+func (l *Lane) admitted(i int32) {
+	r := &l.reqs[i]
+	t := &l.result.Totals
+	b := &l.result.Bins[l.bin]
+	t.Admitted++
+	t.AdmittedPermits += int64(r.permits)
+	b.Admitted++
+	wait := l.now - r.arrived
+	l.hist.add(wait)
+	l.binHist.add(wait)
+	for _, m := range l.meters {
+		m.admit(l.now, int64(r.permits))
+	}
+	if l.lastAdmit != math.MinInt64 {
+		if gap := l.now - l.lastAdmit; l.result.MinSpacing < 0 || time.Duration(gap) < l.result.MinSpacing {
+			l.result.MinSpacing = time.Duration(gap)
+		}
+	}
+	l.lastAdmit = l.now
+
+	ds := l.sc.Downstream
+	if ds == nil {
+		t.Completed++
+		b.Completed++
+		l.release(r.permits, len(l.Stages))
+		l.freeReq(i)
+		return
+	}
+	if ds.Pool > 0 && l.busy >= ds.Pool {
+		t.Failed++
+		b.Failed++
+		l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", ds.Pool))
+		l.release(r.permits, len(l.Stages))
+		l.freeReq(i)
+		return
+	}
+	l.busy++
+	t.MaxInFlight = max(t.MaxInFlight, l.busy)
+	b.MaxInFlight = max(b.MaxInFlight, l.busy)
+	r.state = reqInService
+	l.events.push(event{at: l.now + l.serviceTime(), kind: evComplete, req: i, gen: r.gen})
+}
+
+func (l *Lane) serviceTime() int64 {
+	phases := l.sc.Downstream.Phases
+	for l.phase+1 < len(phases) && int64(phases[l.phase+1].From) <= l.now {
+		l.phase++
+	}
+	d := phases[l.phase].Service
+	switch d.Kind {
+	case DistUniform:
+		return int64(d.Min) + l.serviceRNG.Int64N(int64(d.Max-d.Min)+1)
+	case DistExponential:
+		return int64(l.serviceRNG.ExpFloat64() * float64(d.Mean))
+	case DistLogNormal:
+		return int64(float64(d.Mean) * math.Exp(d.Sigma*l.serviceRNG.NormFloat64()))
+	}
+	return int64(d.Mean)
+}
+
+func (l *Lane) giveUp(i int32, outcome Outcome) {
+	l.result.Totals.GaveUp++
+	l.result.Bins[l.bin].GaveUp++
+	l.trace(&l.reqs[i], outcome, -1, nil, "")
+	l.freeReq(i)
+}
+
+// enqueue puts request i at the back of the client queue, or gives it up when the queue is
+// full. stage is the stage that refused it (-1: it never tried, the queue was not empty).
+func (l *Lane) enqueue(i int32, stage int) {
+	c := l.client
+	if l.queueLen >= c.QueueSize {
+		l.giveUp(i, OutcomeGaveUp)
+		return
+	}
+	r := &l.reqs[i]
+	r.state = reqQueued
+	l.queueLen++
+	l.result.Totals.Queued++
+	l.result.Totals.MaxQueue = max(l.result.Totals.MaxQueue, l.queueLen)
+	b := &l.result.Bins[l.bin]
+	b.MaxQueue = max(b.MaxQueue, l.queueLen)
+	l.waiting = append(l.waiting, queued{req: i, gen: r.gen})
+	l.events.push(event{at: l.now + int64(c.Timeout), kind: evTimeout, req: i, gen: r.gen})
+	l.trace(r, OutcomeQueued, stage, nil, "")
+	if stage >= 0 {
+		l.scheduleWake(r, stage)
+	}
+}
+
+// scheduleWake arranges for the queue to be tried again when stage's hint says r's permits
+// will fit. Stages without a hint (a concurrency limiter) wake the queue on release.
+func (l *Lane) scheduleWake(r *request, stage int) {
+	rl := l.rated[stage]
+	if rl == nil {
+		return
+	}
+	wait, ok := rl.RetryAfterAt(time.Duration(l.now), r.permits)
+	if !ok {
+		return
+	}
+	at := l.now + max(int64(wait), 1)
+	if l.wakeAt >= 0 && l.wakeAt <= at {
+		return
+	}
+	l.wakeAt = at
+	l.events.push(event{at: at, kind: evQueueWake})
+}
+
+// drainQueue admits waiting requests from the head of the queue while they fit. Queue
+// re-checks are not counted as attempts: only the admission is.
+func (l *Lane) drainQueue() {
+	for l.queueLen > 0 {
+		q := l.waiting[l.waitHead]
+		r := &l.reqs[q.req]
+		if r.gen != q.gen || r.state != reqQueued {
+			l.popWaiting()
+			continue
+		}
+		d, stage := l.tryStages(r, true)
+		if d != limiters.Admitted {
+			l.scheduleWake(r, stage)
+			return
+		}
+		l.popWaiting()
+		l.queueLen--
+		r.state = reqPending
+		l.admitted(q.req)
+	}
+	l.waiting, l.waitHead = l.waiting[:0], 0
+}
+
+func (l *Lane) popWaiting() {
+	l.waitHead++
+	if l.waitHead == len(l.waiting) {
+		l.waiting, l.waitHead = l.waiting[:0], 0
+	} else if l.waitHead > 1024 && l.waitHead*2 > len(l.waiting) {
+		n := copy(l.waiting, l.waiting[l.waitHead:])
+		l.waiting, l.waitHead = l.waiting[:n], 0
+	}
+}
+
+func (l *Lane) trace(r *request, outcome Outcome, stage int, st *limiters.State, reason string) {
+	if !l.tracing && l.OnEvent == nil {
+		return
+	}
+	rec := Record{At: time.Duration(l.now), Request: r.id, Attempt: r.attempts, Permits: r.permits,
+		Key: r.key, Outcome: outcome, Stage: stage, Reason: reason}
+	if st != nil {
+		s := *st
+		rec.State = &s
+	}
+	if l.OnEvent != nil {
+		l.OnEvent(rec)
+	}
+	if l.tracing {
+		if len(l.result.Trace) >= l.traceLimit {
+			l.result.Truncated = true
+			return
+		}
+		l.result.Trace = append(l.result.Trace, rec)
+	}
+}

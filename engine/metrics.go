@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"math/bits"
+	"time"
+)
+
+// Totals counts a lane's whole run. Requests are what sources offer; attempts include retries.
+type Totals struct {
+	Offered         int64 `json:"offered"`          // requests offered by the sources
+	OfferedPermits  int64 `json:"offered_permits"`  // permits those requests asked for
+	Attempts        int64 `json:"attempts"`         // tries at the limiters, first tries and retries
+	Retried         int64 `json:"retried"`          // attempts after the first
+	Admitted        int64 `json:"admitted"`         // requests admitted by every stage
+	AdmittedPermits int64 `json:"admitted_permits"` // permits of those requests
+	Rejected        int64 `json:"rejected"`         // attempts refused by a stage
+	GaveUp          int64 `json:"gave_up"`          // requests that ended without admission
+	Never           int64 `json:"never"`            // requests larger than a stage can ever grant
+	Queued          int64 `json:"queued"`           // requests that waited in the client queue
+	TimedOut        int64 `json:"timed_out"`        // queued requests that gave up at their timeout
+	Completed       int64 `json:"completed"`        // admitted requests the downstream served
+	Failed          int64 `json:"failed"`           // admitted requests the downstream refused: pool full
+	Wasted          int64 `json:"wasted"`           // permits taken by earlier rate stages, lost when a later stage refused
+	MaxInFlight     int   `json:"max_in_flight"`    // the most requests at the downstream at once
+	MaxQueue        int   `json:"max_queue"`        // the longest the client queue got
+}
+
+// AdmitRatio is admitted requests over offered ones.
+func (t Totals) AdmitRatio() float64 {
+	if t.Offered == 0 {
+		return 0
+	}
+	return float64(t.Admitted) / float64(t.Offered)
+}
+
+// Bin is one slice of the run's time axis: [Start, Start+width).
+type Bin struct {
+	Start       time.Duration `json:"start_ns"`
+	Offered     int64         `json:"offered"`
+	Attempts    int64         `json:"attempts"`
+	Retried     int64         `json:"retried"`
+	Admitted    int64         `json:"admitted"`
+	Rejected    int64         `json:"rejected"`
+	GaveUp      int64         `json:"gave_up"`
+	Completed   int64         `json:"completed"`
+	Failed      int64         `json:"failed"`
+	MaxInFlight int           `json:"max_in_flight"`
+	MaxQueue    int           `json:"max_queue"`
+	Available   []int         `json:"available"` // each stage's available permits at the bin's end
+	WaitP50     time.Duration `json:"wait_p50_ns"`
+	WaitP99     time.Duration `json:"wait_p99_ns"`
+	WaitMax     time.Duration `json:"wait_max_ns"`
+}
+
+// Wait summarises the time from a request's arrival to its admission (retries and queueing
+// included), over admitted requests. Percentiles come from a log-linear histogram with 16
+// sub-buckets per power of two: within 6.25% of the exact value, and never above the maximum.
+type Wait struct {
+	P50  time.Duration `json:"p50_ns"`
+	P90  time.Duration `json:"p90_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	Max  time.Duration `json:"max_ns"`
+	Mean time.Duration `json:"mean_ns"`
+}
+
+// WindowMeter is the exact streaming guarantee meter for one interval length L: the most
+// permits admitted in any half-open interval [a, a+L), where it happened, and the first time
+// the lane's stated bound was exceeded.
+type WindowMeter struct {
+	Length        time.Duration `json:"length_ns"`
+	MaxAdmitted   int64         `json:"max_admitted"`
+	From          time.Duration `json:"from_ns"`           // first admission of the worst interval
+	To            time.Duration `json:"to_ns"`             // last admission of the worst interval
+	Bound         int64         `json:"bound"`             // the least bound any stage promises for L; -1: none
+	FirstExceeded time.Duration `json:"first_exceeded_ns"` // -1: never
+}
+
+// histogram is a log-linear histogram of non-negative durations in 1024 buckets: values
+// below 32ns are exact, above that each power of two has 16 buckets.
+type histogram struct {
+	counts [1024]uint32
+	total  uint64
+	sum    int64
+	max    int64
+}
+
+func bucketOf(v int64) int {
+	if v < 32 {
+		return int(v)
+	}
+	shift := bits.Len64(uint64(v)) - 5
+	return shift*16 + int(v>>shift)
+}
+
+// bucketTop is the largest value that falls in bucket i.
+func bucketTop(i int) int64 {
+	if i < 32 {
+		return int64(i)
+	}
+	shift := i/16 - 1
+	mantissa := int64(i%16 + 16)
+	return (mantissa+1)<<shift - 1
+}
+
+func (h *histogram) add(v int64) {
+	h.counts[bucketOf(v)]++
+	h.total++
+	h.sum += v
+	h.max = max(h.max, v)
+}
+
+// quantile is the top of the bucket holding the ⌈q·total⌉-th value, capped at the maximum.
+func (h *histogram) quantile(q float64) time.Duration {
+	if h.total == 0 {
+		return 0
+	}
+	rank := uint64(q*float64(h.total) + 0.999999999)
+	rank = min(max(rank, 1), h.total)
+	var seen uint64
+	for i, c := range h.counts {
+		seen += uint64(c)
+		if seen >= rank {
+			return time.Duration(min(bucketTop(i), h.max))
+		}
+	}
+	return time.Duration(h.max)
+}
+
+func (h *histogram) reset() {
+	if h.total != 0 {
+		*h = histogram{}
+	}
+}
+
+// admissionWindow keeps the admissions of the last L in a ring buffer, so the sum over any
+// [t−L, t] is known at each admission. Its size is bounded by what the limiter lets through
+// in L, not by the length of the run.
+type admissionWindow struct {
+	WindowMeter
+	times   []int64
+	permits []int64
+	head, n int
+	sum     int64
+}
+
+func newAdmissionWindow(length time.Duration, bound int64) *admissionWindow {
+	return &admissionWindow{
+		WindowMeter: WindowMeter{Length: length, Bound: bound, FirstExceeded: -1},
+		times:       make([]int64, 64), permits: make([]int64, 64),
+	}
+}
+
+// admit records n permits admitted at time now. The interval [now−L+1ns, now] is the
+// half-open [now−L, now+… ) family's worst case ending at now: every admission at or before
+// now−L has left it.
+func (w *admissionWindow) admit(now int64, n int64) {
+	size := len(w.times)
+	for w.n > 0 && w.times[w.head] <= now-int64(w.Length) {
+		w.sum -= w.permits[w.head]
+		w.head = (w.head + 1) & (size - 1)
+		w.n--
+	}
+	if w.n == size {
+		w.grow()
+		size = len(w.times)
+	}
+	tail := (w.head + w.n) & (size - 1)
+	w.times[tail], w.permits[tail] = now, n
+	w.n++
+	w.sum += n
+	if w.sum > w.MaxAdmitted {
+		w.MaxAdmitted = w.sum
+		w.From, w.To = time.Duration(w.times[w.head]), time.Duration(now)
+	}
+	if w.Bound >= 0 && w.sum > w.Bound && w.FirstExceeded < 0 {
+		w.FirstExceeded = time.Duration(now)
+	}
+}
+
+func (w *admissionWindow) grow() {
+	size := len(w.times)
+	times, permits := make([]int64, 2*size), make([]int64, 2*size)
+	for i := 0; i < w.n; i++ {
+		j := (w.head + i) & (size - 1)
+		times[i], permits[i] = w.times[j], w.permits[j]
+	}
+	w.times, w.permits, w.head = times, permits, 0
+}

@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Results is one run of a scenario: a LaneResult per limiter stack, in the scenario's order.
+type Results struct {
+	Scenario    string        `json:"scenario"`
+	Description string        `json:"description,omitempty"`
+	Seed        uint64        `json:"seed"`
+	Horizon     time.Duration `json:"horizon_ns"`
+	BinWidth    time.Duration `json:"bin_width_ns"`
+	Lanes       []LaneResult  `json:"lanes"`
+}
+
+// Progress reports how far a run has got; safe to read while the run goes on.
+type Progress struct {
+	horizon int64
+	lanes   []atomic.Int64
+}
+
+// Fraction is the least virtual time any lane has reached over the horizon, in [0, 1].
+func (p *Progress) Fraction() float64 {
+	if p == nil || len(p.lanes) == 0 || p.horizon == 0 {
+		return 0
+	}
+	least := p.lanes[0].Load()
+	for i := range p.lanes {
+		least = min(least, p.lanes[i].Load())
+	}
+	return float64(least) / float64(p.horizon)
+}
+
+// NewProgress makes a progress meter for sc, to pass to Run.
+func NewProgress(sc *Scenario) *Progress {
+	return &Progress{horizon: int64(sc.Horizon), lanes: make([]atomic.Int64, len(sc.Lanes))}
+}
+
+// Run validates sc and runs every lane to the horizon, each on its own goroutine. Lanes share
+// nothing, so the results are identical whatever GOMAXPROCS or scheduling. progress may be nil.
+// A cancelled ctx stops the run with ctx's error.
+func Run(ctx context.Context, sc *Scenario, progress *Progress) (*Results, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	lanes := make([]*Lane, len(sc.Lanes))
+	for i := range sc.Lanes {
+		l, err := NewLane(sc, i)
+		if err != nil {
+			for _, made := range lanes[:i] {
+				made.closeStreams()
+			}
+			return nil, err
+		}
+		lanes[i] = l
+	}
+	errs := make([]error, len(lanes))
+	var wg sync.WaitGroup
+	for i, l := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = l.run(ctx, progress, i)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("lane %d (%s): %w", i+1, lanes[i].Spec.Label(), err)
+		}
+	}
+	res := &Results{Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Horizon: sc.Horizon}
+	for _, l := range lanes {
+		res.BinWidth = time.Duration(l.binWidth)
+		res.Lanes = append(res.Lanes, l.Result())
+	}
+	return res, nil
+}
+
+// run steps the lane to its horizon, checking ctx and publishing progress every 16384 events.
+func (l *Lane) run(ctx context.Context, progress *Progress, i int) error {
+	defer l.closeStreams()
+	for n := 1; ; n++ {
+		more, err := l.Step()
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+		if n&(1<<14-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if progress != nil {
+				progress.lanes[i].Store(l.now)
+			}
+		}
+	}
+	if progress != nil {
+		progress.lanes[i].Store(l.horizon)
+	}
+	return nil
+}

@@ -1,0 +1,396 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// Scenario is everything one run needs: traffic (Sources), what a refused caller does
+// (Client), the limiter stacks to compare (Lanes), the service behind them (Downstream), how
+// long (Horizon) and the seed. Every lane sees the identical offered traffic.
+type Scenario struct {
+	Name        string
+	Description string // what the scenario teaches, one paragraph
+	Seed        uint64
+	Horizon     time.Duration
+	Bins        int // time bins in the results; 0 means DefaultBins
+	Sources     []Source
+	Client      Client
+	Lanes       []LaneSpec
+	Downstream  *Downstream     // nil: admitted requests complete at once
+	Windows     []time.Duration // extra interval lengths for the guarantee meters
+	Trace       bool            // record every decision (small runs: at most TraceLimit records per lane)
+}
+
+// DefaultBins is the number of time bins when a scenario does not say.
+const DefaultBins = 1000
+
+// TraceLimit caps the trace of one lane; a longer run is refused with Trace set.
+const TraceLimit = 200_000
+
+// LaneSpec is one limiter stack: requests pass every stage in order.
+type LaneSpec struct {
+	Name   string // "" means the stack's specs joined with "+"
+	Stack  []limiters.Spec
+	Client *Client // nil: the scenario's client; set to compare client policies on one limiter
+}
+
+// Label is the lane's display name.
+func (l LaneSpec) Label() string {
+	if l.Name != "" {
+		return l.Name
+	}
+	return StackString(l.Stack)
+}
+
+// StackString joins specs with "+", the stack syntax ParseStack reads.
+func StackString(stack []limiters.Spec) string {
+	parts := make([]string, len(stack))
+	for i, s := range stack {
+		parts[i] = s.String()
+	}
+	return strings.Join(parts, "+")
+}
+
+// ParseStack reads one or more limiter specs joined with "+":
+// "token-bucket:capacity=10,rate=10/1s+concurrency:max=20".
+func ParseStack(text string) ([]limiters.Spec, error) {
+	var stack []limiters.Spec
+	for _, part := range strings.Split(text, "+") {
+		spec, err := limiters.ParseSpec(part)
+		if err != nil {
+			return nil, err
+		}
+		stack = append(stack, spec)
+	}
+	return stack, nil
+}
+
+// SourceKind names an arrival process.
+type SourceKind string
+
+// The arrival processes.
+const (
+	SourceConstant SourceKind = "constant" // Rate per second, evenly spaced
+	SourcePoisson  SourceKind = "poisson"  // Rate per second, exponential gaps
+	SourceBursts   SourceKind = "bursts"   // Count requests at each burst's time (spread over Spread)
+	SourceOnOff    SourceKind = "on-off"   // Rate during On, nothing during Off, repeating
+	SourceRamp     SourceKind = "ramp"     // Rate rising (or falling) linearly to RateTo between From and Until
+	SourceSine     SourceKind = "sine"     // Rate + Amplitude·sin(2πt/Period): a diurnal cycle
+	SourceScript   SourceKind = "script"   // the listed arrivals
+	SourceTrace    SourceKind = "trace"    // the arrivals of a CSV trace file (see TraceReader)
+)
+
+// Source is one arrival process. Requests ask for Permits (default 1) and carry Key.
+type Source struct {
+	Kind      SourceKind
+	Rate      float64       // requests per second (constant, poisson, on-off, ramp start, sine mean)
+	RateTo    float64       // ramp: the rate at Until
+	From      time.Duration // first possible arrival
+	Until     time.Duration // 0: the horizon
+	Poisson   bool          // on-off, ramp, sine: exponential gaps (thinned) instead of even spacing
+	On, Off   time.Duration // on-off
+	Amplitude float64       // sine: requests per second above and below Rate
+	Period    time.Duration // sine
+	Bursts    []Burst       // bursts
+	Script    []Arrival     // script
+	TraceFile string        // trace: a CSV file (see TraceReader)
+	TraceData string        // trace: the CSV itself, for built-in scenarios (used when TraceFile is "")
+	Permits   int           // permits per request; 0 means 1
+	Key       string
+}
+
+// Burst is Count requests starting At, evenly spread over Spread (0: all at once).
+type Burst struct {
+	At     time.Duration
+	Count  int
+	Spread time.Duration
+}
+
+// Arrival is one scripted request.
+type Arrival struct {
+	At      time.Duration
+	Permits int // 0 means the source's Permits
+	Key     string
+}
+
+// Policy is what a client does when its request is refused.
+type Policy string
+
+// The client policies.
+const (
+	PolicyDrop       Policy = "drop"        // give up at once
+	PolicyRetry      Policy = "retry"       // retry after Delay, up to MaxAttempts
+	PolicyBackoff    Policy = "backoff"     // retry after Delay·2^(k−1), capped at MaxDelay, optionally with full jitter
+	PolicyRetryAfter Policy = "retry-after" // retry when the refusing limiter's RetryAfter hint says (Delay when it has none)
+	PolicyQueue      Policy = "queue"       // wait in a FIFO of QueueSize for at most Timeout
+)
+
+// Client is the behaviour of every caller in a scenario.
+type Client struct {
+	Policy      Policy
+	Delay       time.Duration // retry: the delay; backoff: the first delay; retry-after: the fallback
+	MaxDelay    time.Duration // backoff cap; 0: no cap
+	Jitter      bool          // backoff: wait a uniform random time in [0, delay] (full jitter)
+	MaxAttempts int           // attempts in all, the first included; 0 means 1 for drop, else required
+	QueueSize   int           // queue
+	Timeout     time.Duration // queue: give up after waiting this long
+}
+
+// Downstream is the service behind the limiters: Pool connections (0: unlimited) and a
+// service time distribution that may change over time.
+type Downstream struct {
+	Pool   int
+	Phases []Phase // sorted by From; the first must start at 0
+}
+
+// Phase is the service time distribution from From on.
+type Phase struct {
+	From    time.Duration
+	Service Distribution
+}
+
+// DistKind names a service time distribution.
+type DistKind string
+
+// The distributions.
+const (
+	DistConstant    DistKind = "constant"    // Mean
+	DistUniform     DistKind = "uniform"     // between Min and Max
+	DistExponential DistKind = "exponential" // mean Mean
+	DistLogNormal   DistKind = "lognormal"   // median Mean, shape Sigma
+)
+
+// Distribution is a service time distribution.
+type Distribution struct {
+	Kind     DistKind
+	Mean     time.Duration
+	Min, Max time.Duration
+	Sigma    float64
+}
+
+// FieldError is a scenario value that cannot run. Field is a dotted path ("sources[1].rate").
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Validate reports the first value the engine cannot run, naming its field.
+func (sc *Scenario) Validate() error {
+	if sc.Horizon <= 0 {
+		return fieldErr("horizon", "must be positive, got %v", sc.Horizon)
+	}
+	if sc.Bins < 0 || sc.Bins > 100_000 {
+		return fieldErr("bins", "must be between 1 and 100000, got %d", sc.Bins)
+	}
+	if len(sc.Sources) == 0 {
+		return fieldErr("sources", "at least one source is required")
+	}
+	for i, s := range sc.Sources {
+		if err := s.validate(fmt.Sprintf("sources[%d]", i), sc.Horizon); err != nil {
+			return err
+		}
+	}
+	if err := sc.Client.validate("client"); err != nil {
+		return err
+	}
+	if len(sc.Lanes) == 0 {
+		return fieldErr("limiters", "at least one limiter is required")
+	}
+	for i, lane := range sc.Lanes {
+		if len(lane.Stack) == 0 {
+			return fieldErr(fmt.Sprintf("limiters[%d]", i), "empty stack")
+		}
+		if lane.Client != nil {
+			if err := lane.Client.validate(fmt.Sprintf("limiters[%d].client", i)); err != nil {
+				return err
+			}
+		}
+		for j, spec := range lane.Stack {
+			if _, err := spec.New(nopClock{}); err != nil {
+				return fieldErr(fmt.Sprintf("limiters[%d]", i), "stage %d: %v", j+1, err)
+			}
+		}
+	}
+	if d := sc.Downstream; d != nil {
+		if d.Pool < 0 {
+			return fieldErr("downstream.pool", "must not be negative, got %d", d.Pool)
+		}
+		if len(d.Phases) == 0 {
+			return fieldErr("downstream.service", "a service time is required")
+		}
+		for i, p := range d.Phases {
+			field := fmt.Sprintf("downstream.phases[%d]", i)
+			if i == 0 && p.From != 0 {
+				return fieldErr(field+".from", "the first phase must start at 0, got %v", p.From)
+			}
+			if i > 0 && p.From <= d.Phases[i-1].From {
+				return fieldErr(field+".from", "phases must be in increasing time order")
+			}
+			if err := p.Service.validate(field + ".service"); err != nil {
+				return err
+			}
+		}
+	}
+	for i, w := range sc.Windows {
+		if w <= 0 {
+			return fieldErr(fmt.Sprintf("windows[%d]", i), "must be positive, got %v", w)
+		}
+	}
+	return nil
+}
+
+func (s Source) validate(field string, horizon time.Duration) error {
+	if s.Permits < 0 {
+		return fieldErr(field+".permits", "must be at least 1, got %d", s.Permits)
+	}
+	if s.From < 0 || s.Until < 0 || (s.Until != 0 && s.Until <= s.From) {
+		return fieldErr(field+".until", "the active period [%v, %v) is empty or negative", s.From, s.Until)
+	}
+	rate := func(name string, v float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e9 {
+			return fieldErr(field+"."+name, "must be between 0 and 1e9 requests per second, got %v", v)
+		}
+		return nil
+	}
+	positiveRate := func() error {
+		if err := rate("rate", s.Rate); err != nil {
+			return err
+		}
+		if s.Rate == 0 {
+			return fieldErr(field+".rate", "must be positive")
+		}
+		return nil
+	}
+	switch s.Kind {
+	case SourceConstant, SourcePoisson:
+		return positiveRate()
+	case SourceOnOff:
+		if err := positiveRate(); err != nil {
+			return err
+		}
+		if s.On <= 0 || s.Off < 0 {
+			return fieldErr(field+".on", "on must be positive and off not negative, got on=%v off=%v", s.On, s.Off)
+		}
+	case SourceRamp:
+		if err := rate("rate", s.Rate); err != nil {
+			return err
+		}
+		if err := rate("rate_to", s.RateTo); err != nil {
+			return err
+		}
+		if s.Rate == 0 && s.RateTo == 0 {
+			return fieldErr(field+".rate_to", "a ramp from 0 to 0 offers nothing")
+		}
+	case SourceSine:
+		if err := positiveRate(); err != nil {
+			return err
+		}
+		if err := rate("amplitude", s.Amplitude); err != nil {
+			return err
+		}
+		if s.Amplitude > s.Rate {
+			return fieldErr(field+".amplitude", "must not exceed the mean rate %v (a rate cannot go negative), got %v", s.Rate, s.Amplitude)
+		}
+		if s.Period <= 0 {
+			return fieldErr(field+".period", "must be positive, got %v", s.Period)
+		}
+	case SourceBursts:
+		if len(s.Bursts) == 0 {
+			return fieldErr(field+".bursts", "at least one burst is required")
+		}
+		for i, b := range s.Bursts {
+			f := fmt.Sprintf("%s.bursts[%d]", field, i)
+			if b.At < 0 || b.Count < 1 || b.Spread < 0 {
+				return fieldErr(f, "needs at >= 0, count >= 1 and spread >= 0, got at=%v count=%d spread=%v", b.At, b.Count, b.Spread)
+			}
+			if i > 0 && b.At < s.Bursts[i-1].At {
+				return fieldErr(f+".at", "bursts must be in time order")
+			}
+		}
+	case SourceScript:
+		if len(s.Script) == 0 {
+			return fieldErr(field+".arrivals", "at least one arrival is required")
+		}
+		for i, a := range s.Script {
+			f := fmt.Sprintf("%s.arrivals[%d]", field, i)
+			if a.At < 0 || (i > 0 && a.At < s.Script[i-1].At) {
+				return fieldErr(f+".at", "arrivals must be in time order and not negative")
+			}
+			if a.Permits < 0 {
+				return fieldErr(f+".permits", "must be at least 1, got %d", a.Permits)
+			}
+		}
+	case SourceTrace:
+		if s.TraceFile == "" && s.TraceData == "" {
+			return fieldErr(field+".file", "a trace file is required")
+		}
+	default:
+		return fieldErr(field+".kind", "unknown source kind %q (constant, poisson, bursts, on-off, ramp, sine, script, trace)", s.Kind)
+	}
+	return nil
+}
+
+func (c Client) validate(field string) error {
+	switch c.Policy {
+	case PolicyDrop, "":
+		return nil
+	case PolicyRetry, PolicyBackoff, PolicyRetryAfter:
+		if c.MaxAttempts < 1 {
+			return fieldErr(field+".max_attempts", "must be at least 1 for %s, got %d", c.Policy, c.MaxAttempts)
+		}
+		if c.Delay <= 0 {
+			return fieldErr(field+".delay", "must be positive for %s, got %v", c.Policy, c.Delay)
+		}
+		if c.MaxDelay < 0 {
+			return fieldErr(field+".max_delay", "must not be negative, got %v", c.MaxDelay)
+		}
+	case PolicyQueue:
+		if c.QueueSize < 1 {
+			return fieldErr(field+".queue_size", "must be at least 1, got %d", c.QueueSize)
+		}
+		if c.Timeout <= 0 {
+			return fieldErr(field+".timeout", "must be positive, got %v", c.Timeout)
+		}
+	default:
+		return fieldErr(field+".policy", "unknown policy %q (drop, retry, backoff, retry-after, queue)", c.Policy)
+	}
+	return nil
+}
+
+func (d Distribution) validate(field string) error {
+	switch d.Kind {
+	case DistConstant, DistExponential:
+		if d.Mean < 0 {
+			return fieldErr(field+".mean", "must not be negative, got %v", d.Mean)
+		}
+	case DistUniform:
+		if d.Min < 0 || d.Max < d.Min {
+			return fieldErr(field+".max", "needs 0 <= min <= max, got min=%v max=%v", d.Min, d.Max)
+		}
+	case DistLogNormal:
+		if d.Mean <= 0 || d.Sigma <= 0 || d.Sigma > 5 {
+			return fieldErr(field+".sigma", "needs median > 0 and 0 < sigma <= 5, got median=%v sigma=%v", d.Mean, d.Sigma)
+		}
+	default:
+		return fieldErr(field+".kind", "unknown distribution %q (constant, uniform, exponential, lognormal)", d.Kind)
+	}
+	return nil
+}
+
+type nopClock struct{}
+
+func (nopClock) Now() time.Duration { return 0 }
+
+var errStop = errors.New("engine: stopped")

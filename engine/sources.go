@@ -1,0 +1,260 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+)
+
+// arrival is one request offered by a source.
+type arrival struct {
+	at      int64
+	permits int
+	key     string
+}
+
+// stream yields a source's arrivals in time order; ok is false when it has no more.
+type stream interface {
+	next() (a arrival, ok bool, err error)
+	close() error
+}
+
+// newStream builds the arrival process of src for one lane. Every lane builds its own from
+// the same seed, so every lane is offered the identical arrivals.
+func newStream(src Source, index int, seed uint64, horizon time.Duration) (stream, error) {
+	until := int64(horizon)
+	if src.Until > 0 && int64(src.Until) < until {
+		until = int64(src.Until)
+	}
+	base := timed{from: int64(src.From), until: until, permits: max(src.Permits, 1), key: src.Key}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed0000+uint64(index)))
+	switch src.Kind {
+	case SourceConstant:
+		return &rateStream{timed: base, curve: flat(src.Rate)}, nil
+	case SourcePoisson:
+		return &rateStream{timed: base, curve: flat(src.Rate), rng: rng}, nil
+	case SourceRamp:
+		span := float64(until-base.from) / 1e9
+		return &rateStream{timed: base, curve: ramp{r0: src.Rate, slope: (src.RateTo - src.Rate) / span}, rng: pick(src.Poisson, rng)}, nil
+	case SourceSine:
+		return &rateStream{timed: base, curve: sine{mean: src.Rate, amplitude: src.Amplitude, omega: 2 * math.Pi / src.Period.Seconds()}, rng: pick(src.Poisson, rng)}, nil
+	case SourceOnOff:
+		return &rateStream{timed: base, curve: flat(src.Rate), rng: pick(src.Poisson, rng), on: int64(src.On), off: int64(src.Off)}, nil
+	case SourceBursts:
+		return &burstStream{timed: base, bursts: src.Bursts}, nil
+	case SourceScript:
+		return &scriptStream{timed: base, script: src.Script}, nil
+	case SourceTrace:
+		var in io.ReadCloser = io.NopCloser(strings.NewReader(src.TraceData))
+		name := "built-in trace"
+		if src.TraceFile != "" {
+			f, err := os.Open(src.TraceFile)
+			if err != nil {
+				return nil, fmt.Errorf("sources[%d].file: %w", index, err)
+			}
+			in, name = f, src.TraceFile
+		}
+		r, err := NewTraceReader(in)
+		if err != nil {
+			in.Close()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return &traceStream{timed: base, in: in, reader: r, name: name}, nil
+	}
+	return nil, fmt.Errorf("sources[%d]: unknown kind %q", index, src.Kind)
+}
+
+func pick(poisson bool, rng *rand.Rand) *rand.Rand {
+	if poisson {
+		return rng
+	}
+	return nil
+}
+
+// timed holds what every source shares: its active period and the request it offers.
+type timed struct {
+	from, until int64
+	permits     int
+	key         string
+}
+
+func (timed) close() error { return nil }
+
+// curve is a rate λ(x) in requests per second, x seconds after the source's start, with its
+// integral Λ(x) = ∫₀ˣ λ and the inverse of Λ: the time by which target requests are due.
+type curve interface {
+	inverse(target, guess float64) float64
+}
+
+type flat float64
+
+func (r flat) inverse(target, _ float64) float64 { return target / float64(r) }
+
+// ramp is λ(x) = r0 + slope·x. Λ(x) = r0·x + slope·x²/2, inverted in closed form.
+type ramp struct{ r0, slope float64 }
+
+func (r ramp) inverse(target, _ float64) float64 {
+	if r.slope == 0 {
+		return target / r.r0
+	}
+	disc := r.r0*r.r0 + 2*r.slope*target
+	if disc < 0 {
+		return math.Inf(1) // a falling ramp that has run dry
+	}
+	return 2 * target / (r.r0 + math.Sqrt(disc)) // stable form of (−r0 + √disc) / slope
+}
+
+// sine is λ(x) = mean + amplitude·sin(ωx), amplitude ≤ mean. Λ(x) = mean·x + (amplitude/ω)(1 − cos ωx),
+// inverted by Newton's method from the previous arrival, safeguarded by bisection.
+type sine struct{ mean, amplitude, omega float64 }
+
+func (s sine) integral(x float64) float64 {
+	return s.mean*x + s.amplitude/s.omega*(1-math.Cos(s.omega*x))
+}
+
+func (s sine) inverse(target, guess float64) float64 {
+	lo, hi := guess, guess+1/s.mean
+	for s.integral(hi) < target {
+		lo, hi = hi, hi+2*(hi-guess)
+	}
+	x := hi
+	for i := 0; i < 60; i++ {
+		f := s.integral(x) - target
+		if math.Abs(f) < 1e-9 {
+			break
+		}
+		if f > 0 {
+			hi = x
+		} else {
+			lo = x
+		}
+		rate := s.mean + s.amplitude*math.Sin(s.omega*x)
+		next := x - f/rate
+		if rate <= 0 || next <= lo || next >= hi {
+			next = (lo + hi) / 2
+		}
+		x = next
+	}
+	return x
+}
+
+// rateStream turns a rate curve into arrivals. Evenly spaced (rng == nil): the k-th arrival is
+// at Λ⁻¹(k), so the count by time x is ⌊Λ(x)⌋+1 with no drift. Poisson: at Λ⁻¹(E₁+…+E_k) with
+// Eᵢ exponential(1), the time-change construction of an inhomogeneous Poisson process.
+// With on > 0 the curve runs only during the on phases: arrivals are generated in
+// "on-time" and stretched over the on/off cycle.
+type rateStream struct {
+	timed
+	curve   curve
+	rng     *rand.Rand
+	on, off int64
+	target  float64 // Λ of the next arrival
+	last    float64 // x of the previous arrival, Newton's starting point
+}
+
+func (s *rateStream) next() (arrival, bool, error) {
+	if s.rng != nil {
+		s.target += s.rng.ExpFloat64()
+	}
+	x := s.curve.inverse(s.target, s.last)
+	if s.rng == nil {
+		s.target++
+	}
+	if math.IsInf(x, 0) || math.IsNaN(x) || x > 1e11 {
+		return arrival{}, false, nil
+	}
+	s.last = x
+	offset := int64(x * 1e9)
+	if s.on > 0 {
+		offset = offset/s.on*(s.on+s.off) + offset%s.on
+	}
+	at := s.from + offset
+	if at >= s.until {
+		return arrival{}, false, nil
+	}
+	return arrival{at: at, permits: s.permits, key: s.key}, true, nil
+}
+
+type burstStream struct {
+	timed
+	bursts []Burst
+	burst  int // index of the current burst
+	i      int // requests of it already emitted
+}
+
+func (s *burstStream) next() (arrival, bool, error) {
+	for s.burst < len(s.bursts) {
+		b := s.bursts[s.burst]
+		if s.i < b.Count {
+			at := s.from + int64(b.At) + int64(b.Spread)*int64(s.i)/int64(b.Count)
+			s.i++
+			if at >= s.until {
+				return arrival{}, false, nil
+			}
+			return arrival{at: at, permits: s.permits, key: s.key}, true, nil
+		}
+		s.burst, s.i = s.burst+1, 0
+	}
+	return arrival{}, false, nil
+}
+
+type scriptStream struct {
+	timed
+	script []Arrival
+	i      int
+}
+
+func (s *scriptStream) next() (arrival, bool, error) {
+	if s.i >= len(s.script) {
+		return arrival{}, false, nil
+	}
+	a := s.script[s.i]
+	s.i++
+	at := s.from + int64(a.At)
+	if at >= s.until {
+		return arrival{}, false, nil
+	}
+	permits, key := s.permits, s.key
+	if a.Permits > 0 {
+		permits = a.Permits
+	}
+	if a.Key != "" {
+		key = a.Key
+	}
+	return arrival{at: at, permits: permits, key: key}, true, nil
+}
+
+type traceStream struct {
+	timed
+	in     io.ReadCloser
+	reader *TraceReader
+	name   string
+}
+
+func (s *traceStream) next() (arrival, bool, error) {
+	row, err := s.reader.Next()
+	if err != nil {
+		if err == errEndOfTrace {
+			return arrival{}, false, nil
+		}
+		return arrival{}, false, fmt.Errorf("%s: %w", s.name, err)
+	}
+	at := s.from + int64(row.At)
+	if at >= s.until {
+		return arrival{}, false, nil
+	}
+	return arrival{at: at, permits: row.Permits, key: row.Key}, true, nil
+}
+
+func (s *traceStream) close() error {
+	if s.in == nil {
+		return nil
+	}
+	err := s.in.Close()
+	s.in = nil
+	return err
+}

@@ -1,0 +1,222 @@
+// Package scenarios is ratelab's traffic catalogue and the reader of user scenario files.
+//
+// Each built-in scenario teaches one thing about rate limiting — a burst after idle, the fixed
+// window's boundary, the sliding window's slot edge, a cold start, a slow downstream, a retry
+// storm — and runs every limiter it compares on the identical offered traffic.
+package scenarios
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// Default is the scenario ratelab runs when given none.
+const Default = "poisson"
+
+//go:embed traces/api-gateway.csv
+var apiGatewayTrace string
+
+const (
+	ms = time.Millisecond
+	s  = time.Second
+)
+
+// six is the standard line-up at 100 permits per second, one lane per algorithm. The
+// concurrency limiter's max of 5 matches 100/s against a 50ms downstream (Little's law:
+// 100/s × 50ms = 5 in flight).
+func six() []engine.LaneSpec {
+	return lanes(
+		"token-bucket:capacity=10,rate=100/1s",
+		"leaky-bucket:rate=100/1s",
+		"sliding-window:limit=100,window=1s,slots=10",
+		"fixed-window:limit=100,window=1s",
+		"warm-up:capacity=10,rate=100/1s,warmup=10s",
+		"concurrency:max=5",
+	)
+}
+
+func lanes(stacks ...string) []engine.LaneSpec {
+	out := make([]engine.LaneSpec, len(stacks))
+	for i, text := range stacks {
+		stack, err := engine.ParseStack(text)
+		if err != nil {
+			panic(fmt.Sprintf("scenarios: built-in stack %q: %v", text, err)) // a bug in this file, caught by its tests
+		}
+		out[i] = engine.LaneSpec{Stack: stack}
+	}
+	return out
+}
+
+func service(d time.Duration) *engine.Downstream {
+	return &engine.Downstream{Phases: []engine.Phase{{Service: engine.Distribution{Kind: engine.DistConstant, Mean: d}}}}
+}
+
+var drop = engine.Client{Policy: engine.PolicyDrop}
+
+// catalogue builds every built-in scenario afresh (callers may modify what they get).
+func catalogue() []*engine.Scenario {
+	return []*engine.Scenario{
+		{
+			Name: "steady",
+			Description: "Steady traffic at half the limit: 50 requests per second, evenly spaced, against six " +
+				"limiters of 100/s. Five of them admit everything: a limiter costs nothing when it is not needed. " +
+				"The sixth, the warm-up bucket, is a fresh instance: cold, it allows a third of its rate (33/s), so " +
+				"it refuses part of the first few seconds until its ramp passes 50/s.",
+			Seed: 1, Horizon: 10 * s, Client: drop, Lanes: six(), Downstream: service(50 * ms),
+			Sources: []engine.Source{{Kind: engine.SourceConstant, Rate: 50}},
+		},
+		{
+			Name: "poisson",
+			Description: "Random (Poisson) arrivals at 95 requests per second against six limiters of 100/s: " +
+				"near the limit, the gaps between requests vary and short clusters exceed the rate for a moment. " +
+				"The bucket limiters absorb clusters with their capacity; the leaky bucket refuses every request " +
+				"that comes sooner than 10ms after the last; the window limiters only refuse once a window is full.",
+			Seed: 1, Horizon: 60 * s, Client: drop, Lanes: six(), Downstream: service(50 * ms),
+			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 95}},
+		},
+		{
+			Name: "burst-after-idle",
+			Description: "The algorithms document's example: a token bucket (100/s, capacity 3) and a leaky " +
+				"bucket (100/s) sit idle for 50ms, then five requests arrive at once, and five more at 150ms. The " +
+				"token bucket admits three of each burst (its capacity accumulated while idle), then one per 10ms; " +
+				"the leaky bucket admits one, because nothing accumulates. Same core (GCRA), different tolerance: " +
+				"not a relabelling.",
+			Seed: 1, Horizon: 250 * ms, Client: drop, Trace: true,
+			Lanes: lanes("token-bucket:capacity=3,rate=100/1s", "leaky-bucket:rate=100/1s"),
+			Sources: []engine.Source{{Kind: engine.SourceBursts, Bursts: []engine.Burst{
+				{At: 50 * ms, Count: 5}, {At: 80 * ms, Count: 1}, {At: 150 * ms, Count: 5}, {At: 152 * ms, Count: 2, Spread: 20 * ms},
+			}}},
+		},
+		{
+			Name: "boundary-attack",
+			Description: "A client sends 100 requests in the last 10ms of a one-second window and 100 more in the " +
+				"first 10ms of the next. The fixed window (100 per 1s) admits all 200 within 20ms, twice its " +
+				"rate; the sliding window (100 per 1s in 10 slots) admits only the first 100, because the " +
+				"rolling window still holds them; the token bucket (capacity 100, 100/s) admits 100 plus the 2 " +
+				"that refilled in between.",
+			Seed: 1, Horizon: 3 * s, Client: drop, Windows: []time.Duration{20 * ms},
+			Lanes: lanes("fixed-window:limit=100,window=1s", "sliding-window:limit=100,window=1s,slots=10",
+				"token-bucket:capacity=100,rate=100/1s"),
+			Sources: []engine.Source{{Kind: engine.SourceBursts, Bursts: []engine.Burst{
+				{At: 990 * ms, Count: 100, Spread: 10 * ms}, {At: 1000 * ms, Count: 100, Spread: 10 * ms},
+			}}},
+		},
+		{
+			Name: "slot-edge",
+			Description: "The sliding window's one-slot imprecision. 100 per 1s in 10 slots of 100ms: 100 requests " +
+				"at 99ms (the end of slot 0) and 100 more at 1000ms, the instant slot 0 leaves the window. Both " +
+				"bursts pass: 200 within 901ms, inside one window length. The same limit measured in 1000 slots " +
+				"of 1ms refuses the second burst until 1099ms. Precision is one slot.",
+			Seed: 1, Horizon: 2 * s, Client: drop, Windows: []time.Duration{901*ms + 1},
+			Lanes: lanes("sliding-window:limit=100,window=1s,slots=10", "sliding-window:limit=100,window=1s,slots=1000"),
+			Sources: []engine.Source{{Kind: engine.SourceBursts, Bursts: []engine.Burst{
+				{At: 99 * ms, Count: 100}, {At: 1000 * ms, Count: 100}, {At: 1099 * ms, Count: 100},
+			}}},
+		},
+		{
+			Name: "cold-start",
+			Description: "A freshly started instance is offered 200 requests per second from its first moment. " +
+				"The token bucket (capacity 10, 100/s) admits 100/s at once; the warm-up bucket (same, with a 10s " +
+				"warm-up) starts at a third of the rate with a burst of 3 and ramps to 100/s at 10s along the " +
+				"documented curve: about 549 requests during the warm-up instead of 1000.",
+			Seed: 1, Horizon: 20 * s, Client: drop,
+			Lanes:   lanes("warm-up:capacity=10,rate=100/1s,warmup=10s", "token-bucket:capacity=10,rate=100/1s"),
+			Sources: []engine.Source{{Kind: engine.SourceConstant, Rate: 200}},
+		},
+		{
+			Name: "slow-downstream",
+			Description: "Rate is not concurrency. 15 requests per second are offered; a token bucket allows 10/s. " +
+				"The downstream answers in 50ms until 10s, then in 3s, and has a pool of 20 connections. Once it " +
+				"slows, the rate limiter is perfectly happy while 30 requests want to be in flight, and the pool " +
+				"refuses a third of them. A concurrency limit of 20, alone or stacked behind the token bucket, " +
+				"keeps the pool whole: zero downstream failures.",
+			Seed: 1, Horizon: 30 * s, Client: drop,
+			Lanes: lanes("token-bucket:capacity=10,rate=10/1s", "concurrency:max=20",
+				"token-bucket:capacity=10,rate=10/1s+concurrency:max=20"),
+			Downstream: &engine.Downstream{Pool: 20, Phases: []engine.Phase{
+				{From: 0, Service: engine.Distribution{Kind: engine.DistConstant, Mean: 50 * ms}},
+				{From: 10 * s, Service: engine.Distribution{Kind: engine.DistConstant, Mean: 3 * s}},
+			}},
+			Sources: []engine.Source{{Kind: engine.SourceConstant, Rate: 15}},
+		},
+		{
+			Name: "retry-storm",
+			Description: "120 requests per second against a token bucket of 100/s, with three kinds of client. " +
+				"Immediate retries (every 1ms, up to 20 attempts) multiply the offered load: most attempts are " +
+				"retries. Exponential backoff with full jitter (10ms doubling to 1s, up to 6 attempts) spreads them " +
+				"out and makes the fewest attempts. Retrying exactly when the limiter's Retry-After hint says " +
+				"synchronises the retriers: they all come back at the instant the next permit is due, one wins and " +
+				"the rest are refused again — a hint needs jitter too.",
+			Seed: 1, Horizon: 20 * s, Client: drop,
+			Lanes: []engine.LaneSpec{
+				{Name: "immediate retry", Stack: mustStack("token-bucket:capacity=20,rate=100/1s"),
+					Client: &engine.Client{Policy: engine.PolicyRetry, Delay: ms, MaxAttempts: 20}},
+				{Name: "backoff + jitter", Stack: mustStack("token-bucket:capacity=20,rate=100/1s"),
+					Client: &engine.Client{Policy: engine.PolicyBackoff, Delay: 10 * ms, MaxDelay: s, Jitter: true, MaxAttempts: 6}},
+				{Name: "retry-after hint", Stack: mustStack("token-bucket:capacity=20,rate=100/1s"),
+					Client: &engine.Client{Policy: engine.PolicyRetryAfter, Delay: 10 * ms, MaxAttempts: 6}},
+			},
+			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 120}},
+		},
+		{
+			Name: "on-off",
+			Description: "Traffic in bursts of activity: 300 requests per second for 1s, then 2s of silence, " +
+				"repeating — 100/s on average, exactly the limit. Averages hide it: every limiter refuses most of " +
+				"each on-phase. The token bucket's capacity and the windows that reset during the silence decide " +
+				"how much of each phase gets through.",
+			Seed: 1, Horizon: 15 * s, Client: drop, Lanes: six(), Downstream: service(50 * ms),
+			Sources: []engine.Source{{Kind: engine.SourceOnOff, Rate: 300, On: s, Off: 2 * s}},
+		},
+		{
+			Name: "diurnal",
+			Description: "A compressed day: Poisson arrivals whose rate follows a sine from 20 to 140 requests " +
+				"per second over 60s. Below the limit every algorithm admits everything; at the peak each refuses " +
+				"the excess in its own way, and requests queue for up to 500ms before giving up.",
+			Seed: 1, Horizon: 120 * s,
+			Client: engine.Client{Policy: engine.PolicyQueue, QueueSize: 50, Timeout: 500 * ms},
+			Lanes:  six(), Downstream: service(50 * ms),
+			Sources: []engine.Source{{Kind: engine.SourceSine, Rate: 80, Amplitude: 60, Period: 60 * s, Poisson: true}},
+		},
+		{
+			Name: "replay",
+			Description: "A recorded 20-second trace of an API gateway (1919 requests): about 60/s of background " +
+				"traffic from three clients, a batch job bursting 150 requests at 5s and 12s, a client hammering " +
+				"at 400/s between 15s and 16s, and one 5-permit export at 18s. Replay your own with " +
+				"`ratelab replay --in TRACE.csv` or a scenario file with a trace source.",
+			Seed: 1, Horizon: 20 * s, Client: drop, Lanes: six(), Downstream: service(50 * ms),
+			Sources: []engine.Source{{Kind: engine.SourceTrace, TraceData: apiGatewayTrace}},
+		},
+	}
+}
+
+func mustStack(text string) []limiters.Spec { return lanes(text)[0].Stack }
+
+// Names lists the built-in scenarios in catalogue order.
+func Names() []string {
+	var names []string
+	for _, sc := range catalogue() {
+		names = append(names, sc.Name)
+	}
+	return names
+}
+
+// All returns every built-in scenario, in catalogue order.
+func All() []*engine.Scenario { return catalogue() }
+
+// Get returns a fresh copy of the built-in scenario called name.
+func Get(name string) (*engine.Scenario, error) {
+	for _, sc := range catalogue() {
+		if sc.Name == name {
+			return sc, nil
+		}
+	}
+	names := Names()
+	sort.Strings(names)
+	return nil, fmt.Errorf("no built-in scenario %q (known: %s)", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,504 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// FileError is a problem in a scenario file, located to the line and column:
+// "my.yaml:12:9: sources[0].rate: must be positive".
+type FileError struct {
+	File   string
+	Line   int
+	Column int
+	Field  string
+	Reason string
+}
+
+func (e *FileError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Reason)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s: %s", e.File, e.Line, e.Column, e.Field, e.Reason)
+}
+
+// LoadFile reads a YAML scenario file (see README, "Scenario files"). Relative trace paths are
+// taken relative to the file's folder.
+func LoadFile(path string) (*engine.Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Load(path, data)
+}
+
+// Load reads a YAML scenario; name is used in error messages and to resolve trace paths.
+// Unknown fields, wrong types and bad values are errors naming file, line, column and field;
+// the scenario is then validated as a whole, and its errors point at the offending field too.
+func Load(name string, data []byte) (*engine.Scenario, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlSyntaxError(name, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, &FileError{File: name, Line: 1, Column: 1, Reason: "the file is empty"}
+	}
+	d := &decoder{file: name, dir: filepath.Dir(name), where: map[string]*yaml.Node{}}
+	sc := &engine.Scenario{Seed: 1, Client: engine.Client{Policy: engine.PolicyDrop}}
+	if err := d.scenario(doc.Content[0], sc); err != nil {
+		return nil, err
+	}
+	if sc.Name == "" {
+		sc.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	}
+	if err := sc.Validate(); err != nil {
+		var fe *engine.FieldError
+		if errors.As(err, &fe) {
+			n := d.locate(fe.Field, doc.Content[0])
+			return nil, &FileError{File: name, Line: n.Line, Column: n.Column, Field: fe.Field, Reason: fe.Reason}
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return sc, nil
+}
+
+func yamlSyntaxError(name string, err error) error {
+	msg := err.Error()
+	// yaml.v3 says "yaml: line 3: mapping values are not allowed in this context".
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, reason, ok := strings.Cut(rest, ": "); ok {
+			if line, err := strconv.Atoi(num); err == nil {
+				return &FileError{File: name, Line: line, Column: 1, Reason: reason}
+			}
+		}
+	}
+	return &FileError{File: name, Line: 1, Column: 1, Reason: msg}
+}
+
+// decoder walks the YAML tree by hand so that every error knows its node's position, and
+// remembers where each field was so that the scenario's own validation can point there too.
+type decoder struct {
+	file  string
+	dir   string
+	where map[string]*yaml.Node // field path → the node of its value
+}
+
+func (d *decoder) fail(n *yaml.Node, field, format string, args ...any) error {
+	return &FileError{File: d.file, Line: n.Line, Column: n.Column, Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// locate finds the node of path, or of its longest known prefix.
+func (d *decoder) locate(path string, root *yaml.Node) *yaml.Node {
+	for p := path; p != ""; {
+		if n, ok := d.where[p]; ok {
+			return n
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return root
+}
+
+type fieldFunc func(n *yaml.Node, path string) error
+
+// mapping decodes a mapping node whose keys must be among fields.
+func (d *decoder) mapping(n *yaml.Node, path string, fields map[string]fieldFunc) error {
+	if n.Kind != yaml.MappingNode {
+		return d.fail(n, path, "expected a mapping of fields, got %s", describe(n))
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		field := key.Value
+		if path != "" {
+			field = path + "." + key.Value
+		}
+		fn, ok := fields[key.Value]
+		if !ok {
+			return d.fail(key, field, "unknown field (known: %s)", knownFields(fields))
+		}
+		if seen[key.Value] {
+			return d.fail(key, field, "given twice")
+		}
+		seen[key.Value] = true
+		d.where[field] = value
+		if err := fn(value, field); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func knownFields(fields map[string]fieldFunc) string {
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sortStrings(names)
+	return strings.Join(names, ", ")
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "nothing"
+}
+
+func (d *decoder) sequence(n *yaml.Node, path string, each func(n *yaml.Node, path string) error) error {
+	if n.Kind != yaml.SequenceNode {
+		return d.fail(n, path, "expected a list, got %s", describe(n))
+	}
+	for i, item := range n.Content {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d.where[p] = item
+		if err := each(item, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *decoder) scalar(n *yaml.Node, path, what string) (string, error) {
+	if n.Kind != yaml.ScalarNode {
+		return "", d.fail(n, path, "expected %s, got %s", what, describe(n))
+	}
+	return n.Value, nil
+}
+
+func (d *decoder) str(dst *string) fieldFunc {
+	return func(n *yaml.Node, path string) (err error) {
+		*dst, err = d.scalar(n, path, "a string")
+		return err
+	}
+}
+
+func (d *decoder) integer(dst *int) fieldFunc {
+	return func(n *yaml.Node, path string) error {
+		v, err := d.scalar(n, path, "a whole number")
+		if err != nil {
+			return err
+		}
+		i, err := strconv.Atoi(v)
+		if err != nil {
+			return d.fail(n, path, "expected a whole number, got %q", v)
+		}
+		*dst = i
+		return nil
+	}
+}
+
+func (d *decoder) uinteger(dst *uint64) fieldFunc {
+	return func(n *yaml.Node, path string) error {
+		v, err := d.scalar(n, path, "a whole number")
+		if err != nil {
+			return err
+		}
+		i, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return d.fail(n, path, "expected a whole number >= 0, got %q", v)
+		}
+		*dst = i
+		return nil
+	}
+}
+
+func (d *decoder) number(dst *float64) fieldFunc {
+	return func(n *yaml.Node, path string) error {
+		v, err := d.scalar(n, path, "a number")
+		if err != nil {
+			return err
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return d.fail(n, path, "expected a number, got %q", v)
+		}
+		*dst = f
+		return nil
+	}
+}
+
+func (d *decoder) boolean(dst *bool) fieldFunc {
+	return func(n *yaml.Node, path string) error {
+		v, err := d.scalar(n, path, "true or false")
+		if err != nil {
+			return err
+		}
+		switch v {
+		case "true":
+			*dst = true
+		case "false":
+			*dst = false
+		default:
+			return d.fail(n, path, "expected true or false, got %q", v)
+		}
+		return nil
+	}
+}
+
+func (d *decoder) duration(dst *time.Duration) fieldFunc {
+	return func(n *yaml.Node, path string) error {
+		v, err := d.scalar(n, path, "a duration")
+		if err != nil {
+			return err
+		}
+		t, err := time.ParseDuration(v)
+		if err != nil {
+			if v == "0" {
+				t = 0
+			} else {
+				return d.fail(n, path, "expected a duration such as 10s, 250ms or 1m30s, got %q", v)
+			}
+		}
+		*dst = t
+		return nil
+	}
+}
+
+func (d *decoder) scenario(n *yaml.Node, sc *engine.Scenario) error {
+	return d.mapping(n, "", map[string]fieldFunc{
+		"name":        d.str(&sc.Name),
+		"description": d.str(&sc.Description),
+		"seed":        d.uinteger(&sc.Seed),
+		"horizon":     d.duration(&sc.Horizon),
+		"bins":        d.integer(&sc.Bins),
+		"trace":       d.boolean(&sc.Trace),
+		"windows": func(n *yaml.Node, path string) error {
+			return d.sequence(n, path, func(n *yaml.Node, path string) error {
+				var w time.Duration
+				if err := d.duration(&w)(n, path); err != nil {
+					return err
+				}
+				sc.Windows = append(sc.Windows, w)
+				return nil
+			})
+		},
+		"sources": func(n *yaml.Node, path string) error {
+			return d.sequence(n, path, func(n *yaml.Node, path string) error {
+				var src engine.Source
+				if err := d.source(n, path, &src); err != nil {
+					return err
+				}
+				sc.Sources = append(sc.Sources, src)
+				return nil
+			})
+		},
+		"client": func(n *yaml.Node, path string) error { return d.client(n, path, &sc.Client) },
+		"limiters": func(n *yaml.Node, path string) error {
+			return d.sequence(n, path, func(n *yaml.Node, path string) error {
+				lane, err := d.lane(n, path)
+				if err != nil {
+					return err
+				}
+				sc.Lanes = append(sc.Lanes, lane)
+				return nil
+			})
+		},
+		"downstream": func(n *yaml.Node, path string) error {
+			sc.Downstream = &engine.Downstream{}
+			return d.downstream(n, path, sc.Downstream)
+		},
+	})
+}
+
+func (d *decoder) source(n *yaml.Node, path string, src *engine.Source) error {
+	var kind string
+	err := d.mapping(n, path, map[string]fieldFunc{
+		"kind":      d.str(&kind),
+		"rate":      d.number(&src.Rate),
+		"rate_to":   d.number(&src.RateTo),
+		"from":      d.duration(&src.From),
+		"until":     d.duration(&src.Until),
+		"poisson":   d.boolean(&src.Poisson),
+		"on":        d.duration(&src.On),
+		"off":       d.duration(&src.Off),
+		"amplitude": d.number(&src.Amplitude),
+		"period":    d.duration(&src.Period),
+		"permits":   d.integer(&src.Permits),
+		"key":       d.str(&src.Key),
+		"file": func(n *yaml.Node, path string) error {
+			if err := d.str(&src.TraceFile)(n, path); err != nil {
+				return err
+			}
+			if src.TraceFile != "" && !filepath.IsAbs(src.TraceFile) {
+				src.TraceFile = filepath.Join(d.dir, src.TraceFile)
+			}
+			return nil
+		},
+		"bursts": func(n *yaml.Node, path string) error {
+			return d.sequence(n, path, func(n *yaml.Node, path string) error {
+				var b engine.Burst
+				err := d.mapping(n, path, map[string]fieldFunc{
+					"at": d.duration(&b.At), "count": d.integer(&b.Count), "spread": d.duration(&b.Spread),
+				})
+				src.Bursts = append(src.Bursts, b)
+				return err
+			})
+		},
+		"arrivals": func(n *yaml.Node, path string) error {
+			return d.sequence(n, path, func(n *yaml.Node, path string) error {
+				var a engine.Arrival
+				err := d.mapping(n, path, map[string]fieldFunc{
+					"at": d.duration(&a.At), "permits": d.integer(&a.Permits), "key": d.str(&a.Key),
+				})
+				src.Script = append(src.Script, a)
+				return err
+			})
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if kind == "" {
+		return d.fail(n, path+".kind", "missing (constant, poisson, bursts, on-off, ramp, sine, script, trace)")
+	}
+	src.Kind = engine.SourceKind(kind)
+	return nil
+}
+
+func (d *decoder) client(n *yaml.Node, path string, c *engine.Client) error {
+	*c = engine.Client{}
+	var policy string
+	err := d.mapping(n, path, map[string]fieldFunc{
+		"policy":       d.str(&policy),
+		"delay":        d.duration(&c.Delay),
+		"max_delay":    d.duration(&c.MaxDelay),
+		"jitter":       d.boolean(&c.Jitter),
+		"max_attempts": d.integer(&c.MaxAttempts),
+		"queue_size":   d.integer(&c.QueueSize),
+		"timeout":      d.duration(&c.Timeout),
+	})
+	if err != nil {
+		return err
+	}
+	if policy == "" {
+		return d.fail(n, path+".policy", "missing (drop, retry, backoff, retry-after, queue)")
+	}
+	c.Policy = engine.Policy(policy)
+	return nil
+}
+
+// lane reads either a spec string or a mapping {spec, name, client}.
+func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
+	var lane engine.LaneSpec
+	var text string
+	specNode := n
+	if n.Kind == yaml.ScalarNode {
+		text = n.Value
+	} else {
+		err := d.mapping(n, path, map[string]fieldFunc{
+			"spec": func(v *yaml.Node, p string) error { specNode = v; return d.str(&text)(v, p) },
+			"name": d.str(&lane.Name),
+			"client": func(v *yaml.Node, p string) error {
+				lane.Client = &engine.Client{}
+				return d.client(v, p, lane.Client)
+			},
+		})
+		if err != nil {
+			return lane, err
+		}
+		if text == "" {
+			return lane, d.fail(n, path+".spec", "missing, e.g. token-bucket:capacity=3,rate=100/1s")
+		}
+	}
+	stack, err := engine.ParseStack(text)
+	if err != nil {
+		var se *limiters.SpecError
+		if errors.As(err, &se) {
+			return lane, d.fail(specNode, path, "%s", se.Error())
+		}
+		return lane, d.fail(specNode, path, "%v", err)
+	}
+	for i, spec := range stack {
+		if _, err := spec.New(nopClock{}); err != nil {
+			return lane, d.fail(specNode, path, "stage %d: %v", i+1, err)
+		}
+	}
+	lane.Stack = stack
+	return lane, nil
+}
+
+func (d *decoder) downstream(n *yaml.Node, path string, ds *engine.Downstream) error {
+	var single *engine.Distribution
+	err := d.mapping(n, path, map[string]fieldFunc{
+		"pool": d.integer(&ds.Pool),
+		"service": func(n *yaml.Node, path string) error {
+			single = &engine.Distribution{}
+			return d.distribution(n, path, single)
+		},
+		"phases": func(n *yaml.Node, path string) error {
+			return d.sequence(n, path, func(n *yaml.Node, path string) error {
+				var p engine.Phase
+				err := d.mapping(n, path, map[string]fieldFunc{
+					"from":    d.duration(&p.From),
+					"service": func(n *yaml.Node, path string) error { return d.distribution(n, path, &p.Service) },
+				})
+				ds.Phases = append(ds.Phases, p)
+				return err
+			})
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if single != nil {
+		if len(ds.Phases) > 0 {
+			return d.fail(n, path+".service", "give either service (one distribution) or phases, not both")
+		}
+		ds.Phases = []engine.Phase{{Service: *single}}
+		d.where[path+".phases[0].service"] = d.where[path+".service"]
+	}
+	return nil
+}
+
+func (d *decoder) distribution(n *yaml.Node, path string, dist *engine.Distribution) error {
+	var kind string
+	err := d.mapping(n, path, map[string]fieldFunc{
+		"kind":   d.str(&kind),
+		"mean":   d.duration(&dist.Mean),
+		"median": d.duration(&dist.Mean),
+		"min":    d.duration(&dist.Min),
+		"max":    d.duration(&dist.Max),
+		"sigma":  d.number(&dist.Sigma),
+	})
+	if err != nil {
+		return err
+	}
+	if kind == "" {
+		return d.fail(n, path+".kind", "missing (constant, uniform, exponential, lognormal)")
+	}
+	dist.Kind = engine.DistKind(kind)
+	return nil
+}
+
+type nopClock struct{}
+
+func (nopClock) Now() time.Duration { return 0 }
