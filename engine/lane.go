@@ -143,12 +143,22 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 	if spec.Client != nil {
 		l.client = spec.Client
 	}
-	for j, s := range spec.Stack {
-		lim, err := s.New(l.Clock)
+	if spec.Build != nil {
+		built, err := spec.Build(l.Clock)
 		if err != nil {
-			return nil, fmt.Errorf("limiters[%d] stage %d: %w", i, j+1, err)
+			return nil, fmt.Errorf("limiters[%d]: %w", i, err)
 		}
-		l.Stages = append(l.Stages, lim)
+		l.Stages = built
+	} else {
+		for j, s := range spec.Stack {
+			lim, err := s.New(l.Clock)
+			if err != nil {
+				return nil, fmt.Errorf("limiters[%d] stage %d: %w", i, j+1, err)
+			}
+			l.Stages = append(l.Stages, lim)
+		}
+	}
+	for _, lim := range l.Stages {
 		rel, _ := lim.(releaser)
 		l.releasers = append(l.releasers, rel)
 		rl, _ := lim.(limiters.RateLimiter)

@@ -38,6 +38,11 @@ type LaneSpec struct {
 	Name   string // "" means the stack's specs joined with "+"
 	Stack  []limiters.Spec
 	Client *Client // nil: the scenario's client; set to compare client policies on one limiter
+
+	// Build, when set, makes the lane's limiters instead of Stack's specs: a limiter that is
+	// not one of the built-in kinds (a peer library's, or a deliberately broken variant in a
+	// checker's test). Stack still names the lane and gives the bounds its meters check.
+	Build func(clock limiters.Clock) ([]limiters.Limiter, error)
 }
 
 // Label is the lane's display name.
@@ -209,7 +214,7 @@ func (sc *Scenario) Validate() error {
 		return fieldErr("limiters", "at least one limiter is required")
 	}
 	for i, lane := range sc.Lanes {
-		if len(lane.Stack) == 0 {
+		if len(lane.Stack) == 0 && lane.Build == nil {
 			return fieldErr(fmt.Sprintf("limiters[%d]", i), "empty stack")
 		}
 		if lane.Client != nil {
@@ -218,6 +223,9 @@ func (sc *Scenario) Validate() error {
 			}
 		}
 		for j, spec := range lane.Stack {
+			if lane.Build != nil {
+				break
+			}
 			if _, err := spec.New(nopClock{}); err != nil {
 				return fieldErr(fmt.Sprintf("limiters[%d]", i), "stage %d: %v", j+1, err)
 			}
