@@ -29,18 +29,23 @@ func (g *gcra) init(interval, tolerance int64) {
 
 // acquire is one atomic read and, on admission, one CAS (retried only when another
 // goroutine's CAS landed in between).
+//
+// It is kept small enough for the compiler to inline it, and the limiters' AcquireAt with it,
+// into callers that hold the concrete type.
 func (g *gcra) acquire(now int64, n int) Decision {
-	if d := checkN(n, g.maxN); d != Admitted {
-		return d
+	if uint(n-1) >= uint(g.maxN) { // n ≤ 0 or n > τ/T, in one comparison
+		if n <= 0 {
+			return Invalid
+		}
+		return Never
 	}
 	cost := int64(n) * g.interval
-	room := g.tolerance - cost // ≥ 0 because n ≤ τ/T
 	for {
 		tat := g.arrival.Load()
 		// backlog + cost ≤ τ, written so that it cannot overflow: with τ = 2^62 both terms
 		// can be 2^62 and their sum would wrap to a negative number and be admitted.
 		backlog := max(tat-now, 0)
-		if backlog > room {
+		if backlog > g.tolerance-cost {
 			return Rejected
 		}
 		if g.arrival.CompareAndSwap(tat, now+backlog+cost) {
