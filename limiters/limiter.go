@@ -217,11 +217,11 @@ func checkN(n, max int) Decision {
 // ("1m" rather than "1m0s").
 func FormatDuration(d time.Duration) string {
 	s := d.String()
-	if len(s) > 4 && s[len(s)-4:] == "m0s" && s[len(s)-5] >= '0' && s[len(s)-5] <= '9' {
-		s = s[:len(s)-2]
+	if n := len(s); n > 3 && s[n-3:] == "m0s" && s[n-4] >= '0' && s[n-4] <= '9' {
+		s = s[:n-2] // "1m0s" → "1m"
 	}
-	if len(s) > 3 && s[len(s)-3:] == "h0m" {
-		s = s[:len(s)-2]
+	if n := len(s); n > 3 && s[n-3:] == "h0m" {
+		s = s[:n-2] // "1h0m" → "1h"
 	}
 	return s
 }

@@ -200,7 +200,7 @@ func summarize(sc *engine.Scenario, res *engine.Results) []summaryRow {
 			rejected: fmt.Sprint(t.Rejected), admitPct: fmt.Sprintf("%.1f", 100*t.AdmitRatio()),
 			window: "-", maxInWindow: "-", bound: "-",
 			maxInFlight: fmt.Sprint(t.MaxInFlight), failed: fmt.Sprint(t.Failed),
-			p50: limiters.FormatDuration(r.Wait.P50), p99: limiters.FormatDuration(r.Wait.P99),
+			p50: roundedDuration(r.Wait.P50), p99: roundedDuration(r.Wait.P99),
 		}
 		if m, ok := primaryWindow(sc.Lanes[i], r); ok {
 			row.window = limiters.FormatDuration(m.Length)
@@ -283,4 +283,14 @@ func writeCSV(w io.Writer, sc *engine.Scenario, res *engine.Results) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// roundedDuration prints d to three significant digits for a table: "18.9ms", "218ms", "0s".
+// Exact values are in the JSON and CSV formats.
+func roundedDuration(d time.Duration) string {
+	unit := time.Duration(1)
+	for v := d; v >= 1000; v /= 10 {
+		unit *= 10
+	}
+	return limiters.FormatDuration(d.Round(unit))
 }

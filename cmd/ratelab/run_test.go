@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/engine"
+)
+
+// ratelab runs the CLI in-process with buffers for its streams.
+func ratelab(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func isUsage(err error) bool {
+	var u *usageError
+	return errors.As(err, &u)
+}
+
+func TestNoArgumentsOffTerminalPrintsTheDefaultTable(t *testing.T) {
+	out, _, err := ratelab(t)
+	require.NoError(t, err)
+	assert.Contains(t, out, "poisson — seed 1, 1m of virtual time")
+	for _, lane := range []string{"token-bucket:capacity=10,rate=100/1s", "leaky-bucket:rate=100/1s",
+		"sliding-window:limit=100,window=1s,slots=10", "fixed-window:limit=100,window=1s",
+		"warm-up:capacity=10,rate=100/1s,warmup=10s", "concurrency:max=5"} {
+		assert.Contains(t, out, lane)
+	}
+	assert.NotContains(t, out, "\x1b[", "piped output carries no terminal styling")
+}
+
+func TestRunTableShowsTheFixedWindowBoundaryBurst(t *testing.T) {
+	out, _, err := ratelab(t, "run", "boundary-attack")
+	require.NoError(t, err)
+	lines := strings.Split(out, "\n")
+	var fixed []string
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "fixed-window") {
+			fixed = strings.Fields(l)
+		}
+	}
+	require.NotEmpty(t, fixed, out)
+	// limiter offered admitted rejected admit% window max bound ...
+	assert.Equal(t, []string{"200", "200", "0", "100.0", "1s", "200", "200"}, fixed[1:8])
+}
+
+func TestRunJSONIsCompleteAndDeterministic(t *testing.T) {
+	first, _, err := ratelab(t, "run", "--format", "json", "retry-storm")
+	require.NoError(t, err)
+	prev := runtime.GOMAXPROCS(1)
+	second, _, err := ratelab(t, "run", "retry-storm", "--format=json")
+	runtime.GOMAXPROCS(prev)
+	require.NoError(t, err)
+	assert.Equal(t, first, second, "same scenario and seed, byte-identical JSON whatever GOMAXPROCS")
+
+	var res engine.Results
+	require.NoError(t, json.Unmarshal([]byte(first), &res))
+	assert.Equal(t, "retry-storm", res.Scenario)
+	require.Len(t, res.Lanes, 3)
+	assert.Len(t, res.Lanes[0].Bins, engine.DefaultBins)
+	assert.Equal(t, res.Lanes[0].Totals.Offered, res.Lanes[1].Totals.Offered, "every lane is offered the same traffic")
+
+	other, _, err := ratelab(t, "run", "--format", "json", "--seed", "2", "retry-storm")
+	require.NoError(t, err)
+	assert.NotEqual(t, first, other, "another seed, other Poisson arrivals")
+}
+
+func TestRunCSVHasOneRowPerLimiter(t *testing.T) {
+	out, _, err := ratelab(t, "run", "--format", "csv", "--limiter", "leaky-bucket:rate=10/1s",
+		"--limiter", "token-bucket:capacity=5,rate=10/1s", "--horizon", "2s", "burst-after-idle")
+	require.NoError(t, err)
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 3)
+	assert.Equal(t, "limiter", rows[0][0])
+	assert.Equal(t, "leaky-bucket:rate=10/1s", rows[1][0])
+	assert.Equal(t, "token-bucket:capacity=5,rate=10/1s", rows[2][0], "a spec with a comma stays one field")
+	assert.Equal(t, len(rows[0]), len(rows[1]))
+}
+
+func TestUsageErrorsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"frobnicate"},
+		{"run", "--bogus"},
+		{"run", "no-such-scenario"},
+		{"run", "poisson", "steady"},
+		{"run", "--format", "xml"},
+		{"run", "--horizon", "-1s"},
+		{"run", "--limiter", "token-bucket:capacity=x,rate=1/1s"},
+		{"list", "extra"},
+		{"replay"},
+		{"replay", "--in", "x.csv"},
+	} {
+		_, _, err := ratelab(t, args...)
+		require.Error(t, err, "%v", args)
+		assert.True(t, isUsage(err), "%v: %v is a usage error (exit 2)", args, err)
+		assert.NotContains(t, err.Error(), "\n", "one clear line")
+	}
+}
+
+func TestBadLimiterNamesTheField(t *testing.T) {
+	_, _, err := ratelab(t, "run", "--limiter", "token-bucket:capacity=3,rate=100/1s,burst=4")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "burst=4")
+	assert.Contains(t, err.Error(), "not a field of token-bucket")
+}
+
+func TestBadScenarioFileIsAFailureWithItsPosition(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("horizon: 1s\nsources:\n  - kind: constant\n    rate: -5\nlimiters: [concurrency:max=1]\n"), 0o644))
+	_, _, err := ratelab(t, "run", path)
+	require.Error(t, err)
+	assert.False(t, isUsage(err), "the command line was fine; the file is not")
+	assert.Contains(t, err.Error(), "bad.yaml:4:11: sources[0].rate")
+}
+
+func TestListNamesEveryScenarioAndKind(t *testing.T) {
+	out, _, err := ratelab(t, "list")
+	require.NoError(t, err)
+	for _, name := range []string{"burst-after-idle", "boundary-attack", "slot-edge", "cold-start", "slow-downstream",
+		"retry-storm", "on-off", "diurnal", "replay", "token-bucket", "leaky-bucket", "sliding-window",
+		"fixed-window", "warm-up", "concurrency"} {
+		assert.Contains(t, out, name)
+	}
+}
+
+func TestReplayWritesOneColumnPerLimiter(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "trace.csv")
+	// 5 requests at the same instant, then one 10ms later, one asking for 2 permits.
+	require.NoError(t, os.WriteFile(in, []byte("t_ns,permits,key,ignored\n0,1,a,x\n0,1,a,x\n0,1,b,x\n0,1,b,x\n0,1,b,x\n10000000,2,c,x\n"), 0o644))
+	out := filepath.Join(dir, "decisions.csv")
+	_, stderr, err := ratelab(t, "replay", "--in", in, "--out", out,
+		"--limiter", "token-bucket:capacity=3,rate=100/1s", "--limiter", "leaky-bucket:rate=100/1s")
+	require.NoError(t, err)
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, "t_ns,permits,\"token-bucket:capacity=3,rate=100/1s\",leaky-bucket:rate=100/1s\n"+
+		"0,1,1,1\n0,1,1,0\n0,1,1,0\n0,1,0,0\n0,1,0,0\n"+
+		"10000000,2,0,0\n", string(got), "10ms later the bucket has refilled one permit, not two; the leaky bucket never grants 2")
+	assert.Contains(t, stderr, "replayed 6 requests (7 permits)")
+}
+
+func TestReplayRefusesAnOutOfOrderTraceAndLeavesNothingBehind(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "trace.csv")
+	require.NoError(t, os.WriteFile(in, []byte("t\n0.5\n0.25\n"), 0o644))
+	out := filepath.Join(dir, "decisions.csv")
+	_, _, err := ratelab(t, "replay", "--in", in, "--out", out, "--limiter", "leaky-bucket:rate=1/1s")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "line 3")
+	assert.Contains(t, err.Error(), "time order")
+	entries, _ := os.ReadDir(dir)
+	assert.Len(t, entries, 1, "nothing half-written at --out, no temporary file left")
+}
+
+func TestRoundedDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 999: "999ns", 18874367: "18.9ms", 218103807: "218ms", 26214399: "26.2ms", 3 * time.Second: "3s",
+	} {
+		assert.Equal(t, want, roundedDuration(d), "%d", d)
+	}
+}
