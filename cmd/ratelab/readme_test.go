@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/scenarios"
+)
+
+// readmeBlock returns the text of README.md between <!-- name:begin --> and <!-- name:end -->.
+func readmeBlock(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := string(data)
+	begin, end := "<!-- "+name+":begin -->", "<!-- "+name+":end -->"
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	require.True(t, i >= 0 && j > i, "README.md has no %s block", name)
+	return text[i+len(begin) : j]
+}
+
+// The README's scenario file example is complete and loads as documented.
+func TestReadmeScenarioFileExampleLoads(t *testing.T) {
+	block := readmeBlock(t, "scenario-files")
+	_, rest, ok := strings.Cut(block, "```yaml\n")
+	require.True(t, ok)
+	example, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "peak.csv"), []byte("t\n0.5\n1.25\n"), 0o644))
+	path := filepath.Join(dir, "checkout.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(example), 0o644))
+	sc, err := scenarios.LoadFile(path)
+	require.NoError(t, err)
+
+	assert.Equal(t, "checkout-peak", sc.Name)
+	assert.Equal(t, uint64(42), sc.Seed)
+	assert.Equal(t, 30*time.Second, sc.Horizon)
+	assert.Len(t, sc.Sources, 7)
+	assert.Equal(t, engine.PolicyBackoff, sc.Client.Policy)
+	require.Len(t, sc.Lanes, 3)
+	assert.Equal(t, "bucket + bulkhead", sc.Lanes[2].Label())
+	assert.Len(t, sc.Lanes[2].Stack, 2)
+	require.NotNil(t, sc.Lanes[2].Client)
+	assert.Equal(t, engine.PolicyRetryAfter, sc.Lanes[2].Client.Policy)
+	require.NotNil(t, sc.Downstream)
+	assert.Len(t, sc.Downstream.Phases, 2)
+	assert.Equal(t, filepath.Join(dir, "peak.csv"), sc.Sources[6].TraceFile, "trace paths are relative to the file")
+
+	out, _, err := ratelab(t, "run", path, "--format", "csv")
+	require.NoError(t, err, "the example runs")
+	assert.Equal(t, 4, strings.Count(out, "\n"))
+}
