@@ -98,6 +98,9 @@ func (r flat) inverse(target, _ float64) float64 { return target / float64(r) }
 type ramp struct{ r0, slope float64 }
 
 func (r ramp) inverse(target, _ float64) float64 {
+	if target == 0 {
+		return 0 // also for a ramp from 0, where the formula below is 0/0
+	}
 	if r.slope == 0 {
 		return target / r.r0
 	}
@@ -168,7 +171,9 @@ func (s *rateStream) next() (arrival, bool, error) {
 		return arrival{}, false, nil
 	}
 	s.last = x
-	offset := int64(x * 1e9)
+	// Round, not truncate: 2.01s is 2.0099999999999998 in floating point, and truncating
+	// it would put an evenly spaced arrival 1ns early.
+	offset := int64(math.Round(x * 1e9))
 	if s.on > 0 {
 		offset = offset/s.on*(s.on+s.off) + offset%s.on
 	}
@@ -181,25 +186,43 @@ func (s *rateStream) next() (arrival, bool, error) {
 
 type burstStream struct {
 	timed
-	bursts []Burst
-	burst  int // index of the current burst
-	i      int // requests of it already emitted
+	bursts  []Burst
+	burst   int   // index of the first burst not yet exhausted
+	emitted []int // requests of each burst already emitted
 }
 
+// time of burst j's i-th request.
+func (s *burstStream) at(j, i int) int64 {
+	b := s.bursts[j]
+	return s.from + int64(b.At) + int64(b.Spread)*int64(i)/int64(b.Count)
+}
+
+// next merges the bursts: a spread burst may still be going when the next one starts, and
+// the arrivals must still come out in time order (ties: the earlier burst first).
 func (s *burstStream) next() (arrival, bool, error) {
-	for s.burst < len(s.bursts) {
-		b := s.bursts[s.burst]
-		if s.i < b.Count {
-			at := s.from + int64(b.At) + int64(b.Spread)*int64(s.i)/int64(b.Count)
-			s.i++
-			if at >= s.until {
-				return arrival{}, false, nil
-			}
-			return arrival{at: at, permits: s.permits, key: s.key}, true, nil
-		}
-		s.burst, s.i = s.burst+1, 0
+	if s.emitted == nil {
+		s.emitted = make([]int, len(s.bursts))
 	}
-	return arrival{}, false, nil
+	for s.burst < len(s.bursts) && s.emitted[s.burst] >= s.bursts[s.burst].Count {
+		s.burst++
+	}
+	if s.burst >= len(s.bursts) {
+		return arrival{}, false, nil
+	}
+	best, bestAt := s.burst, s.at(s.burst, s.emitted[s.burst])
+	for j := s.burst + 1; j < len(s.bursts) && s.from+int64(s.bursts[j].At) < bestAt; j++ {
+		if s.emitted[j] >= s.bursts[j].Count {
+			continue
+		}
+		if at := s.at(j, s.emitted[j]); at < bestAt {
+			best, bestAt = j, at
+		}
+	}
+	s.emitted[best]++
+	if bestAt >= s.until {
+		return arrival{}, false, nil
+	}
+	return arrival{at: bestAt, permits: s.permits, key: s.key}, true, nil
 }
 
 type scriptStream struct {
