@@ -12,7 +12,7 @@ import (
 func sizeofEvent() uintptr { return unsafe.Sizeof(event{}) }
 
 const (
-	ms = time.Millisecond
+	ms  = time.Millisecond
 	sec = time.Second
 )
 

@@ -285,9 +285,15 @@ func (l *Lane) Step() (bool, error) {
 		l.drainQueue()
 	case evTimeout:
 		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqQueued {
+			head := l.queueHead() == e.req
 			l.queueLen--
 			l.result.Totals.TimedOut++
 			l.giveUp(e.req, OutcomeTimedOut)
+			if head && l.queueLen > 0 {
+				// The wake was scheduled for the head's permits; the new head may fit
+				// sooner (it asks for fewer), or at once.
+				l.drainQueue()
+			}
 		}
 	case evQueueWake:
 		if e.at == l.wakeAt {
@@ -559,7 +565,9 @@ func (l *Lane) admitted(i int32) {
 	if ds.Pool > 0 && l.busy >= ds.Pool {
 		t.Failed++
 		b.Failed++
-		l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", ds.Pool))
+		if l.tracing || l.OnEvent != nil { // no Sprintf per failure when nobody reads it
+			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", ds.Pool))
+		}
 		l.release(r.permits, len(l.Stages))
 		l.freeReq(i)
 		return
@@ -658,6 +666,19 @@ func (l *Lane) drainQueue() {
 		l.admitted(q.req)
 	}
 	l.waiting, l.waitHead = l.waiting[:0], 0
+}
+
+// queueHead is the request at the head of the client queue (-1 when it is empty), skipping
+// entries whose request has left.
+func (l *Lane) queueHead() int32 {
+	for l.queueLen > 0 {
+		q := l.waiting[l.waitHead]
+		if r := &l.reqs[q.req]; r.gen == q.gen && r.state == reqQueued {
+			return q.req
+		}
+		l.popWaiting()
+	}
+	return -1
 }
 
 func (l *Lane) popWaiting() {

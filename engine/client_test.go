@@ -1,0 +1,277 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// attemptsOf lists the (time, attempt) of every decision about request id.
+func decisionsOf(recs []Record, id uint64) []Record {
+	var out []Record
+	for _, r := range recs {
+		if r.Request == id && (r.Outcome == OutcomeAdmitted || r.Outcome == OutcomeRejected) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestDropGivesUpAtOnce(t *testing.T) {
+	sc := &Scenario{Horizon: sec, Client: Client{Policy: PolicyDrop}, Lanes: stacks(t, "token-bucket:capacity=1,rate=1/1s"),
+		Sources: []Source{script(0, 0, 0)}}
+	recs, lane := traced(t, sc, 0)
+	assert.Equal(t, Totals{Offered: 3, OfferedPermits: 3, Attempts: 3, Admitted: 1, AdmittedPermits: 1, Rejected: 2, GaveUp: 2, Completed: 1}, lane.Totals)
+	assert.Len(t, filter(recs, OutcomeGaveUp), 2)
+}
+
+func TestRetryFixedDelayGivesUpAfterMaxAttempts(t *testing.T) {
+	sc := &Scenario{Horizon: sec, Client: Client{Policy: PolicyRetry, Delay: 10 * ms, MaxAttempts: 4},
+		Lanes: stacks(t, "token-bucket:capacity=1,rate=1/1s"), Sources: []Source{script(0, 0)}}
+	recs, lane := traced(t, sc, 0)
+	d := decisionsOf(recs, 2)
+	require.Len(t, d, 4)
+	for k, r := range d {
+		assert.Equal(t, OutcomeRejected, r.Outcome)
+		assert.Equal(t, k+1, r.Attempt)
+		assert.Equal(t, time.Duration(k)*10*ms, r.At)
+	}
+	gave := filter(recs, OutcomeGaveUp)
+	require.Len(t, gave, 1)
+	assert.Equal(t, 30*ms, gave[0].At)
+	assert.Equal(t, int64(5), lane.Totals.Attempts)
+	assert.Equal(t, int64(3), lane.Totals.Retried)
+	assert.Equal(t, int64(4), lane.Totals.Rejected)
+	assert.Equal(t, int64(1), lane.Totals.GaveUp)
+}
+
+func TestBackoffDoublesAndCaps(t *testing.T) {
+	sc := &Scenario{Horizon: sec, Client: Client{Policy: PolicyBackoff, Delay: 10 * ms, MaxDelay: 40 * ms, MaxAttempts: 6},
+		Lanes: stacks(t, "token-bucket:capacity=1,rate=1/1s"), Sources: []Source{script(0, 0)}}
+	recs, _ := traced(t, sc, 0)
+	d := decisionsOf(recs, 2)
+	require.Len(t, d, 6)
+	// Delays 10, 20, 40, 40 (80 capped), 40 (160 capped).
+	assert.Equal(t, []time.Duration{0, 10 * ms, 30 * ms, 70 * ms, 110 * ms, 150 * ms}, times(d))
+}
+
+func TestJitterStaysWithinTheDelay(t *testing.T) {
+	c := Client{Policy: PolicyBackoff, Delay: 10 * ms, MaxDelay: 50 * ms, Jitter: true, MaxAttempts: 6}
+	sc := &Scenario{Horizon: 10 * sec, Client: c, Lanes: stacks(t, "token-bucket:capacity=1,rate=1/10s"),
+		Sources: []Source{{Kind: SourceConstant, Rate: 100, Until: sec}}}
+	recs, _ := traced(t, sc, 0)
+	byReq := map[uint64][]Record{}
+	for _, r := range recs {
+		if r.Outcome == OutcomeRejected || r.Outcome == OutcomeAdmitted {
+			byReq[r.Request] = append(byReq[r.Request], r)
+		}
+	}
+	distinct := map[time.Duration]bool{}
+	n := 0
+	for _, d := range byReq {
+		for k := 1; k < len(d); k++ {
+			gap := d[k].At - d[k-1].At
+			limit := min(c.Delay<<(k-1), c.MaxDelay)
+			assert.GreaterOrEqual(t, gap, time.Duration(0))
+			assert.LessOrEqual(t, gap, limit, "retry %d waited %v, more than its delay %v", k, gap, limit)
+			distinct[gap] = true
+			n++
+		}
+	}
+	assert.Greater(t, n, 400)
+	assert.Greater(t, len(distinct), n/2, "full jitter draws random delays")
+}
+
+func TestRetryAfterRetriesAtTheHint(t *testing.T) {
+	sc := &Scenario{Horizon: sec, Client: Client{Policy: PolicyRetryAfter, Delay: 500 * ms, MaxAttempts: 3},
+		Lanes: stacks(t, "token-bucket:capacity=1,rate=10/1s"), Sources: []Source{script(0, 30*ms)}}
+	recs, lane := traced(t, sc, 0)
+	d := decisionsOf(recs, 2)
+	require.Len(t, d, 2)
+	assert.Equal(t, OutcomeRejected, d[0].Outcome)
+	assert.Equal(t, 30*ms, d[0].At)
+	assert.Equal(t, OutcomeAdmitted, d[1].Outcome, "retrying at the hint is admitted")
+	assert.Equal(t, 100*ms, d[1].At, "the token bucket's next permit is due at 100ms")
+	assert.Equal(t, int64(2), lane.Totals.Admitted)
+	assert.Equal(t, int64(70*ms), int64(lane.Wait.Max), "waited exactly the hint")
+
+	// A stage without a hint (concurrency) falls back to Delay.
+	sc = &Scenario{Horizon: 2 * sec, Client: Client{Policy: PolicyRetryAfter, Delay: 500 * ms, MaxAttempts: 3},
+		Lanes: stacks(t, "concurrency:max=1"), Sources: []Source{script(0, 0)},
+		Downstream: &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: 300 * ms}}}}}
+	recs, _ = traced(t, sc, 0)
+	assert.Equal(t, []time.Duration{0, 500 * ms}, times(decisionsOf(recs, 2)))
+}
+
+func queueScenario(t *testing.T, stack string, size int, timeout time.Duration, src Source) *Scenario {
+	return &Scenario{Horizon: 2 * sec, Client: Client{Policy: PolicyQueue, QueueSize: size, Timeout: timeout},
+		Lanes: stacks(t, stack), Sources: []Source{src}}
+}
+
+func TestQueueIsFIFO(t *testing.T) {
+	sc := queueScenario(t, "token-bucket:capacity=1,rate=10/1s", 10, sec, script(0, 0, 0, 0, 10*ms, 20*ms))
+	recs, lane := traced(t, sc, 0)
+	adm := filter(recs, OutcomeAdmitted)
+	require.Len(t, adm, 6)
+	for i, r := range adm {
+		assert.Equal(t, uint64(i+1), r.Request, "admitted in arrival order")
+		assert.Equal(t, time.Duration(i)*100*ms, r.At, "one per emission interval")
+	}
+	assert.Equal(t, int64(6), lane.Totals.Attempts, "queue re-checks are not attempts")
+	assert.Equal(t, int64(5), lane.Totals.Queued)
+	assert.Equal(t, 5, lane.Totals.MaxQueue)
+}
+
+func TestQueueSizeBound(t *testing.T) {
+	sc := queueScenario(t, "token-bucket:capacity=1,rate=10/1s", 2, sec, script(0, 0, 0, 0, 0))
+	recs, lane := traced(t, sc, 0)
+	gave := filter(recs, OutcomeGaveUp)
+	require.Len(t, gave, 2)
+	assert.Equal(t, []uint64{4, 5}, []uint64{gave[0].Request, gave[1].Request}, "the excess gives up at once")
+	assert.Equal(t, []time.Duration{0, 0}, times(gave))
+	assert.Equal(t, []time.Duration{0, 100 * ms, 200 * ms}, times(filter(recs, OutcomeAdmitted)))
+	assert.Equal(t, 2, lane.Totals.MaxQueue)
+	assert.Equal(t, int64(2), lane.Totals.GaveUp)
+}
+
+func TestQueueTimeoutGivesUp(t *testing.T) {
+	sc := queueScenario(t, "token-bucket:capacity=1,rate=1/1s", 10, 250*ms, script(0, 0, 0))
+	recs, lane := traced(t, sc, 0)
+	to := filter(recs, OutcomeTimedOut)
+	require.Len(t, to, 2)
+	assert.Equal(t, []time.Duration{250 * ms, 250 * ms}, times(to))
+	assert.Equal(t, int64(2), lane.Totals.TimedOut)
+	assert.Equal(t, int64(2), lane.Totals.GaveUp)
+	assert.Equal(t, int64(1), lane.Totals.Admitted)
+	// After the queue emptied by timeouts, a later arrival goes straight through.
+	sc = queueScenario(t, "token-bucket:capacity=1,rate=1/1s", 10, 250*ms, script(0, 0, 0, 1500*ms))
+	recs, _ = traced(t, sc, 0)
+	assert.Equal(t, []time.Duration{0, 1500 * ms}, times(filter(recs, OutcomeAdmitted)))
+}
+
+// When the head of the queue times out, the next request must be tried on its own terms: it
+// asks for fewer permits, which come back sooner than the head's.
+func TestQueueHeadTimeoutWakesTheNext(t *testing.T) {
+	src := Source{Kind: SourceScript, Script: []Arrival{{At: 0, Permits: 5}, {At: ms, Permits: 5}, {At: 50 * ms, Permits: 1}}}
+	sc := queueScenario(t, "token-bucket:capacity=5,rate=10/1s", 10, 60*ms, src)
+	recs, lane := traced(t, sc, 0)
+	to := filter(recs, OutcomeTimedOut)
+	require.Len(t, to, 1)
+	assert.Equal(t, uint64(2), to[0].Request)
+	assert.Equal(t, 61*ms, to[0].At)
+	adm := filter(recs, OutcomeAdmitted)
+	require.Len(t, adm, 2, "request 3 (1 permit, due at 100ms) must not time out behind a wake meant for 5 permits")
+	assert.Equal(t, uint64(3), adm[1].Request)
+	assert.Equal(t, 100*ms, adm[1].At)
+	assert.Equal(t, int64(1), lane.Totals.TimedOut)
+}
+
+// A concurrency-limited stack has no hint: its queue must be woken by completions.
+func TestQueueWokenByCompletions(t *testing.T) {
+	for _, stack := range []string{"concurrency:max=2", "token-bucket:capacity=10,rate=100/1s+concurrency:max=2", "concurrency:max=2+token-bucket:capacity=10,rate=100/1s"} {
+		sc := queueScenario(t, stack, 10, sec, script(0, 0, 0, 0, 0))
+		sc.Downstream = &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: 100 * ms}}}}
+		recs, lane := traced(t, sc, 0)
+		assert.Equal(t, []time.Duration{0, 0, 100 * ms, 100 * ms, 200 * ms}, times(filter(recs, OutcomeAdmitted)), stack)
+		assert.Equal(t, int64(5), lane.Totals.Admitted, stack)
+		assert.Equal(t, int64(0), lane.Totals.TimedOut, stack)
+		assert.Equal(t, 2, lane.Totals.MaxInFlight, stack)
+	}
+}
+
+// Rate-limited with a downstream: the wake comes from the hint even while completions also drain.
+func TestQueueRateAndCompletionsTogether(t *testing.T) {
+	sc := queueScenario(t, "token-bucket:capacity=1,rate=20/1s+concurrency:max=1", 100, 2*sec, Source{Kind: SourceConstant, Rate: 100, Until: 100 * ms})
+	sc.Downstream = &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: 80 * ms}}}}
+	recs, lane := traced(t, sc, 0)
+	adm := filter(recs, OutcomeAdmitted)
+	require.Len(t, adm, 10, "all ten wait and are admitted")
+	for i := 1; i < len(adm); i++ {
+		assert.Equal(t, adm[i-1].Request+1, adm[i].Request, "FIFO")
+		assert.GreaterOrEqual(t, adm[i].At-adm[i-1].At, 80*ms, "one in flight at a time")
+	}
+	assert.Equal(t, 1, lane.Totals.MaxInFlight)
+}
+
+func TestStackReleasesConcurrencyAndCountsWasted(t *testing.T) {
+	// Concurrency first, rate second: the refused requests' concurrency permits come back.
+	sc := &Scenario{Horizon: 100 * ms, Bins: 1, Client: Client{Policy: PolicyDrop},
+		Lanes:   stacks(t, "concurrency:max=2+token-bucket:capacity=1,rate=1/1s"),
+		Sources: []Source{script(0, 0, 0, ms)},
+		Downstream: &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: sec}}}}}
+	res := run(t, sc)
+	lane := res.Lanes[0]
+	assert.Equal(t, int64(1), lane.Totals.Admitted)
+	assert.Equal(t, int64(3), lane.Totals.Rejected)
+	assert.Equal(t, int64(0), lane.Totals.Wasted, "concurrency permits are released, not wasted")
+	assert.Equal(t, []int{1, 0}, lane.Bins[0].Available, "one held by the request in service, none leaked")
+
+	// Rate first, concurrency second: the rate permits the refused requests took are wasted.
+	sc.Lanes = stacks(t, "token-bucket:capacity=5,rate=1/1s+concurrency:max=1")
+	lane = run(t, sc).Lanes[0]
+	assert.Equal(t, int64(1), lane.Totals.Admitted)
+	assert.Equal(t, int64(3), lane.Totals.Wasted)
+	assert.Equal(t, []int{1, 0}, lane.Bins[0].Available)
+}
+
+func TestDownstreamPoolFailures(t *testing.T) {
+	sc := &Scenario{Horizon: 500 * ms, Bins: 1, Client: Client{Policy: PolicyDrop},
+		Lanes:   stacks(t, "concurrency:max=100"),
+		Sources: []Source{script(0, 0, 0, 0, 0)},
+		Downstream: &Downstream{Pool: 2, Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: sec}}}}}
+	lane := run(t, sc).Lanes[0]
+	assert.Equal(t, int64(5), lane.Totals.Admitted)
+	assert.Equal(t, int64(3), lane.Totals.Failed)
+	assert.Equal(t, 2, lane.Totals.MaxInFlight)
+	assert.Equal(t, []int{98}, lane.Bins[0].Available, "a failed request's permits come back")
+}
+
+func TestDownstreamPhasesSwitchAtFrom(t *testing.T) {
+	sc := &Scenario{Horizon: 3 * sec, Client: Client{Policy: PolicyDrop}, Lanes: stacks(t, "concurrency:max=100"),
+		Sources: []Source{script(500*ms, sec-1, sec, 1500*ms)},
+		Downstream: &Downstream{Phases: []Phase{
+			{From: 0, Service: Distribution{Kind: DistConstant, Mean: 10 * ms}},
+			{From: sec, Service: Distribution{Kind: DistConstant, Mean: 100 * ms}},
+		}}}
+	recs, _ := traced(t, sc, 0)
+	assert.Equal(t, []time.Duration{510 * ms, sec - 1 + 10*ms, 1100 * ms, 1600 * ms}, times(filter(recs, OutcomeCompleted)))
+}
+
+func TestServiceDistributions(t *testing.T) {
+	for _, tc := range []struct {
+		d        Distribution
+		mean     float64
+		min, max time.Duration
+	}{
+		{Distribution{Kind: DistUniform, Min: 10 * ms, Max: 30 * ms}, float64(20 * ms), 10 * ms, 30 * ms},
+		{Distribution{Kind: DistExponential, Mean: 20 * ms}, float64(20 * ms), 0, time.Hour},
+		{Distribution{Kind: DistLogNormal, Mean: 20 * ms, Sigma: 0.5}, float64(20*ms) * 1.1331, 0, time.Hour}, // mean = median·e^(σ²/2)
+	} {
+		sc := &Scenario{Horizon: 100 * sec, Seed: 3, Client: Client{Policy: PolicyDrop}, Lanes: stacks(t, "concurrency:max=1000"),
+			Sources:    []Source{{Kind: SourceConstant, Rate: 100, Until: 90 * sec}},
+			Downstream: &Downstream{Phases: []Phase{{Service: tc.d}}}}
+		l, err := NewLane(sc, 0)
+		require.NoError(t, err)
+		var sum float64
+		for range 20000 {
+			v := time.Duration(l.serviceTime())
+			assert.GreaterOrEqual(t, v, tc.min)
+			assert.LessOrEqual(t, v, tc.max)
+			sum += float64(v)
+		}
+		assert.InEpsilon(t, tc.mean, sum/20000, 0.03, tc.d.Kind)
+	}
+}
+
+// A request larger than a stage can ever grant is refused as never and not retried.
+func TestNeverIsNotRetried(t *testing.T) {
+	src := Source{Kind: SourceScript, Script: []Arrival{{At: 0, Permits: 5}}}
+	sc := &Scenario{Horizon: sec, Client: Client{Policy: PolicyRetry, Delay: ms, MaxAttempts: 5},
+		Lanes: stacks(t, "token-bucket:capacity=3,rate=10/1s"), Sources: []Source{src}}
+	recs, lane := traced(t, sc, 0)
+	assert.Equal(t, int64(1), lane.Totals.Attempts)
+	assert.Equal(t, int64(1), lane.Totals.Never)
+	assert.Len(t, filter(recs, OutcomeNever), 1)
+}
