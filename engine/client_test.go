@@ -198,8 +198,8 @@ func TestQueueRateAndCompletionsTogether(t *testing.T) {
 func TestStackReleasesConcurrencyAndCountsWasted(t *testing.T) {
 	// Concurrency first, rate second: the refused requests' concurrency permits come back.
 	sc := &Scenario{Horizon: 100 * ms, Bins: 1, Client: Client{Policy: PolicyDrop},
-		Lanes:   stacks(t, "concurrency:max=2+token-bucket:capacity=1,rate=1/1s"),
-		Sources: []Source{script(0, 0, 0, ms)},
+		Lanes:      stacks(t, "concurrency:max=2+token-bucket:capacity=1,rate=1/1s"),
+		Sources:    []Source{script(0, 0, 0, ms)},
 		Downstream: &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: sec}}}}}
 	res := run(t, sc)
 	lane := res.Lanes[0]
@@ -218,8 +218,8 @@ func TestStackReleasesConcurrencyAndCountsWasted(t *testing.T) {
 
 func TestDownstreamPoolFailures(t *testing.T) {
 	sc := &Scenario{Horizon: 500 * ms, Bins: 1, Client: Client{Policy: PolicyDrop},
-		Lanes:   stacks(t, "concurrency:max=100"),
-		Sources: []Source{script(0, 0, 0, 0, 0)},
+		Lanes:      stacks(t, "concurrency:max=100"),
+		Sources:    []Source{script(0, 0, 0, 0, 0)},
 		Downstream: &Downstream{Pool: 2, Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: sec}}}}}
 	lane := run(t, sc).Lanes[0]
 	assert.Equal(t, int64(5), lane.Totals.Admitted)
