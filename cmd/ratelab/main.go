@@ -55,6 +55,7 @@ var commands = []command{
 	{"run", "[SCENARIO | FILE.yaml] [--limiter SPEC]... [--seed N] [--horizon D] [--bins N] [--format table|json|csv]", "run a scenario through every limiter and print one row per limiter", runCommand},
 	{"list", "", "list the built-in scenarios and the limiter kinds", listCommand},
 	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out DECISIONS.csv]", "stream a recorded trace through limiters, open loop", replayCommand},
+	{"guarantees", "[run ID]", "list the guarantee catalogue, or run one guarantee: its check's verdict and golden text", guaranteesCommand},
 }
 
 // run is the whole program: main only adds the process's streams and exit code.

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ratelab/ratelab/golden"
+)
+
+// guaranteesCommand lists the guarantee catalogue, or runs one guarantee and prints its
+// check's verdict and its golden text. A broken guarantee is a failure (exit 1).
+//
+//	ratelab guarantees            id, algorithms and claim of every guarantee
+//	ratelab guarantees run ID     run one: the verdict, then the golden text
+func guaranteesCommand(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tALGORITHMS\tCLAIM")
+		for _, g := range golden.Catalogue() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", g.ID, g.AlgorithmList(), g.Claim)
+		}
+		return tw.Flush()
+	}
+	if args[0] != "run" {
+		return usageErrorf("guarantees: unknown subcommand %q (guarantees, or guarantees run ID)", args[0])
+	}
+	if len(args) != 2 {
+		return usageErrorf("guarantees run: exactly one guarantee id expected, got %d (see ratelab guarantees)", len(args)-1)
+	}
+	g, err := golden.Get(args[1])
+	if err != nil {
+		if errors.Is(err, golden.ErrUnknown) {
+			return usageErrorf("guarantees run: %v", err)
+		}
+		return err
+	}
+	v, err := g.Run(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if v.OK() {
+		fmt.Fprintf(e.stdout, "%s: ok — %s\n\n", g.ID, g.Bound)
+	} else {
+		fmt.Fprintf(e.stdout, "%s: FAILED\n  %s\n\n", g.ID, strings.Join(v.Failures, "\n  "))
+	}
+	fmt.Fprint(e.stdout, v.Text)
+	return v.Err()
+}

@@ -1,0 +1,10 @@
+package golden
+
+// Catalogue is every guarantee, in the order the README and `ratelab guarantees` list them.
+func Catalogue() []*Guarantee {
+	return []*Guarantee{
+		tokenBucketBurst,
+		tokenBucketInterval,
+		tokenBucketNoDrift,
+	}
+}

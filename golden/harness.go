@@ -1,0 +1,169 @@
+package golden
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// Factory builds the limiter a spec describes on clock. nil means the real one (spec.New);
+// a test passes a factory that returns a deliberately broken variant for some specs.
+type Factory func(spec limiters.Spec, clock limiters.Clock) (limiters.Limiter, error)
+
+func (f Factory) build(spec limiters.Spec, clock limiters.Clock) (limiters.Limiter, error) {
+	if f == nil {
+		return spec.New(clock)
+	}
+	return f(spec, clock)
+}
+
+// run is one execution of a guarantee: the factory to build limiters with, the failures the
+// checkers found, and the golden text.
+type run struct {
+	ctx      context.Context
+	factory  Factory
+	failures []string
+	body     strings.Builder
+}
+
+// failf records a failed check. The message names the bound and where it broke.
+func (r *run) failf(format string, args ...any) {
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+
+// check records err as a failure when it is not nil.
+func (r *run) check(err error) {
+	if err != nil {
+		r.failures = append(r.failures, err.Error())
+	}
+}
+
+// linef appends one line to the golden text.
+func (r *run) linef(format string, args ...any) {
+	fmt.Fprintf(&r.body, format, args...)
+	r.body.WriteByte('\n')
+}
+
+// spec parses one limiter spec of the catalogue (a bug in this package if it fails).
+func mustSpec(text string) limiters.Spec {
+	s, err := limiters.ParseSpec(text)
+	if err != nil {
+		panic(fmt.Sprintf("golden: spec %q: %v", text, err))
+	}
+	return s
+}
+
+// lane is a lane for the stack text whose limiters the run's factory builds, through
+// engine.LaneSpec.Build.
+func (r *run) lane(stack string) engine.LaneSpec {
+	specs, err := engine.ParseStack(stack)
+	if err != nil {
+		panic(fmt.Sprintf("golden: stack %q: %v", stack, err))
+	}
+	return r.wrap(engine.LaneSpec{Stack: specs})
+}
+
+// wrap makes lane's limiters come from the run's factory.
+func (r *run) wrap(lane engine.LaneSpec) engine.LaneSpec {
+	factory := r.factory
+	specs := lane.Stack
+	lane.Build = func(clock limiters.Clock) ([]limiters.Limiter, error) {
+		out := make([]limiters.Limiter, len(specs))
+		for i, s := range specs {
+			l, err := factory.build(s, clock)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = l
+		}
+		return out, nil
+	}
+	return lane
+}
+
+// simulate runs sc with every decision traced.
+func (r *run) simulate(sc *engine.Scenario) (*engine.Results, error) {
+	sc.Trace = true
+	for i := range sc.Lanes {
+		if sc.Lanes[i].Build == nil {
+			sc.Lanes[i] = r.wrap(sc.Lanes[i])
+		}
+	}
+	res, err := engine.Run(r.ctx, sc, nil)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	for _, l := range res.Lanes {
+		if l.Truncated {
+			return nil, fmt.Errorf("scenario %s: lane %s: trace truncated; the scenario is too long for a golden file", sc.Name, l.Name)
+		}
+	}
+	return res, nil
+}
+
+// Stream runs every lane of sc one after another without keeping a trace and calls each with
+// every traced event of that lane: for long runs, whose traces would not fit in memory.
+func Stream(ctx context.Context, sc *engine.Scenario, each func(lane int, rec engine.Record)) ([]engine.LaneResult, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	sc.Trace = false
+	var out []engine.LaneResult
+	for i := range sc.Lanes {
+		l, err := engine.NewLane(sc, i)
+		if err != nil {
+			return nil, err
+		}
+		l.OnEvent = func(rec engine.Record) { each(i, rec) }
+		for n := 0; ; n++ {
+			more, err := l.Step()
+			if err != nil {
+				return nil, err
+			}
+			if !more {
+				break
+			}
+			if n&0xffff == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, l.Result())
+	}
+	return out, nil
+}
+
+// Admission is one admitted request: its time and permits.
+type Admission struct {
+	At      time.Duration
+	Permits int
+}
+
+// Admissions lists the admitted requests of a trace, in time order.
+func Admissions(trace []engine.Record) []Admission {
+	var out []Admission
+	for _, rec := range trace {
+		if rec.Outcome == engine.OutcomeAdmitted {
+			out = append(out, Admission{rec.At, rec.Permits})
+		}
+	}
+	return out
+}
+
+// ms formats a duration the way specs write it ("50ms", "1.000000001s", "1h").
+func ms(d time.Duration) string { return limiters.FormatDuration(d) }
+
+// lane returns the result of the lane named name.
+func laneNamed(res *engine.Results, name string) engine.LaneResult {
+	for _, l := range res.Lanes {
+		if l.Name == name {
+			return l
+		}
+	}
+	panic("golden: no lane " + name)
+}

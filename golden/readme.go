@@ -1,0 +1,61 @@
+package golden
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// README block markers: the Guarantees table is generated between them.
+const (
+	ReadmeBegin = "<!-- guarantees:begin -->"
+	ReadmeEnd   = "<!-- guarantees:end -->"
+)
+
+// ReadmeBlock is the README's Guarantees section body, generated from the catalogue so it
+// cannot drift. Links are relative to the repository root.
+func ReadmeBlock() string {
+	var b strings.Builder
+	b.WriteString("Every promise of every algorithm is pinned by a guarantee in `golden/`: a scenario run on the\n" +
+		"simulator, an explicit checker asserting the exact bound, and a golden file whose first lines state\n" +
+		"the claim, the parameters and the bound. `go test ./golden` runs them (`-update` rewrites the golden\n" +
+		"files and this table); `go run ./cmd/ratelab guarantees` lists them and `guarantees run ID` runs one.\n\n")
+	b.WriteString("| id | algorithms | claim | bound | golden |\n| --- | --- | --- | --- | --- |\n")
+	for _, g := range Catalogue() {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | [%s](golden/%s) |\n", g.ID, g.AlgorithmList(),
+			cell(g.Claim), cell(g.Bound), g.ID+".golden", g.Golden())
+	}
+	return b.String()
+}
+
+func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// SpliceReadme returns readme with the text between the guarantees markers replaced by block.
+func SpliceReadme(readme, block string) (string, error) {
+	i := strings.Index(readme, ReadmeBegin)
+	j := strings.Index(readme, ReadmeEnd)
+	if i < 0 || j < i {
+		return "", fmt.Errorf("README has no %s … %s block", ReadmeBegin, ReadmeEnd)
+	}
+	return readme[:i+len(ReadmeBegin)] + "\n" + block + readme[j:], nil
+}
+
+// UpdateReadme rewrites the guarantees block of the README at path, touching nothing else.
+func UpdateReadme(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out, err := SpliceReadme(string(data), ReadmeBlock())
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if out == string(data) {
+		return nil
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(out), info.Mode().Perm())
+}
