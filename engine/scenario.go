@@ -197,7 +197,7 @@ func (sc *Scenario) Validate() error {
 		return fieldErr("horizon", "must be positive, got %v", sc.Horizon)
 	}
 	if sc.Bins < 0 || sc.Bins > 100_000 {
-		return fieldErr("bins", "must be between 1 and 100000, got %d", sc.Bins)
+		return fieldErr("bins", "must be between 1 and 100000 (0: the default, %d), got %d", DefaultBins, sc.Bins)
 	}
 	if len(sc.Sources) == 0 {
 		return fieldErr("sources", "at least one source is required")
@@ -263,7 +263,10 @@ func (s Source) validate(field string, horizon time.Duration) error {
 	if s.Permits < 0 {
 		return fieldErr(field+".permits", "must be at least 1, got %d", s.Permits)
 	}
-	if s.From < 0 || s.Until < 0 || (s.Until != 0 && s.Until <= s.From) {
+	if s.From < 0 {
+		return fieldErr(field+".from", "must not be negative, got %v", s.From)
+	}
+	if s.Until < 0 || (s.Until != 0 && s.Until <= s.From) {
 		return fieldErr(field+".until", "the active period [%v, %v) is empty or negative", s.From, s.Until)
 	}
 	rate := func(name string, v float64) error {
@@ -288,8 +291,11 @@ func (s Source) validate(field string, horizon time.Duration) error {
 		if err := positiveRate(); err != nil {
 			return err
 		}
-		if s.On <= 0 || s.Off < 0 {
-			return fieldErr(field+".on", "on must be positive and off not negative, got on=%v off=%v", s.On, s.Off)
+		if s.On <= 0 {
+			return fieldErr(field+".on", "must be positive, got %v", s.On)
+		}
+		if s.Off < 0 {
+			return fieldErr(field+".off", "must not be negative, got %v", s.Off)
 		}
 	case SourceRamp:
 		if err := rate("rate", s.Rate); err != nil {
@@ -320,8 +326,14 @@ func (s Source) validate(field string, horizon time.Duration) error {
 		}
 		for i, b := range s.Bursts {
 			f := fmt.Sprintf("%s.bursts[%d]", field, i)
-			if b.At < 0 || b.Count < 1 || b.Spread < 0 {
-				return fieldErr(f, "needs at >= 0, count >= 1 and spread >= 0, got at=%v count=%d spread=%v", b.At, b.Count, b.Spread)
+			if b.At < 0 {
+				return fieldErr(f+".at", "must not be negative, got %v", b.At)
+			}
+			if b.Count < 1 {
+				return fieldErr(f+".count", "must be at least 1, got %d", b.Count)
+			}
+			if b.Spread < 0 {
+				return fieldErr(f+".spread", "must not be negative, got %v", b.Spread)
 			}
 			if i > 0 && b.At < s.Bursts[i-1].At {
 				return fieldErr(f+".at", "bursts must be in time order")
@@ -384,12 +396,18 @@ func (d Distribution) validate(field string) error {
 			return fieldErr(field+".mean", "must not be negative, got %v", d.Mean)
 		}
 	case DistUniform:
-		if d.Min < 0 || d.Max < d.Min {
-			return fieldErr(field+".max", "needs 0 <= min <= max, got min=%v max=%v", d.Min, d.Max)
+		if d.Min < 0 {
+			return fieldErr(field+".min", "must not be negative, got %v", d.Min)
+		}
+		if d.Max < d.Min {
+			return fieldErr(field+".max", "must be at least min=%v, got %v", d.Min, d.Max)
 		}
 	case DistLogNormal:
-		if d.Mean <= 0 || d.Sigma <= 0 || d.Sigma > 5 {
-			return fieldErr(field+".sigma", "needs median > 0 and 0 < sigma <= 5, got median=%v sigma=%v", d.Mean, d.Sigma)
+		if d.Mean <= 0 {
+			return fieldErr(field+".median", "must be positive, got %v", d.Mean)
+		}
+		if math.IsNaN(d.Sigma) || d.Sigma <= 0 || d.Sigma > 5 {
+			return fieldErr(field+".sigma", "must be in (0, 5], got %v", d.Sigma)
 		}
 	default:
 		return fieldErr(field+".kind", "unknown distribution %q (constant, uniform, exponential, lognormal)", d.Kind)

@@ -495,6 +495,12 @@ func (d *decoder) distribution(n *yaml.Node, path string, dist *engine.Distribut
 	if kind == "" {
 		return d.fail(n, path+".kind", "missing (constant, uniform, exponential, lognormal)")
 	}
+	// mean and median are one field (the lognormal's median); validation names either.
+	if v, ok := d.where[path+".mean"]; ok {
+		d.where[path+".median"] = v
+	} else if v, ok := d.where[path+".median"]; ok {
+		d.where[path+".mean"] = v
+	}
 	dist.Kind = engine.DistKind(kind)
 	return nil
 }

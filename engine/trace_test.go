@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/csv"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/limiters"
+)
+
+func readAll(t *testing.T, text string) ([]TraceRow, error) {
+	t.Helper()
+	r, err := NewTraceReader(strings.NewReader(text))
+	if err != nil {
+		return nil, err
+	}
+	var rows []TraceRow
+	for {
+		row, err := r.Next()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, row)
+	}
+}
+
+func TestTraceReaderColumns(t *testing.T) {
+	rows, err := readAll(t, "extra,key,t_ns,permits,more\nx,alice,100,2,y\nx,bob,250,,y\n, ,250,1,\n")
+	require.NoError(t, err)
+	assert.Equal(t, []TraceRow{
+		{Line: 2, At: 100, Permits: 2, Key: "alice"},
+		{Line: 3, At: 250, Permits: 1, Key: "bob"},
+		{Line: 4, At: 250, Permits: 1, Key: ""},
+	}, rows)
+
+	rows, err = readAll(t, "t,key\n2026-01-02T03:04:05Z,a\n2026-01-02T03:04:05.5Z,b\n2026-01-02T04:04:06+01:00,c\n")
+	require.NoError(t, err, "RFC 3339, relative to the first row; an offset is honoured")
+	assert.Equal(t, []time.Duration{0, 500 * ms, sec}, []time.Duration{rows[0].At, rows[1].At, rows[2].At})
+
+	rows, err = readAll(t, "T\n0\n0.5\n12\n12.000000001\n.25x\n")
+	require.Error(t, err)
+	assert.Len(t, rows, 4)
+	assert.Equal(t, []time.Duration{0, 500 * ms, 12 * sec, 12*sec + 1}, []time.Duration{rows[0].At, rows[1].At, rows[2].At, rows[3].At})
+	assert.ErrorContains(t, err, "line 6")
+
+	// t_ns wins over t wherever it is.
+	rows, err = readAll(t, "t,t_ns\n99,5\n")
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(5), rows[0].At)
+}
+
+func TestTraceReaderErrorsNameTheLine(t *testing.T) {
+	for _, tc := range []struct{ name, text, want string }{
+		{"out of order", "t_ns\n10\n20\n15\n", "line 4: time 15ns is before the previous row's 20ns"},
+		{"malformed ns", "t_ns\n10\n1.5\n", `line 3: t_ns "1.5"`},
+		{"negative ns", "t_ns\n-1\n", `line 2: t_ns "-1"`},
+		{"malformed seconds", "t\n1\nabc\n", `line 3: t "abc" is neither`},
+		{"too precise", "t\n0.0000000001\n", "line 2: t \"0.0000000001\" has more than 9 decimal places"},
+		{"bad rfc3339", "t\n2026-13-01T00:00:00Z\n", "line 2"},
+		{"missing time column", "time,permits\n1,1\n", "line 1: the header \"time,permits\" has no t_ns or t column"},
+		{"empty", "", "line 1: empty trace"},
+		{"empty time", "t_ns,key\n5,a\n,b\n", "line 3: the time column is empty"},
+		{"bad permits", "t_ns,permits\n1,1\n2,0\n", `line 3: permits "0" is not a whole number >= 1`},
+		{"bad permits word", "t_ns,permits\n1,two\n", `line 2: permits "two"`},
+		{"csv quote", "t_ns,key\n1,\"a\n", "line 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readAll(t, tc.text)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestReplayOutput(t *testing.T) {
+	tb, err := ParseStack("token-bucket:capacity=2,rate=10/1s")
+	require.NoError(t, err)
+	stacked, err := ParseStack("concurrency:max=1+fixed-window:limit=3,window=1s")
+	require.NoError(t, err)
+	in := "t_ns,permits,key\n0,1,a\n0,1,a\n0,1,a\n50000000,2,b\n100000000,1,c\n1000000000,1,d\n"
+	var out bytes.Buffer
+	sum, err := Replay(strings.NewReader(in), &out, [][]limiters.Spec{tb, stacked})
+	require.NoError(t, err)
+	recs, err := csv.NewReader(&out).ReadAll()
+	require.NoError(t, err, "the output is valid CSV: specs with commas are quoted")
+	require.Len(t, recs, 7)
+	assert.Equal(t, []string{"t_ns", "permits", "token-bucket:capacity=2,rate=10/1s", "concurrency:max=1+fixed-window:limit=3,window=1s"}, recs[0])
+	want := [][]string{
+		{"0", "1", "1", "1"},
+		{"0", "1", "1", "1"}, // open loop: the concurrency permit came back at once
+		{"0", "1", "0", "1"},
+		{"50000000", "2", "0", "0"}, // fixed window full
+		{"100000000", "1", "1", "0"},
+		{"1000000000", "1", "1", "1"},
+	}
+	assert.Equal(t, want, recs[1:])
+	assert.Equal(t, int64(6), sum.Rows)
+	assert.Equal(t, int64(7), sum.Permits)
+	assert.Equal(t, sec, sum.Duration)
+	assert.Equal(t, []int64{4, 4}, sum.Admitted)
+
+	_, err = Replay(strings.NewReader("t_ns\n5\n4\n"), io.Discard, [][]limiters.Spec{tb})
+	assert.ErrorContains(t, err, "line 3")
+	assert.Equal(t, `"a,b"`, csvField("a,b"))
+	assert.Equal(t, `"say ""hi"""`, csvField(`say "hi"`))
+	assert.Equal(t, "plain", csvField("plain"))
+}
+
+// Replay agrees with a simulation of the same trace with a dropping client and no downstream.
+func TestReplayMatchesRun(t *testing.T) {
+	sc := &Scenario{Horizon: 10 * sec, Seed: 9, Client: Client{Policy: PolicyDrop},
+		Lanes:   stacks(t, "sliding-window:limit=50,window=1s,slots=10", "token-bucket:capacity=5,rate=50/1s+concurrency:max=3"),
+		Sources: []Source{{Kind: SourcePoisson, Rate: 80}}}
+	st, err := newStream(sc.Sources[0], 0, sc.Seed, sc.Horizon)
+	require.NoError(t, err)
+	var trace strings.Builder
+	trace.WriteString("t_ns\n")
+	for {
+		a, ok, err := st.next()
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		trace.WriteString(strconv.FormatInt(a.at, 10) + "\n")
+	}
+	res := run(t, sc)
+	var stackList [][]limiters.Spec
+	for _, l := range sc.Lanes {
+		stackList = append(stackList, l.Stack)
+	}
+	sum, err := Replay(strings.NewReader(trace.String()), io.Discard, stackList)
+	require.NoError(t, err)
+	assert.Equal(t, res.Lanes[0].Totals.Offered, sum.Rows)
+	assert.Equal(t, []int64{res.Lanes[0].Totals.Admitted, res.Lanes[1].Totals.Admitted}, sum.Admitted)
+}
