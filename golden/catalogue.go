@@ -6,5 +6,12 @@ func Catalogue() []*Guarantee {
 		tokenBucketBurst,
 		tokenBucketInterval,
 		tokenBucketNoDrift,
+		leakyBucket,
+		slidingWindowBoundary,
+		slidingWindowSlotEdge,
+		fixedWindowBoundary,
+		warmUpCurve,
+		warmUpBurst,
+		warmUpCapacityOne,
 	}
 }
