@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+
+	"github.com/ratelab/ratelab/tui"
+)
+
+// The workbench is what `ratelab` opens on a terminal when given no command.
+func init() { openWorkbench = tuiCommand }
+
+// tuiCommand opens the interactive workbench on a scenario (the default one when none is
+// given). It needs a terminal: without one it says so and points at `run`.
+func tuiCommand(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("tui", flag.ContinueOnError)
+	var sf scenarioFlags
+	sf.register(fs)
+	positional, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	sc, err := sf.load(fs, positional)
+	if err != nil {
+		return err
+	}
+	if !e.stdoutTTY {
+		return errors.New("tui: standard output is not a terminal (`ratelab run` prints a table)")
+	}
+	return tui.Run(ctx, sc, e.stdin, e.stdout)
+}

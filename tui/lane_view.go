@@ -1,0 +1,197 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ratelab/ratelab/engine"
+)
+
+// minLaneHeight is a lane's title, one row of admitted and one of rejected (the state beside
+// them, two lines); maxLaneHeight is where extra rows stop helping.
+const (
+	minLaneHeight = 3
+	maxLaneHeight = 7
+)
+
+// chartWindow is the range of slices the charts show: the newest ones, ending at now.
+type chartWindow struct {
+	first, cols int
+	scale       int // the count of a full column
+}
+
+func (m *Model) chartWindow(cols int) chartWindow {
+	s := m.sim
+	cur := int(s.now / s.slice)
+	if s.now >= s.sc.Horizon && s.now > 0 {
+		cur = int((s.now - 1) / s.slice)
+	}
+	w := chartWindow{first: max(0, cur-cols+1), cols: cols, scale: 1}
+	for _, chart := range s.charts {
+		for k := w.first; k <= cur && k < len(chart); k++ {
+			w.scale = max(w.scale, chart[k].admitted, chart[k].rejected)
+		}
+	}
+	return w
+}
+
+// laneView draws lane i in h rows of width cells: the title with the counters, then the
+// chart (admitted above rejected) beside the limiter's state.
+func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
+	s, sty := m.sim, m.styles
+	lane := s.lanes[i]
+	res := lane.Result()
+	t := res.Totals
+
+	rows := h - 1
+	marker, nameStyle := "  ", sty.Lane
+	if i == m.focus {
+		marker, nameStyle = "▸ ", sty.Focused
+	}
+	counters := []string{
+		fmt.Sprintf("admitted %d/%d", t.Admitted, t.Offered),
+		fmt.Sprintf("rejected %d", t.Rejected),
+	}
+	if t.Retried > 0 {
+		counters = append(counters, fmt.Sprintf("retried %d", t.Retried))
+	}
+	if t.GaveUp > 0 && t.GaveUp != t.Rejected {
+		counters = append(counters, fmt.Sprintf("gave up %d", t.GaveUp))
+	}
+	if t.Queued > 0 {
+		counters = append(counters, fmt.Sprintf("queued %d", t.Queued))
+	}
+	if t.Failed > 0 || (s.sc.Downstream != nil && s.sc.Downstream.Pool > 0) {
+		counters = append(counters, fmt.Sprintf("failed %d", t.Failed))
+	}
+	if ds := s.sc.Downstream; ds != nil && rows < 3 {
+		if ds.Pool > 0 {
+			counters = append(counters, fmt.Sprintf("pool %d/%d", lane.InFlight(), ds.Pool))
+		} else {
+			counters = append(counters, fmt.Sprintf("in flight %d", lane.InFlight()))
+		}
+	}
+	if t.Wasted > 0 {
+		counters = append(counters, fmt.Sprintf("wasted %d", t.Wasted))
+	}
+	title := marker + nameStyle.Render(lane.Spec.Label()) + "  " + strings.Join(counters, " · ")
+	lines := []string{ansi.Truncate(title, width, "…")}
+
+	okRows := (rows + 1) / 2
+	noRows := rows - okRows
+	stateW := stateWidth(width)
+	chartCols := cw.cols
+
+	// The state panel: each stage's drawing, then the downstream when there is one.
+	var panel []string
+	stages := len(lane.Stages)
+	downstream := s.sc.Downstream != nil && rows >= 3
+	room := rows
+	if downstream {
+		room--
+	}
+	for k, stage := range lane.Stages {
+		per := room / stages
+		if k < room%stages {
+			per++
+		}
+		if per == 0 {
+			continue
+		}
+		st := stage.Snapshot(s.now)
+		prefix := ""
+		if stages > 1 {
+			prefix = fmt.Sprintf("%d:", k+1)
+		}
+		for j, l := range stateLines(st, stateW-len(prefix), per, sty) {
+			if j == 0 {
+				l = prefix + l
+			} else {
+				l = strings.Repeat(" ", len(prefix)) + l
+			}
+			panel = append(panel, l)
+		}
+	}
+	if downstream {
+		panel = append(panel, downstreamLine(s.sc.Downstream, lane, stateW, m.styles))
+	}
+
+	for r := 0; r < rows; r++ {
+		var label, bars string
+		if r < okRows {
+			if r == 0 {
+				label = "ok "
+			}
+			bars = chartRow(s.charts[i], cw, okRows-1-r, okRows, true, sty)
+		} else {
+			if r == okRows {
+				label = "no "
+			}
+			bars = chartRow(s.charts[i], cw, noRows-1-(r-okRows), noRows, false, sty)
+		}
+		label = fmt.Sprintf("%-3s", label)
+		line := label + bars + strings.Repeat(" ", max(0, chartCols-ansi.StringWidth(bars)))
+		if r < len(panel) {
+			line += sty.Dim.Render(" │ ") + panel[r]
+		} else {
+			line += sty.Dim.Render(" │")
+		}
+		lines = append(lines, ansi.Truncate(line, width, ""))
+	}
+	return lines
+}
+
+func downstreamLine(ds *engine.Downstream, lane *engine.Lane, width int, sty Styles) string {
+	queue := ""
+	if q := lane.QueueLen(); q > 0 || (lane.Spec.Client != nil && lane.Spec.Client.Policy == engine.PolicyQueue) {
+		queue = fmt.Sprintf(" · queue %d", q)
+	}
+	if ds.Pool <= 0 {
+		return fmt.Sprintf("downstream %d in flight (no pool)%s", lane.InFlight(), queue)
+	}
+	label := fmt.Sprintf(" %d of pool %d%s", lane.InFlight(), ds.Pool, queue)
+	return "pool" + meter(lane.InFlight(), ds.Pool, min(width-4-len(label), 24), sty) + label
+}
+
+// stateWidth is the state panel's width in a lane of width cells.
+func stateWidth(width int) int {
+	return min(max(width/2, 36), 60)
+}
+
+// chartCols is the chart's width in a lane of width cells: what the label, the separator
+// and the state panel leave.
+func chartCols(width int) int {
+	return max(width-3-3-stateWidth(width), 1)
+}
+
+var eighths = []rune(" ▁▂▃▄▅▆▇█")
+
+// chartRow is row r (0 at the bottom) of a bar chart of rows rows: one column per slice of
+// the window, the height proportional to the count against the window's scale. Any
+// non-zero count shows at least ▁.
+func chartRow(chart []sliceCount, cw chartWindow, r, rows int, admitted bool, sty Styles) string {
+	var b strings.Builder
+	for c := 0; c < cw.cols; c++ {
+		k := cw.first + c
+		if k >= len(chart) {
+			break
+		}
+		n := chart[k].rejected
+		if admitted {
+			n = chart[k].admitted
+		}
+		level := 0
+		if n > 0 {
+			level = max(1, n*rows*8/cw.scale)
+		}
+		fill := min(max(level-r*8, 0), 8)
+		b.WriteRune(eighths[fill])
+	}
+	text := strings.TrimRight(b.String(), " ")
+	if admitted {
+		return sty.Admitted.Render(text)
+	}
+	return sty.Rejected.Render(text)
+}

@@ -1,0 +1,254 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// stateLines draws a limiter's State the way the algorithms document draws it, in at most k
+// lines of at most width cells, the most telling line first:
+//
+//	GCRA (token/leaky bucket):  TAT 80ms, 20ms ahead · T 10ms · 1/3 free
+//	                            now├▓▓▓▓▓▓▓▓▓▓▓▓●·······┤τ 30ms
+//	warm-up, in addition:       ramp[━━━━━━╸──────] age 3.2s of 10s, 45% of the rate
+//	sliding window:             live 37 of 100 · 10 slots of 100ms · ~n stale
+//	                            │ 3│ 9│~4│ .│12│ 8│ 5│ .│ .│ 1│
+//	fixed window:               window [1s, 2s) · resets in 430ms
+//	                            [██████░░░░░░░░░░] 37 of 100 used
+//	concurrency:                4 of 5 in flight · 1 free
+//	                            [████████████████░░░░]
+func stateLines(st limiters.State, width, k int, sty Styles) []string {
+	if k <= 0 || width <= 0 {
+		return nil
+	}
+	var lines []string
+	switch st.Kind {
+	case limiters.KindTokenBucket, limiters.KindLeakyBucket, limiters.KindWarmUpTokenBucket:
+		lines = gcraLines(st, width, k, sty)
+	case limiters.KindSlidingWindow:
+		lines = slidingLines(st, width, k, sty)
+	case limiters.KindFixedWindow:
+		lines = fixedLines(st, width, k, sty)
+	case limiters.KindConcurrency:
+		lines = concurrencyLines(st, width, k, sty)
+	default:
+		lines = []string{fmt.Sprintf("%s · %d free", st.Kind, st.Available)}
+	}
+	if len(lines) > k {
+		lines = lines[:k]
+	}
+	return lines
+}
+
+func gcraLines(st limiters.State, width, k int, sty Styles) []string {
+	backlog := st.Backlog()
+	free := fmt.Sprintf("%d/%d free", st.Available, st.MaxPermits)
+	var numbers string
+	if backlog > 0 {
+		numbers = fmt.Sprintf("TAT %s (+%s) · T %s · %s", short(st.Arrival), short(backlog), short(st.Interval), free)
+	} else {
+		numbers = fmt.Sprintf("TAT ≤ now (full) · T %s · %s", short(st.Interval), free)
+	}
+	schedule := gcraSchedule(st, width, sty)
+	if st.Kind != limiters.KindWarmUpTokenBucket {
+		if k == 1 {
+			return []string{gcraSchedule(st, width-len(free)-1, sty) + " " + free}
+		}
+		return []string{numbers, schedule, gcraRule(st)}
+	}
+	rate := 100.0
+	if st.Interval > 0 {
+		rate = 100 * float64(st.SteadyInterval) / float64(st.Interval)
+	}
+	var ramp string
+	if st.Age < st.WarmUp {
+		ramp = fmt.Sprintf("warming %s of %s · T %s→%s · %s", short(st.Age), short(st.WarmUp), short(st.Interval), short(st.SteadyInterval), free)
+	} else {
+		ramp = fmt.Sprintf("warm · T %s · %s", short(st.Interval), free)
+	}
+	switch {
+	case k == 1:
+		return []string{ramp}
+	case k == 2:
+		return []string{ramp, schedule}
+	}
+	label := fmt.Sprintf(" %.0f%% of the rate", rate)
+	rampBar := "ramp[" + sty.Bar.Render(rampGlyphs(st, width-6-len(label))) + "]" + label
+	return []string{numbers, schedule, rampBar}
+}
+
+// gcraRule is the admission test for one more permit, with the state's numbers:
+// (TAT − now) + T ≤ τ.
+func gcraRule(st limiters.State) string {
+	after := st.Backlog() + st.Interval
+	verdict := fmt.Sprintf("≤ τ %s: 1 fits", short(st.Tolerance))
+	if after > st.Tolerance {
+		verdict = fmt.Sprintf("> τ %s: 1 waits", short(st.Tolerance))
+	}
+	return fmt.Sprintf("backlog %s + T %s = %s %s", short(st.Backlog()), short(st.Interval), short(after), verdict)
+}
+
+// gcraSchedule draws [now, now+τ]: the backlog (TAT − now) filled, TAT marked ●.
+func gcraSchedule(st limiters.State, width int, sty Styles) string {
+	tail := "┤τ " + short(st.Tolerance)
+	bw := width - 4 - len([]rune(tail))
+	if bw < 4 {
+		return fmt.Sprintf("ahead %s of τ %s", short(st.Backlog()), short(st.Tolerance))
+	}
+	filled := 0
+	if st.Tolerance > 0 {
+		filled = int(float64(bw) * float64(st.Backlog()) / float64(st.Tolerance))
+	}
+	filled = min(max(filled, 0), bw-1)
+	return "now├" + sty.Bar.Render(strings.Repeat("▓", filled)) + "●" + sty.Dim.Render(strings.Repeat("·", bw-filled-1)) + tail
+}
+
+func rampGlyphs(st limiters.State, w int) string {
+	if w < 2 {
+		return ""
+	}
+	frac := 1.0
+	if st.WarmUp > 0 && st.Age < st.WarmUp {
+		frac = float64(st.Age) / float64(st.WarmUp)
+	}
+	done := min(int(frac*float64(w)), w)
+	if done == w {
+		return strings.Repeat("━", w)
+	}
+	return strings.Repeat("━", done) + "╸" + strings.Repeat("─", w-done-1)
+}
+
+func slidingLines(st limiters.State, width, k int, sty Styles) []string {
+	head := fmt.Sprintf("live %d/%d · %d×%s slots · ~n stale", st.Count, st.Limit, len(st.Slots), short(st.SlotLength))
+	cells, per := slotCells(st, width, sty)
+	if per > 1 {
+		head = fmt.Sprintf("live %d/%d · %d×%s slots, %d a cell · ~n stale", st.Count, st.Limit, len(st.Slots), short(st.SlotLength), per)
+	}
+	if k == 1 {
+		prefix := fmt.Sprintf("%d/%d", st.Count, st.Limit)
+		cells, _ = slotCells(st, width-len(prefix), sty)
+		return []string{prefix + cells}
+	}
+	lines := []string{head, cells}
+	if k >= 3 {
+		expiry := "nothing counted"
+		for _, s := range st.Slots {
+			if s.Live && s.Count > 0 {
+				expiry = fmt.Sprintf("oldest live slot (%d) expires at %s", s.Count, short(s.Start+st.Window))
+				break
+			}
+		}
+		lines = append(lines, fmt.Sprintf("window [%s, %s) · %s", short(st.WindowStart), short(st.WindowEnd), expiry))
+	}
+	return lines
+}
+
+// slotCells draws the slots oldest first, the current one last: a live slot's count ("."
+// when empty), a stale generation's leftover count as "~n" (ignored by reads). When the
+// slots do not fit, neighbours share a cell; per says how many.
+func slotCells(st limiters.State, width int, sty Styles) (string, int) {
+	n := len(st.Slots)
+	if n == 0 || width < 4 {
+		return "", 1
+	}
+	maxCells := max((width-1)/3, 1)
+	per := (n + maxCells - 1) / maxCells
+	cells := (n + per - 1) / per
+	cw := min((width-1)/cells, 5) // separator + content
+	content := cw - 1
+	var b strings.Builder
+	for c := 0; c < cells; c++ {
+		live, stale, anyLive := 0, 0, false
+		for _, s := range st.Slots[c*per : min((c+1)*per, n)] {
+			if s.Live {
+				anyLive = true
+				live += s.Count
+			} else {
+				stale += s.StaleCount
+			}
+		}
+		b.WriteString(sty.Dim.Render("│"))
+		switch {
+		case live > 0:
+			b.WriteString(fitRight(fmt.Sprint(live), content))
+		case stale > 0 && !anyLive:
+			b.WriteString(sty.Stale.Render(fitRight("~"+fmt.Sprint(stale), content)))
+		case anyLive:
+			b.WriteString(sty.Dim.Render(fitRight(".", content)))
+		default:
+			b.WriteString(strings.Repeat(" ", content))
+		}
+	}
+	b.WriteString(sty.Dim.Render("│"))
+	return b.String(), per
+}
+
+// fitRight right-aligns s in w cells, or shows # when it does not fit.
+func fitRight(s string, w int) string {
+	if len(s) > w {
+		return strings.Repeat("#", w)
+	}
+	return strings.Repeat(" ", w-len(s)) + s
+}
+
+func fixedLines(st limiters.State, width, k int, sty Styles) []string {
+	used := fmt.Sprintf(" %d of %d used", st.Count, st.Limit)
+	bar := meter(st.Count, st.Limit, width-len(used), sty) + used
+	head := fmt.Sprintf("window [%s, %s) · resets in %s", short(st.WindowStart), short(st.WindowEnd), short(st.WindowEnd-st.At))
+	if k == 1 {
+		return []string{bar}
+	}
+	return []string{head, bar}
+}
+
+func concurrencyLines(st limiters.State, width, k int, sty Styles) []string {
+	head := fmt.Sprintf("%d of %d in flight · %d free", st.InFlight, st.Max, st.Max-st.InFlight)
+	if k == 1 {
+		label := fmt.Sprintf(" %d/%d in flight", st.InFlight, st.Max)
+		return []string{meter(st.InFlight, st.Max, width-len(label), sty) + label}
+	}
+	return []string{head, meter(st.InFlight, st.Max, width, sty)}
+}
+
+// meter is [████░░░░] of used against limit, width cells including the brackets.
+func meter(used, limit, width int, sty Styles) string {
+	w := width - 2
+	if w < 1 || limit <= 0 {
+		return ""
+	}
+	filled := min(max(used*w/limit, 0), w)
+	if used > 0 && filled == 0 {
+		filled = 1
+	}
+	return "[" + sty.Bar.Render(strings.Repeat("█", filled)) + sty.Dim.Render(strings.Repeat("░", w-filled)) + "]"
+}
+
+// short formats a duration for a narrow column: at most four significant digits
+// (1.0105263s → 1.011s, 57.5ms, 250µs).
+func short(d time.Duration) string {
+	neg := d < 0
+	if neg {
+		d = -d
+	}
+	var r time.Duration
+	switch {
+	case d >= 10*time.Second:
+		r = d.Round(10 * time.Millisecond)
+	case d >= time.Second:
+		r = d.Round(time.Millisecond)
+	case d >= 10*time.Millisecond:
+		r = d.Round(100 * time.Microsecond)
+	case d >= time.Millisecond:
+		r = d.Round(10 * time.Microsecond)
+	default:
+		r = d.Round(time.Microsecond)
+	}
+	s := limiters.FormatDuration(r)
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
