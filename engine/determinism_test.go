@@ -1,0 +1,139 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/scenarios"
+)
+
+func runJSON(t *testing.T, sc *engine.Scenario) []byte {
+	t.Helper()
+	res, err := engine.Run(context.Background(), sc, nil)
+	require.NoError(t, err)
+	out, err := json.Marshal(res)
+	require.NoError(t, err)
+	return out
+}
+
+// Every built-in scenario gives byte-identical results run after run and whatever
+// GOMAXPROCS: lanes share nothing and the kernel orders ties by scheduling sequence.
+func TestRunIsDeterministic(t *testing.T) {
+	for _, name := range scenarios.Names() {
+		t.Run(name, func(t *testing.T) {
+			sc, err := scenarios.Get(name)
+			require.NoError(t, err)
+			first := runJSON(t, sc)
+			sc2, _ := scenarios.Get(name)
+			assert.Equal(t, string(first), string(runJSON(t, sc2)), "second run differs")
+
+			prev := runtime.GOMAXPROCS(1)
+			defer runtime.GOMAXPROCS(prev)
+			sc3, _ := scenarios.Get(name)
+			one := runJSON(t, sc3)
+			runtime.GOMAXPROCS(4)
+			sc4, _ := scenarios.Get(name)
+			four := runJSON(t, sc4)
+			assert.Equal(t, string(first), string(one), "GOMAXPROCS(1) differs")
+			assert.Equal(t, string(first), string(four), "GOMAXPROCS(4) differs")
+
+			// A lane run alone gives the same result as in company: no shared state.
+			for i := range sc.Lanes {
+				solo, _ := scenarios.Get(name)
+				solo.Lanes = solo.Lanes[i : i+1]
+				res, err := engine.Run(context.Background(), solo, nil)
+				require.NoError(t, err)
+				var all engine.Results
+				require.NoError(t, json.Unmarshal(first, &all))
+				// Meter lengths are the union over the scenario's lanes; compare the shared ones.
+				together, alone := all.Lanes[i], res.Lanes[0]
+				for _, w := range alone.Windows {
+					assert.Contains(t, together.Windows, w, "lane %d alone: window meter", i)
+				}
+				together.Windows, alone.Windows = nil, nil
+				a, _ := json.Marshal(together)
+				b, _ := json.Marshal(alone)
+				assert.True(t, string(a) == string(b), "lane %d alone differs from the lane in company", i)
+			}
+		})
+	}
+}
+
+// Every lane is offered the identical traffic: the same count, and (traced) the same first
+// attempts at the same times with the same request ids.
+func TestEveryLaneGetsTheSameOfferedTraffic(t *testing.T) {
+	for _, name := range scenarios.Names() {
+		t.Run(name, func(t *testing.T) {
+			sc, err := scenarios.Get(name)
+			require.NoError(t, err)
+			if sc.Horizon > 60e9 {
+				sc.Horizon = 60e9 // keep the trace under its limit
+			}
+			sc.Trace = true
+			res, err := engine.Run(context.Background(), sc, nil)
+			require.NoError(t, err)
+			type first struct {
+				at      int64
+				id      uint64
+				permits int
+				key     string
+			}
+			// The first record of each request is its arrival: decided, or queued behind others.
+			firsts := func(l engine.LaneResult) []first {
+				var out []first
+				seen := map[uint64]bool{}
+				for _, r := range l.Trace {
+					if seen[r.Request] {
+						continue
+					}
+					seen[r.Request] = true
+					out = append(out, first{int64(r.At), r.Request, r.Permits, r.Key})
+				}
+				return out
+			}
+			base := res.Lanes[0]
+			require.False(t, base.Truncated)
+			want := firsts(base)
+			assert.Len(t, want, int(base.Totals.Offered))
+			for _, l := range res.Lanes[1:] {
+				assert.Equal(t, base.Totals.Offered, l.Totals.Offered, l.Name)
+				assert.Equal(t, base.Totals.OfferedPermits, l.Totals.OfferedPermits, l.Name)
+				if got := firsts(l); !assert.Equal(t, len(want), len(got), l.Name) || !assert.True(t, equalFirsts(want, got), l.Name) {
+					return
+				}
+			}
+		})
+	}
+}
+
+func equalFirsts[T comparable](a, b []T) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// The slow-downstream scenario teaches that rate is not concurrency.
+func TestSlowDownstream(t *testing.T) {
+	sc, err := scenarios.Get("slow-downstream")
+	require.NoError(t, err)
+	res, err := engine.Run(context.Background(), sc, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Lanes, 3)
+	tb, conc, stacked := res.Lanes[0].Totals, res.Lanes[1].Totals, res.Lanes[2].Totals
+	assert.Greater(t, tb.Failed, int64(0), "the token bucket alone lets the pool fail")
+	assert.Equal(t, 20, tb.MaxInFlight, "and fills the pool")
+	assert.Zero(t, conc.Failed, "concurrency:max=20 protects the pool")
+	assert.Zero(t, stacked.Failed, "so does the stack")
+	assert.LessOrEqual(t, conc.MaxInFlight, 20)
+	assert.LessOrEqual(t, stacked.MaxInFlight, 20)
+	assert.Greater(t, stacked.Wasted, int64(0), "token bucket permits taken for requests the bulkhead refused")
+}
