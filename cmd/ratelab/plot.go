@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/plots"
+	"github.com/ratelab/ratelab/scenarios"
+)
+
+// traceLimit is the most attempts per lane for which plot reruns a scenario with its trace
+// recorded: the timeline needs it and the guarantee chart is exact with it. Longer runs are
+// charted from their bins.
+const traceLimit = 50_000
+
+// plotOptions are the rendering flags.
+type plotOptions struct {
+	format        string
+	width, height int
+}
+
+func plotCommand(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
+	var sf scenarioFlags
+	sf.register(fs)
+	var charts stringList
+	fs.Var(&charts, "chart", "chart to draw, repeatable: "+strings.Join(plots.ChartNames(), ", ")+" (default: every chart that applies)")
+	out := fs.String("out", "", "directory to write the charts to")
+	gallery := fs.String("gallery", "", "regenerate the gallery (GALLERY.md and img/) in this directory, for every scenario")
+	var opt plotOptions
+	fs.StringVar(&opt.format, "format", "png", "image format: png or svg")
+	fs.IntVar(&opt.width, "width", plots.DefaultWidth, "width in pixels (at 96 dpi)")
+	fs.IntVar(&opt.height, "height", 0, "height in pixels (default: from the number of panels)")
+	positional, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if opt.format != "png" && opt.format != "svg" {
+		return usageErrorf("plot: --format: %q is not png or svg", opt.format)
+	}
+	if opt.width < 200 || opt.width > 10000 || opt.height < 0 || opt.height > 10000 || (opt.height > 0 && opt.height < 150) {
+		return usageErrorf("plot: --width must be 200 to 10000 and --height 150 to 10000 pixels, got %d×%d", opt.width, opt.height)
+	}
+	for _, c := range charts {
+		if !slices.Contains(plots.ChartNames(), c) {
+			return usageErrorf("plot: --chart: no chart %q (charts: %s)", c, strings.Join(plots.ChartNames(), ", "))
+		}
+	}
+	if *gallery != "" {
+		if len(positional) > 0 || *out != "" || len(charts) > 0 {
+			return usageErrorf("plot: --gallery draws every scenario; it takes no scenario, --chart or --out")
+		}
+		return writeGallery(ctx, e, *gallery, scenarios.Names(), opt)
+	}
+	if *out == "" {
+		return usageErrorf("plot: --out DIR is required (or --gallery DIR)")
+	}
+	sc, err := sf.load(fs, positional)
+	if err != nil {
+		return err
+	}
+	res, err := runForCharts(ctx, e, sc)
+	if err != nil {
+		return err
+	}
+	names := []string(charts)
+	if len(names) == 0 {
+		names = plots.Applicable(sc, res)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	base := fileBase(sc, positional)
+	for _, name := range names {
+		fig, err := plots.Build(name, sc, res)
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		path := filepath.Join(*out, fmt.Sprintf("%s-%s.%s", base, name, opt.format))
+		if err := writeFigure(path, fig, opt); err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stdout, path)
+	}
+	return nil
+}
+
+// runForCharts runs sc; when the run is small enough and was not traced, it runs it again
+// with the trace on (the results are the same: the trace only observes).
+func runForCharts(ctx context.Context, e *env, sc *engine.Scenario) (*engine.Results, error) {
+	res, err := runWithProgress(ctx, e, sc)
+	if err != nil || sc.Trace {
+		return res, err
+	}
+	for _, l := range res.Lanes {
+		if l.Totals.Attempts+l.Totals.Failed > traceLimit {
+			return res, nil
+		}
+	}
+	sc.Trace = true
+	return engine.Run(ctx, sc, nil)
+}
+
+// fileBase names a scenario's files: its name, or the scenario file's base name.
+func fileBase(sc *engine.Scenario, positional []string) string {
+	name := sc.Name
+	if name == "" && len(positional) == 1 {
+		name = strings.TrimSuffix(filepath.Base(positional[0]), filepath.Ext(positional[0]))
+	}
+	name = strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+			return r
+		}
+		return '-'
+	}, name)
+	if name == "" {
+		name = "scenario"
+	}
+	return name
+}
+
+// writeFigure renders fig to path, writing only when the bytes differ (a regenerated gallery
+// leaves unchanged files untouched).
+func writeFigure(path string, fig *plots.Figure, opt plotOptions) error {
+	var buf bytes.Buffer
+	if err := fig.Write(&buf, opt.format, opt.width, opt.height); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return writeIfChanged(path, buf.Bytes())
+}
+
+func writeIfChanged(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// writeGallery runs every named scenario and writes dir/img/SCENARIO-CHART.EXT for each chart
+// that applies, and dir/GALLERY.md: each scenario's explanation, charts and results table.
+func writeGallery(ctx context.Context, e *env, dir string, names []string, opt plotOptions) error {
+	img := filepath.Join(dir, "img")
+	if err := os.MkdirAll(img, 0o755); err != nil {
+		return err
+	}
+	var md strings.Builder
+	md.WriteString("# Gallery\n\n<!-- Generated by `go run ./cmd/ratelab plot --gallery docs/`; do not edit. -->\n\n" +
+		"Every built-in scenario, run with its own seed, and every chart that applies to it. " +
+		"Colours mean one limiter kind everywhere: " + kindLegend() + ". " +
+		"Offered traffic is the grey area, refusals are black, bounds are dashed.\n\n")
+	for _, name := range names {
+		fmt.Fprintf(&md, "- [%s](#%s)\n", name, name)
+	}
+	for _, name := range names {
+		sc, err := scenarios.Get(name)
+		if err != nil {
+			return err
+		}
+		res, err := runForCharts(ctx, e, sc)
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", name, err)
+		}
+		fmt.Fprintf(&md, "\n## %s\n\n%s\n\n", name, sc.Description)
+		for _, chart := range plots.Applicable(sc, res) {
+			fig, err := plots.Build(chart, sc, res)
+			if err != nil {
+				return fmt.Errorf("scenario %s: %w", name, err)
+			}
+			file := fmt.Sprintf("%s-%s.%s", name, chart, opt.format)
+			path := filepath.Join(img, file)
+			if err := writeFigure(path, fig, opt); err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stdout, path)
+			fmt.Fprintf(&md, "![%s](img/%s)\n\n", fig.Title, file)
+		}
+		writeMarkdownTable(&md, sc, res)
+	}
+	path := filepath.Join(dir, "GALLERY.md")
+	if err := writeIfChanged(path, []byte(md.String())); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, path)
+	return nil
+}
+
+func kindLegend() string {
+	kinds := []struct {
+		k    limiters.Kind
+		name string
+	}{
+		{limiters.KindTokenBucket, "blue"}, {limiters.KindLeakyBucket, "green"}, {limiters.KindSlidingWindow, "orange"},
+		{limiters.KindFixedWindow, "vermillion"}, {limiters.KindWarmUpTokenBucket, "purple"}, {limiters.KindConcurrency, "sky blue"},
+	}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %s", k.k, k.name)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeMarkdownTable is the run command's table as Markdown.
+func writeMarkdownTable(md *strings.Builder, sc *engine.Scenario, res *engine.Results) {
+	rows := summarize(sc, res)
+	cells := summaryHeader.cells()
+	fmt.Fprintf(md, "| %s |\n| --- |%s\n", strings.Join(cells, " | "), strings.Repeat(" ---: |", len(cells)-1))
+	for _, r := range rows {
+		c := r.cells()
+		c[0] = "`" + c[0] + "`"
+		fmt.Fprintf(md, "| %s |\n", strings.Join(c, " | "))
+	}
+}

@@ -1,0 +1,861 @@
+package plots
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// Chart is one kind of figure: a pure function from a scenario and its results to a Figure.
+type Chart struct {
+	Name    string
+	Summary string
+	// Applies reports whether the chart has something to show for this run.
+	Applies func(sc *engine.Scenario, res *engine.Results) bool
+	Build   func(sc *engine.Scenario, res *engine.Results) (*Figure, error)
+}
+
+// Charts is every chart, in the order a gallery shows them.
+var Charts = []Chart{
+	{"timeline", "every request of every lane as a mark: admitted, rejected, retried (small runs, needs the trace)", hasTimeline, Timeline},
+	{"rate", "offered, admitted and rejected requests per second, one panel per lane", always, Rate},
+	{"state", "each stage's available permits, requests in flight and the client queue over time", always, State},
+	{"guarantee", "the most admitted in a rolling window against the limiter's documented bound", hasWindow, Guarantee},
+	{"warmup", "a warm-up bucket's admitted rate against its documented curve and the token bucket", hasWarmUp, WarmUp},
+	{"downstream", "requests in flight against the downstream's pool, and the requests the pool refused", hasDownstream, Downstream},
+}
+
+// ChartNames lists the charts' names.
+func ChartNames() []string {
+	names := make([]string, len(Charts))
+	for i, c := range Charts {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// ErrNotApplicable is returned by Build for a chart that has nothing to show for a run.
+var ErrNotApplicable = errors.New("plots: chart does not apply to this scenario")
+
+// Build makes the chart called name.
+func Build(name string, sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	for _, c := range Charts {
+		if c.Name == name {
+			if !c.Applies(sc, res) {
+				return nil, fmt.Errorf("%s: %w", name, ErrNotApplicable)
+			}
+			return c.Build(sc, res)
+		}
+	}
+	return nil, fmt.Errorf("plots: no chart %q (charts: %s)", name, strings.Join(ChartNames(), ", "))
+}
+
+// Applicable lists the charts that have something to show for this run.
+func Applicable(sc *engine.Scenario, res *engine.Results) []string {
+	var names []string
+	for _, c := range Charts {
+		if c.Applies(sc, res) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// TimelineLimit is the most marks per lane the timeline draws: beyond it a mark per request
+// is no longer a picture. Longer runs use the rate chart.
+const TimelineLimit = 600
+
+// TimelineFits reports whether a run with these results is small enough for the timeline
+// (whether or not it was traced): a caller may then rerun it with Scenario.Trace set.
+func TimelineFits(res *engine.Results) bool {
+	for _, l := range res.Lanes {
+		if l.Totals.Attempts+l.Totals.Failed > TimelineLimit {
+			return false
+		}
+	}
+	return len(res.Lanes) > 0
+}
+
+func always(*engine.Scenario, *engine.Results) bool { return true }
+
+func hasTimeline(sc *engine.Scenario, res *engine.Results) bool {
+	if !TimelineFits(res) {
+		return false
+	}
+	for _, l := range res.Lanes {
+		if l.Truncated || (len(l.Trace) == 0 && l.Totals.Attempts > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasWindow(sc *engine.Scenario, res *engine.Results) bool {
+	_, ok := guaranteeWindow(sc)
+	return ok
+}
+
+func hasWarmUp(sc *engine.Scenario, res *engine.Results) bool { return warmUpLane(sc) >= 0 }
+
+func hasDownstream(sc *engine.Scenario, res *engine.Results) bool { return sc.Downstream != nil }
+
+// --- shared pieces ---
+
+// timeUnit is the time axis's unit: milliseconds for runs of 2s or less, else seconds.
+func timeUnit(horizon time.Duration) (per time.Duration, name string) {
+	if horizon <= 2*time.Second {
+		return time.Millisecond, "ms"
+	}
+	return time.Second, "s"
+}
+
+func toUnit(d, per time.Duration) float64 { return float64(d) / float64(per) }
+
+func laneColors(sc *engine.Scenario) []color.Color {
+	var out []color.Color
+	for _, l := range sc.Lanes {
+		c := LaneColor(l)
+		if !slices.ContainsFunc(out, func(o color.Color) bool { return sameColor(o, c) }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func sameColor(a, b color.Color) bool {
+	r1, g1, b1, a1 := a.RGBA()
+	r2, g2, b2, a2 := b.RGBA()
+	return r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2
+}
+
+func fmtDur(d time.Duration) string { return limiters.FormatDuration(d) }
+
+// clientText describes what a refused client does.
+func clientText(c engine.Client) string {
+	switch c.Policy {
+	case engine.PolicyRetry:
+		return fmt.Sprintf("retry every %s, %d attempts", fmtDur(c.Delay), c.MaxAttempts)
+	case engine.PolicyBackoff:
+		s := fmt.Sprintf("backoff from %s", fmtDur(c.Delay))
+		if c.Jitter {
+			s += " with jitter"
+		}
+		return s
+	case engine.PolicyRetryAfter:
+		return "retry at the Retry-After hint"
+	case engine.PolicyQueue:
+		return fmt.Sprintf("queue of %d, timeout %s", c.QueueSize, fmtDur(c.Timeout))
+	}
+	return "refused requests are dropped"
+}
+
+// runText is the subtitle's common part: seed, virtual time, offered traffic, client.
+func runText(sc *engine.Scenario, res *engine.Results) string {
+	var offered int64
+	if len(res.Lanes) > 0 {
+		offered = res.Lanes[0].Totals.Offered
+	}
+	return fmt.Sprintf("seed %d · %s of virtual time · %d requests offered to every lane · %s",
+		res.Seed, fmtDur(res.Horizon), offered, clientText(sc.Client))
+}
+
+// span is a display bin: [start, start+dur) and the sums (or maxima) of the engine bins in it.
+type span struct {
+	start, dur                                  time.Duration
+	offered, attempts, admitted, rejected, fail int64
+	maxInFlight, maxQueue                       int
+}
+
+// group merges every g consecutive engine bins; the last may be shorter (the horizon).
+func group(bins []engine.Bin, width, horizon time.Duration, g int) []span {
+	var out []span
+	for i := 0; i < len(bins); i += g {
+		s := span{start: bins[i].Start}
+		end := min(bins[i].Start+time.Duration(g)*width, horizon)
+		s.dur = end - s.start
+		for _, b := range bins[i:min(i+g, len(bins))] {
+			s.offered += b.Offered
+			s.attempts += b.Attempts
+			s.admitted += b.Admitted
+			s.rejected += b.Rejected
+			s.fail += b.Failed
+			s.maxInFlight = max(s.maxInFlight, b.MaxInFlight)
+			s.maxQueue = max(s.maxQueue, b.MaxQueue)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// stepSeries makes a post-step series over spans: one point at each span's start and a last
+// one at the end, so that the last value is drawn to the horizon.
+func stepSeries(label string, role Role, c color.Color, spans []span, per time.Duration, value func(span) float64) Series {
+	s := Series{Label: label, Role: role, Color: c, Step: true}
+	for _, sp := range spans {
+		s.X = append(s.X, toUnit(sp.start, per))
+		s.Y = append(s.Y, value(sp))
+	}
+	if n := len(spans); n > 0 {
+		last := spans[n-1]
+		s.X = append(s.X, toUnit(last.start+last.dur, per))
+		s.Y = append(s.Y, value(last))
+	}
+	return s
+}
+
+func perSecond(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// --- 1. timeline ---
+
+// Timeline draws every request of every lane as a mark on a shared time axis, one row per
+// lane: admitted ●, admitted on a retry ▲, rejected ✕, a retry rejected +, refused by the
+// downstream's pool □. Marks in the same column of time stack upward in arrival order. It needs
+// the trace (Scenario.Trace) and a small run (TimelineLimit).
+func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	if !hasTimeline(sc, res) {
+		return nil, fmt.Errorf("timeline: %w (it needs a traced run of at most %d attempts per lane)", ErrNotApplicable, TimelineLimit)
+	}
+	type mark struct {
+		at   time.Duration
+		kind Mark
+	}
+	marks := make([][]mark, len(res.Lanes))
+	first, last := time.Duration(math.MaxInt64), time.Duration(-1)
+	for i, l := range res.Lanes {
+		for _, r := range l.Trace {
+			var m Mark
+			switch r.Outcome {
+			case engine.OutcomeAdmitted:
+				m = MarkAdmitted
+				if r.Attempt > 1 {
+					m = MarkAdmittedRetry
+				}
+			case engine.OutcomeRejected, engine.OutcomeNever:
+				m = MarkRejected
+				if r.Attempt > 1 {
+					m = MarkRejectedRetry
+				}
+			case engine.OutcomeFailed:
+				m = MarkFailed
+			default:
+				continue
+			}
+			marks[i] = append(marks[i], mark{r.At, m})
+			first, last = min(first, r.At), max(last, r.At)
+		}
+	}
+	per, unit := timeUnit(res.Horizon)
+	lo, hi := time.Duration(0), res.Horizon
+	zoomed := false
+	if last >= 0 && (last-first) < res.Horizon/4 {
+		pad := max((last-first)/8, time.Millisecond)
+		lo, hi = max(first-pad, 0), min(last+pad, res.Horizon)
+		zoomed = true
+		if hi-lo <= 2*time.Second {
+			per, unit = time.Millisecond, "ms"
+		}
+	}
+	xmin, xmax := toUnit(lo, per), toUnit(hi, per)
+	const columns = 110
+	colOf := func(t time.Duration) int { return int(float64(t-lo) / float64(hi-lo) * columns) }
+	maxStack := 1
+	for _, ms := range marks {
+		counts := map[int]int{}
+		for _, m := range ms {
+			counts[colOf(m.at)]++
+			maxStack = max(maxStack, counts[colOf(m.at)])
+		}
+	}
+	step := 0.14
+	if maxStack > 1 {
+		step = min(step, 0.62/float64(maxStack-1))
+	}
+	n := len(res.Lanes)
+	pn := &Panel{XMin: xmin, XMax: xmax, YMin: -0.5, YMax: float64(n) - 0.45, HideYTicks: true}
+	present := map[Mark]bool{}
+	for i, ms := range marks {
+		base := float64(n - 1 - i)
+		c := LaneColor(sc.Lanes[i])
+		pn.Labels = append(pn.Labels, Label{X: xmin, Y: base + 0.2, Text: res.Lanes[i].Name})
+		byKind := map[Mark]*Series{}
+		counts := map[int]int{}
+		for _, m := range ms {
+			col := colOf(m.at)
+			y := base - 0.33 + float64(counts[col])*step
+			counts[col]++
+			s := byKind[m.kind]
+			if s == nil {
+				s = &Series{Label: fmt.Sprintf("%s: %s", res.Lanes[i].Name, m.kind), Role: RoleMarks, Mark: m.kind, Color: c}
+				byKind[m.kind] = s
+			}
+			s.X = append(s.X, toUnit(m.at, per))
+			s.Y = append(s.Y, y)
+			present[m.kind] = true
+		}
+		for _, k := range markOrder {
+			if s := byKind[k]; s != nil {
+				pn.Series = append(pn.Series, *s)
+			}
+		}
+	}
+	f := &Figure{
+		Name:        "timeline",
+		Title:       res.Scenario + ": every request, lane by lane",
+		Subtitle:    runText(sc, res),
+		XLabel:      fmt.Sprintf("time (%s)", unit),
+		Panels:      []*Panel{pn},
+		PanelHeight: 40 + 75*n,
+		Note:        "Marks in the same instant stack upward in arrival order.",
+	}
+	if zoomed {
+		f.Note = fmt.Sprintf("Zoomed to %s–%s, where the requests are (the run is %s). ", fmtDur(lo), fmtDur(hi), fmtDur(res.Horizon)) + f.Note
+	}
+	lanes := laneColors(sc)
+	for _, k := range markOrder {
+		if present[k] {
+			e := LegendEntry{Label: string(k), Role: RoleMarks, Mark: k}
+			if k == MarkAdmitted || k == MarkAdmittedRetry {
+				e.Colors = lanes
+			} else {
+				e.Colors = []color.Color{black}
+			}
+			f.Legend = append(f.Legend, e)
+		}
+	}
+	return f, nil
+}
+
+// --- 2. rate ---
+
+// rateBins is how many display bins the rate charts aim for at most.
+const rateBins = 150
+
+// Rate shows offered, admitted and rejected requests per second in each bin, one panel per
+// lane on shared axes. Engine bins are grouped (×1, 2, 5, 10, …) to at most 150 per run, so
+// that a rate is a count over a span long enough to mean something; the bin width is in the
+// subtitle.
+func Rate(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	if len(res.Lanes) == 0 {
+		return nil, fmt.Errorf("rate: %w: no lanes", ErrNotApplicable)
+	}
+	g := niceGroup(len(res.Lanes[0].Bins), rateBins)
+	per, unit := timeUnit(res.Horizon)
+	retries := false
+	for _, l := range res.Lanes {
+		retries = retries || l.Totals.Retried > 0
+	}
+	f := &Figure{
+		Name:     "rate",
+		Title:    res.Scenario + ": requests per second, offered and admitted",
+		Subtitle: fmt.Sprintf("%s · bins of %s", runText(sc, res), fmtDur(time.Duration(g)*res.BinWidth)),
+		XLabel:   fmt.Sprintf("time (%s)", unit),
+		ShareY:   true,
+	}
+	for i, l := range res.Lanes {
+		spans := group(l.Bins, res.BinWidth, res.Horizon, g)
+		c := LaneColor(sc.Lanes[i])
+		pn := &Panel{Title: l.Name, TitleColor: c, YLabel: "req/s",
+			XMin: 0, XMax: toUnit(res.Horizon, per)}
+		pn.Series = append(pn.Series, stepSeries("offered", RoleOffered, nil, spans, per,
+			func(s span) float64 { return perSecond(s.offered, s.dur) }))
+		if retries {
+			pn.Series = append(pn.Series, stepSeries("attempts", RoleAttempts, nil, spans, per,
+				func(s span) float64 { return perSecond(s.attempts, s.dur) }))
+		}
+		pn.Series = append(pn.Series,
+			stepSeries("rejected", RoleRejected, nil, spans, per, func(s span) float64 { return perSecond(s.rejected, s.dur) }),
+			stepSeries("admitted", RoleAdmitted, c, spans, per, func(s span) float64 { return perSecond(s.admitted, s.dur) }))
+		f.Panels = append(f.Panels, pn)
+	}
+	f.PanelHeight = panelHeight(len(f.Panels))
+	f.Legend = []LegendEntry{{Label: "offered", Role: RoleOffered}}
+	if retries {
+		f.Legend = append(f.Legend, LegendEntry{Label: "attempts (first tries and retries)", Role: RoleAttempts})
+	}
+	f.Legend = append(f.Legend,
+		LegendEntry{Label: "admitted (lane colour)", Role: RoleAdmitted, Colors: laneColors(sc)},
+		LegendEntry{Label: "rejected attempts", Role: RoleRejected})
+	return f, nil
+}
+
+func panelHeight(n int) int {
+	switch {
+	case n <= 1:
+		return 380
+	case n <= 3:
+		return 190
+	}
+	return 150
+}
+
+// --- 3. state ---
+
+// State shows each lane's limiter state over time as step lines: every stage's available
+// permits at the end of each bin (in the stage kind's colour), the most requests in flight
+// at the downstream and the longest client queue during each bin. Panels share the time axis;
+// each has its own count axis (a window of 100 and a bucket of 3 do not share a scale).
+func State(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	per, unit := timeUnit(res.Horizon)
+	inFlight := sc.Downstream != nil
+	queue := sc.Client.Policy == engine.PolicyQueue
+	for _, l := range sc.Lanes {
+		for _, s := range l.Stack {
+			inFlight = inFlight || s.Kind == limiters.KindConcurrency
+		}
+		queue = queue || (l.Client != nil && l.Client.Policy == engine.PolicyQueue)
+	}
+	f := &Figure{
+		Name:     "state",
+		Title:    res.Scenario + ": limiter state over time",
+		Subtitle: fmt.Sprintf("%s · sampled per %s bin", runText(sc, res), fmtDur(res.BinWidth)),
+		XLabel:   fmt.Sprintf("time (%s)", unit),
+	}
+	kinds := map[limiters.Kind]bool{}
+	var kindOrder []limiters.Kind
+	for i, l := range res.Lanes {
+		pn := &Panel{Title: l.Name, TitleColor: LaneColor(sc.Lanes[i]), YLabel: "count", IntY: true,
+			XMin: 0, XMax: toUnit(res.Horizon, per)}
+		for k, spec := range stackOf(sc.Lanes[i], l) {
+			s := Series{Label: fmt.Sprintf("available permits: stage %d (%s)", k+1, spec.Kind), Role: RoleAvailable,
+				Color: KindColor(spec.Kind), Step: true}
+			s.X = append(s.X, 0)
+			s.Y = append(s.Y, float64(initialAvailable(spec)))
+			for _, b := range l.Bins {
+				if k < len(b.Available) {
+					s.X = append(s.X, toUnit(min(b.Start+res.BinWidth, res.Horizon), per))
+					s.Y = append(s.Y, float64(b.Available[k]))
+				}
+			}
+			pn.Series = append(pn.Series, s)
+			if !kinds[spec.Kind] {
+				kinds[spec.Kind] = true
+				kindOrder = append(kindOrder, spec.Kind)
+			}
+		}
+		spans := group(l.Bins, res.BinWidth, res.Horizon, 1)
+		if inFlight {
+			pn.Series = append(pn.Series, stepSeries("most in flight", RoleInFlight, nil, spans, per,
+				func(s span) float64 { return float64(s.maxInFlight) }))
+		}
+		if queue {
+			pn.Series = append(pn.Series, stepSeries("longest queue", RoleQueue, nil, spans, per,
+				func(s span) float64 { return float64(s.maxQueue) }))
+		}
+		f.Panels = append(f.Panels, pn)
+	}
+	f.PanelHeight = panelHeight(len(f.Panels))
+	for _, k := range kindOrder {
+		f.Legend = append(f.Legend, LegendEntry{Label: "available: " + string(k), Role: RoleAvailable, Colors: []color.Color{KindColor(k)}})
+	}
+	if inFlight {
+		f.Legend = append(f.Legend, LegendEntry{Label: "in flight (most per bin)", Role: RoleInFlight})
+	}
+	if queue {
+		f.Legend = append(f.Legend, LegendEntry{Label: "client queue (longest per bin)", Role: RoleQueue})
+	}
+	return f, nil
+}
+
+// stackOf is the lane's specs (one per stage).
+func stackOf(spec engine.LaneSpec, r engine.LaneResult) []limiters.Spec {
+	if len(r.Bins) > 0 && len(r.Bins[0].Available) != len(spec.Stack) {
+		return spec.Stack[:min(len(spec.Stack), len(r.Bins[0].Available))]
+	}
+	return spec.Stack
+}
+
+// initialAvailable is a fresh stage's available permits: what it shows at time 0.
+func initialAvailable(s limiters.Spec) int {
+	switch s.Kind {
+	case limiters.KindTokenBucket:
+		return s.Capacity
+	case limiters.KindWarmUpTokenBucket:
+		return max(s.Capacity/limiters.ColdFactor, 1)
+	case limiters.KindLeakyBucket:
+		return 1
+	case limiters.KindFixedWindow, limiters.KindSlidingWindow:
+		return s.Limit
+	case limiters.KindConcurrency:
+		return s.Max
+	}
+	return 0
+}
+
+// --- 4. guarantee ---
+
+// guaranteeWindow is the rolling window the guarantee chart uses: the natural window most
+// lanes' first timed stage share (the longest on a tie).
+func guaranteeWindow(sc *engine.Scenario) (time.Duration, bool) {
+	count := map[time.Duration]int{}
+	for _, l := range sc.Lanes {
+		for _, s := range l.Stack {
+			if w := s.NaturalWindow(); w > 0 {
+				count[w]++
+				break
+			}
+		}
+	}
+	var best time.Duration
+	for w, n := range count {
+		if n > count[best] || (n == count[best] && w > best) {
+			best = w
+		}
+	}
+	return best, best > 0
+}
+
+// nominal is what the stack's rate promises over L: permits per window scaled to L, the
+// least over its timed stages; false when none has a rate.
+func nominal(stack []limiters.Spec, L time.Duration) (float64, bool) {
+	best, ok := math.Inf(1), false
+	for _, s := range stack {
+		var v float64
+		switch s.Kind {
+		case limiters.KindTokenBucket, limiters.KindLeakyBucket, limiters.KindWarmUpTokenBucket:
+			v = float64(s.Rate.Permits) * float64(L) / float64(s.Rate.Window)
+		case limiters.KindFixedWindow, limiters.KindSlidingWindow:
+			v = float64(s.Limit) * float64(L) / float64(s.Window)
+		default:
+			continue
+		}
+		best, ok = min(best, v), true
+	}
+	return best, ok
+}
+
+// Guarantee shows, per lane, the most permits admitted in a rolling window of length L
+// ending in each bin, against the documented worst-case bound for L (limiters.AdmissionBound)
+// and the nominal rate × L. From a trace the rolling count is exact; without one it is summed
+// from whole bins (an approximation to within one bin, said in the note). Each panel's title
+// gives the exact maximum from the engine's streaming meter.
+func Guarantee(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	L, ok := guaranteeWindow(sc)
+	if !ok {
+		return nil, fmt.Errorf("guarantee: %w: no lane has a time window", ErrNotApplicable)
+	}
+	per, unit := timeUnit(res.Horizon)
+	traced := true
+	for _, l := range res.Lanes {
+		traced = traced && !l.Truncated && (len(l.Trace) > 0 || l.Totals.Admitted == 0)
+	}
+	f := &Figure{
+		Name:   "guarantee",
+		Title:  fmt.Sprintf("%s: most admitted in any %s window vs the bound", res.Scenario, fmtDur(L)),
+		XLabel: fmt.Sprintf("time (%s)", unit),
+		ShareY: true,
+	}
+	how := "exact, from the trace"
+	if !traced {
+		how = fmt.Sprintf("summed from %s bins, so within one bin of exact", fmtDur(res.BinWidth))
+	}
+	f.Subtitle = fmt.Sprintf("%s · window L = %s", runText(sc, res), fmtDur(L))
+	f.Note = fmt.Sprintf("The line at time t is the most permits admitted in any %s interval ending in the bin at t (%s). "+
+		"Bound: the most the algorithm allows in any interval of %s (its worst case); nominal: the rate × %s.",
+		fmtDur(L), how, fmtDur(L), fmtDur(L))
+	hasNominal, hasBound := false, false
+	for i, l := range res.Lanes {
+		c := LaneColor(sc.Lanes[i])
+		var counts []float64
+		if traced {
+			counts = rollingFromTrace(l, res.BinWidth, res.Horizon, L)
+		} else {
+			counts = rollingFromBins(l, res.BinWidth, L)
+		}
+		s := Series{Label: fmt.Sprintf("admitted in %s", fmtDur(L)), Role: RoleRolling, Color: c, Step: true}
+		for b, v := range counts {
+			s.X = append(s.X, toUnit(l.Bins[b].Start, per))
+			s.Y = append(s.Y, v)
+		}
+		if n := len(counts); n > 0 {
+			s.X = append(s.X, toUnit(res.Horizon, per))
+			s.Y = append(s.Y, counts[n-1])
+		}
+		title := l.Name
+		pn := &Panel{TitleColor: c, YLabel: "admitted", XMin: 0, XMax: toUnit(res.Horizon, per)}
+		xs := []float64{0, toUnit(res.Horizon, per)}
+		if v, ok := nominal(sc.Lanes[i].Stack, L); ok {
+			pn.Series = append(pn.Series, Series{Label: "nominal", Role: RoleNominal, X: xs, Y: []float64{v, v}})
+			hasNominal = true
+		}
+		bound := int64(-1)
+		var max int64 = -1
+		for _, m := range l.Windows {
+			if m.Length == L {
+				bound, max = m.Bound, m.MaxAdmitted
+			}
+		}
+		if bound >= 0 {
+			pn.Series = append(pn.Series, Series{Label: "bound", Role: RoleBound, X: xs, Y: []float64{float64(bound), float64(bound)}})
+			hasBound = true
+		}
+		pn.Series = append(pn.Series, s)
+		if max >= 0 {
+			title += fmt.Sprintf(" — most in any %s: %d", fmtDur(L), max)
+			if bound >= 0 {
+				title += fmt.Sprintf(", bound %d", bound)
+				if max > bound {
+					title += " (EXCEEDED)"
+				}
+			}
+		}
+		pn.Title = title
+		f.Panels = append(f.Panels, pn)
+	}
+	f.PanelHeight = panelHeight(len(f.Panels))
+	f.Legend = []LegendEntry{{Label: fmt.Sprintf("admitted in the %s window (lane colour)", fmtDur(L)), Role: RoleRolling, Colors: laneColors(sc)}}
+	if hasBound {
+		f.Legend = append(f.Legend, LegendEntry{Label: "worst-case bound", Role: RoleBound})
+	}
+	if hasNominal {
+		f.Legend = append(f.Legend, LegendEntry{Label: fmt.Sprintf("nominal: rate × %s", fmtDur(L)), Role: RoleNominal})
+	}
+	return f, nil
+}
+
+// rollingFromTrace is, for each bin, the most permits admitted in any (t−L, t] with t in the
+// bin: the count can only peak at an admission or carry over from the bin's start, so those
+// are the points checked. O((admissions + bins)·log admissions).
+func rollingFromTrace(l engine.LaneResult, width, horizon, L time.Duration) []float64 {
+	var times []time.Duration
+	prefix := []int64{0}
+	for _, r := range l.Trace {
+		if r.Outcome == engine.OutcomeAdmitted {
+			times = append(times, r.At)
+			prefix = append(prefix, prefix[len(prefix)-1]+int64(r.Permits))
+		}
+	}
+	upto := func(t time.Duration) int { return sort.Search(len(times), func(i int) bool { return times[i] > t }) }
+	inWindow := func(t time.Duration) int64 { return prefix[upto(t)] - prefix[upto(t-L)] }
+	out := make([]float64, len(l.Bins))
+	j := 0
+	for b, bin := range l.Bins {
+		end := min(bin.Start+width, horizon)
+		best := inWindow(bin.Start)
+		for j < len(times) && times[j] < end {
+			if times[j] >= bin.Start {
+				best = max(best, inWindow(times[j]))
+			}
+			j++
+		}
+		out[b] = float64(best)
+	}
+	return out
+}
+
+// rollingFromBins approximates the rolling count by the admissions of the k = L/width whole
+// bins ending with each bin.
+func rollingFromBins(l engine.LaneResult, width, L time.Duration) []float64 {
+	k := max(int((L+width/2)/width), 1)
+	out := make([]float64, len(l.Bins))
+	var sum int64
+	for b, bin := range l.Bins {
+		sum += bin.Admitted
+		if b >= k {
+			sum -= l.Bins[b-k].Admitted
+		}
+		out[b] = float64(sum)
+	}
+	return out
+}
+
+// --- 5. warm-up ---
+
+func warmUpLane(sc *engine.Scenario) int {
+	for i, l := range sc.Lanes {
+		if len(l.Stack) > 0 && l.Stack[0].Kind == limiters.KindWarmUpTokenBucket {
+			return i
+		}
+	}
+	return -1
+}
+
+// WarmUpRate is the documented steady-demand admission rate of a warm-up bucket at age a, in
+// permits per second: rate·T/I(a) with I(a) = T·(3 − 2a/P) before the warm-up period P ends,
+// the full rate after.
+func WarmUpRate(spec limiters.Spec, age time.Duration) float64 {
+	rate := float64(spec.Rate.Permits) / spec.Rate.Window.Seconds()
+	if age >= spec.WarmUp {
+		return rate
+	}
+	a := float64(age) / float64(spec.WarmUp)
+	return rate / (limiters.ColdFactor - (limiters.ColdFactor-1)*a)
+}
+
+// WarmUp plots the warm-up lane's admitted rate against the limiter's age (the run starts
+// with the limiter), with the documented curve rate·T/I(a) and, for comparison, the token
+// bucket lane of the same rate (or, without one, the token bucket's flat rate).
+func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	wi := warmUpLane(sc)
+	if wi < 0 {
+		return nil, fmt.Errorf("warmup: %w: no warm-up lane", ErrNotApplicable)
+	}
+	spec := sc.Lanes[wi].Stack[0]
+	wl := res.Lanes[wi]
+	g := niceGroup(len(wl.Bins), 100)
+	spans := group(wl.Bins, res.BinWidth, res.Horizon, g)
+	per, unit := timeUnit(res.Horizon)
+	rate := float64(spec.Rate.Permits) / spec.Rate.Window.Seconds()
+	pn := &Panel{XMin: 0, XMax: toUnit(res.Horizon, per), YLabel: "req/s"}
+	pn.Series = append(pn.Series,
+		stepSeries("offered", RoleOffered, nil, spans, per, func(s span) float64 { return perSecond(s.offered, s.dur) }))
+	curve := Series{Label: "documented curve", Role: RoleCurve}
+	const samples = 200
+	for k := 0; k <= samples; k++ {
+		t := res.Horizon * time.Duration(k) / samples
+		curve.X = append(curve.X, toUnit(t, per))
+		curve.Y = append(curve.Y, WarmUpRate(spec, t))
+	}
+	warmAdmitted := func(l engine.LaneResult) int64 {
+		var n int64
+		for _, b := range l.Bins {
+			if b.Start+res.BinWidth <= spec.WarmUp {
+				n += b.Admitted
+			}
+		}
+		return n
+	}
+	tb := -1
+	for i, l := range sc.Lanes {
+		if len(l.Stack) == 1 && l.Stack[0].Kind == limiters.KindTokenBucket && l.Stack[0].Rate == spec.Rate {
+			tb = i
+			break
+		}
+	}
+	legend := []LegendEntry{{Label: "offered", Role: RoleOffered}}
+	if tb >= 0 {
+		tspans := group(res.Lanes[tb].Bins, res.BinWidth, res.Horizon, g)
+		pn.Series = append(pn.Series, stepSeries("token bucket admitted", RoleAdmitted, KindColor(limiters.KindTokenBucket), tspans, per,
+			func(s span) float64 { return perSecond(s.admitted, s.dur) }))
+		legend = append(legend, LegendEntry{Label: "token bucket, admitted", Role: RoleAdmitted, Colors: []color.Color{KindColor(limiters.KindTokenBucket)}})
+	} else {
+		pn.Series = append(pn.Series, Series{Label: "token bucket rate", Role: RoleNominal,
+			X: []float64{0, toUnit(res.Horizon, per)}, Y: []float64{rate, rate}})
+		legend = append(legend, LegendEntry{Label: "a token bucket's rate", Role: RoleNominal})
+	}
+	pn.Series = append(pn.Series,
+		stepSeries("warm-up admitted", RoleAdmitted, KindColor(limiters.KindWarmUpTokenBucket), spans, per,
+			func(s span) float64 { return perSecond(s.admitted, s.dur) }),
+		curve,
+		Series{Label: "end of warm-up", Role: RoleMarker, X: []float64{toUnit(spec.WarmUp, per)}, Y: []float64{0}})
+	legend = append(legend,
+		LegendEntry{Label: "warm-up bucket, admitted", Role: RoleAdmitted, Colors: []color.Color{KindColor(limiters.KindWarmUpTokenBucket)}},
+		LegendEntry{Label: "documented: rate·T/I(a), I(a) = T(3 − 2a/P)", Role: RoleCurve},
+		LegendEntry{Label: fmt.Sprintf("P = %s", fmtDur(spec.WarmUp)), Role: RoleMarker})
+	f := &Figure{
+		Name:  "warmup",
+		Title: fmt.Sprintf("%s: warm-up bucket's admitted rate vs its age", res.Scenario),
+		Subtitle: fmt.Sprintf("%s · %s · bins of %s", runText(sc, res), sc.Lanes[wi].Label(),
+			fmtDur(time.Duration(g)*res.BinWidth)),
+		XLabel:      fmt.Sprintf("limiter age (%s)", unit),
+		Panels:      []*Panel{pn},
+		Legend:      legend,
+		PanelHeight: 380,
+	}
+	if spec.WarmUp <= res.Horizon {
+		f.Note = fmt.Sprintf("Admitted during the %s warm-up: %d by the warm-up bucket", fmtDur(spec.WarmUp), warmAdmitted(wl))
+		if tb >= 0 {
+			f.Note += fmt.Sprintf(", %d by the token bucket", warmAdmitted(res.Lanes[tb]))
+		}
+		f.Note += fmt.Sprintf("; under saturating demand the curve predicts (ln 3 / 2)·rate·P ≈ %.0f plus the cold burst of %d.",
+			math.Log(3)/2*rate*spec.WarmUp.Seconds(), max(spec.Capacity/limiters.ColdFactor, 1))
+	}
+	return f, nil
+}
+
+// --- 6. downstream ---
+
+// Downstream shows, per lane, the requests in flight at the downstream against its pool
+// size (left) and the admitted requests the pool refused, per second (right). Dotted
+// vertical lines mark where the service time changes.
+func Downstream(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	ds := sc.Downstream
+	if ds == nil {
+		return nil, fmt.Errorf("downstream: %w: the scenario has no downstream", ErrNotApplicable)
+	}
+	per, unit := timeUnit(res.Horizon)
+	g := niceGroup(len(res.Lanes[0].Bins), rateBins)
+	var phases []float64
+	var phaseText []string
+	for i, p := range ds.Phases {
+		if i > 0 {
+			phases = append(phases, toUnit(p.From, per))
+		}
+		phaseText = append(phaseText, distText(p.Service)+untilText(ds.Phases, i))
+	}
+	poolText := "no pool limit"
+	if ds.Pool > 0 {
+		poolText = fmt.Sprintf("pool of %d", ds.Pool)
+	}
+	f := &Figure{
+		Name:     "downstream",
+		Title:    res.Scenario + ": requests in flight at the downstream, and what its pool refused",
+		Subtitle: fmt.Sprintf("%s · %s · service time %s", runText(sc, res), poolText, strings.Join(phaseText, ", then ")),
+		XLabel:   fmt.Sprintf("time (%s)", unit),
+		Cols:     2,
+		ShareY:   true,
+	}
+	for i, l := range res.Lanes {
+		c := LaneColor(sc.Lanes[i])
+		spans := group(l.Bins, res.BinWidth, res.Horizon, 1)
+		left := &Panel{Title: l.Name, TitleColor: c, YLabel: "in flight", IntY: true, XMin: 0, XMax: toUnit(res.Horizon, per)}
+		if ds.Pool > 0 {
+			left.Series = append(left.Series, Series{Label: "pool", Role: RoleBound,
+				X: []float64{0, toUnit(res.Horizon, per)}, Y: []float64{float64(ds.Pool), float64(ds.Pool)}})
+		}
+		left.Series = append(left.Series, stepSeries("in flight", RoleLaneInFlow, c, spans, per,
+			func(s span) float64 { return float64(s.maxInFlight) }))
+		fspans := group(l.Bins, res.BinWidth, res.Horizon, g)
+		right := &Panel{Title: fmt.Sprintf("refused by the pool: %d", l.Totals.Failed), YLabel: "req/s",
+			XMin: 0, XMax: toUnit(res.Horizon, per)}
+		right.Series = append(right.Series, stepSeries("refused by the pool", RoleFailed, nil, fspans, per,
+			func(s span) float64 { return perSecond(s.fail, s.dur) }))
+		if len(phases) > 0 {
+			m := Series{Label: "service time changes", Role: RoleMarker, X: phases, Y: make([]float64, len(phases))}
+			left.Series = append(left.Series, m)
+			right.Series = append(right.Series, m)
+		}
+		f.Panels = append(f.Panels, left, right)
+	}
+	f.PanelHeight = panelHeight(len(res.Lanes))
+	f.Legend = []LegendEntry{{Label: "in flight, most per bin (lane colour)", Role: RoleLaneInFlow, Colors: laneColors(sc)}}
+	if ds.Pool > 0 {
+		f.Legend = append(f.Legend, LegendEntry{Label: "pool size", Role: RoleBound})
+	}
+	f.Legend = append(f.Legend, LegendEntry{Label: fmt.Sprintf("refused by the pool (per %s bin)", fmtDur(time.Duration(g)*res.BinWidth)), Role: RoleFailed})
+	if len(phases) > 0 {
+		f.Legend = append(f.Legend, LegendEntry{Label: "service time changes", Role: RoleMarker})
+	}
+	return f, nil
+}
+
+func distText(d engine.Distribution) string {
+	switch d.Kind {
+	case engine.DistUniform:
+		return fmt.Sprintf("uniform %s–%s", fmtDur(d.Min), fmtDur(d.Max))
+	case engine.DistExponential:
+		return fmt.Sprintf("exponential, mean %s", fmtDur(d.Mean))
+	case engine.DistLogNormal:
+		return fmt.Sprintf("lognormal, median %s", fmtDur(d.Mean))
+	}
+	return fmtDur(d.Mean)
+}
+
+func untilText(ps []engine.Phase, i int) string {
+	if i+1 < len(ps) {
+		return " until " + fmtDur(ps[i+1].From)
+	}
+	return ""
+}

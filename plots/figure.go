@@ -1,0 +1,528 @@
+package plots
+
+import (
+	"bufio"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Figure is one chart: a title and subtitle naming the scenario and its parameters, a legend
+// row above the panels (so it never covers data), a grid of panels on a shared time axis, and
+// an optional note under them. It holds the plotted data, not pixels: Draw renders it at any
+// size, and Dump prints its series as text for golden tests.
+type Figure struct {
+	Name     string // the chart's name: "rate", "guarantee", …
+	Title    string
+	Subtitle string
+	Note     string // a caption under the panels
+	XLabel   string
+	Cols     int // panels per row; 0 means 1
+	Panels   []*Panel
+	Legend   []LegendEntry
+	ShareY   bool // panels in the same column share their y range
+	// PanelHeight is the default height of one row of panels, in pixels at DPI.
+	PanelHeight int
+}
+
+// Panel is one set of axes: usually one lane.
+type Panel struct {
+	Title      string
+	TitleColor color.Color // the swatch before the title: the lane's colour; nil for none
+	YLabel     string
+	XMin, XMax float64
+	YMin, YMax float64 // YMax ≤ YMin: from the data, with headroom
+	IntY       bool    // the y axis counts whole things: integer ticks only
+	HideYTicks bool
+	Series     []Series
+	Labels     []Label // text in data coordinates (the timeline's row names)
+}
+
+// Series is one plotted line or set of marks.
+type Series struct {
+	Label string // what it is, for the golden dump ("admitted", "bound for 1s", …)
+	Role  Role
+	Color color.Color // the lane's or stage's colour, for roles that take one
+	Step  bool        // a post-step line: the value holds until the next point
+	Mark  Mark        // RoleMarks: the glyph
+	X, Y  []float64
+}
+
+// Label is text placed in data coordinates, left-aligned, above the point.
+type Label struct {
+	X, Y float64
+	Text string
+}
+
+// LegendEntry is one item of the legend row. A role drawn in lane colours shows a thumbnail
+// made of every lane colour in the chart.
+type LegendEntry struct {
+	Label  string
+	Role   Role
+	Mark   Mark
+	Colors []color.Color
+}
+
+// DefaultWidth is the default figure width in pixels: README width on GitHub is about 880,
+// and a slightly larger image scales down crisply.
+const DefaultWidth = 1000
+
+// DefaultHeight is the figure's natural height in pixels for a width.
+func (f *Figure) DefaultHeight() int {
+	rows := f.rows()
+	ph := f.PanelHeight
+	if ph == 0 {
+		ph = 170
+	}
+	h := 110 + rows*ph + 40
+	if f.Note != "" {
+		h += 30
+	}
+	return h
+}
+
+func (f *Figure) cols() int { return max(f.Cols, 1) }
+
+func (f *Figure) rows() int { return (len(f.Panels) + f.cols() - 1) / f.cols() }
+
+// Write renders the figure as format ("png" or "svg") at width×height pixels (at DPI; 0
+// means DefaultWidth and DefaultHeight) to w.
+func (f *Figure) Write(w io.Writer, format string, width, height int) error {
+	if width <= 0 {
+		width = DefaultWidth
+	}
+	if height <= 0 {
+		height = f.DefaultHeight()
+	}
+	wl, hl := px(width), px(height)
+	switch format {
+	case "png":
+		c := vgimg.NewWith(vgimg.UseWH(wl, hl), vgimg.UseDPI(DPI))
+		f.Draw(draw.New(c), width)
+		_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+		return err
+	case "svg":
+		c := vgsvg.New(wl, hl)
+		f.Draw(draw.New(c), width)
+		_, err := c.WriteTo(w)
+		return err
+	}
+	return fmt.Errorf("plots: unknown format %q (png or svg)", format)
+}
+
+// px is n pixels at DPI as a length.
+func px(n int) vg.Length { return vg.Length(n) * vg.Inch / DPI }
+
+func textStyle(f vg.Length, bold bool, c color.Color) text.Style {
+	fnt := fontOf(sans, f)
+	if bold {
+		fnt = fontOf(sansBold, f)
+	}
+	return text.Style{Color: c, Font: fnt, XAlign: draw.XLeft, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
+}
+
+// wrap breaks s into lines no wider than width in style sty.
+func wrap(sty text.Style, s string, width vg.Length) []string {
+	var lines []string
+	for _, para := range strings.Split(s, "\n") {
+		line := ""
+		for _, word := range strings.Fields(para) {
+			try := word
+			if line != "" {
+				try = line + " " + word
+			}
+			if line != "" && sty.Width(try) > width {
+				lines = append(lines, line)
+				line = word
+				continue
+			}
+			line = try
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// Draw renders the figure onto c. widthPx is the output's width in pixels: long series are
+// reduced to at most four points per pixel column before drawing.
+func (f *Figure) Draw(c draw.Canvas, widthPx int) {
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	margin := vg.Points(12)
+	left, right := c.Min.X+margin, c.Max.X-margin
+	y := c.Max.Y - vg.Points(10)
+
+	title := textStyle(titleSize, true, black)
+	c.FillText(title, vg.Point{X: left, Y: y}, f.Title)
+	y -= title.Height(f.Title) + vg.Points(4)
+	if f.Subtitle != "" {
+		sub := textStyle(subtitleSize, false, darkGrey)
+		for _, line := range wrap(sub, f.Subtitle, right-left) {
+			c.FillText(sub, vg.Point{X: left, Y: y}, line)
+			y -= sub.Height("Ag") + vg.Points(2)
+		}
+	}
+	y -= vg.Points(4)
+	y = f.drawLegend(c, left, right, y)
+
+	bottom := c.Min.Y + vg.Points(6)
+	if f.Note != "" {
+		note := textStyle(noteSize, false, darkGrey)
+		lines := wrap(note, f.Note, right-left)
+		lh := note.Height("Ag") + vg.Points(2)
+		for i, line := range lines {
+			c.FillText(note, vg.Point{X: left, Y: bottom + vg.Length(len(lines)-i)*lh}, line)
+		}
+		bottom += vg.Length(len(lines))*lh + vg.Points(6)
+	}
+
+	area := c
+	area.Min.Y, area.Max.Y = bottom, y-vg.Points(2)
+	area.Min.X, area.Max.X = c.Min.X+vg.Points(4), right
+	cols, rows := f.cols(), f.rows()
+	columns := max(widthPx/cols-80, 50) // data pixels per panel, roughly
+	grid := make([][]*plot.Plot, rows)
+	ranges := f.yRanges()
+	for r := range rows {
+		grid[r] = make([]*plot.Plot, cols)
+		for k := range cols {
+			i := r*cols + k
+			if i >= len(f.Panels) {
+				continue
+			}
+			grid[r][k] = f.panelPlot(f.Panels[i], ranges[i], r == rows-1, columns)
+		}
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(6)}
+	canvases := plot.Align(grid, tiles, area)
+	for r := range rows {
+		for k := range cols {
+			p := grid[r][k]
+			if p == nil {
+				continue
+			}
+			p.Draw(canvases[r][k])
+			i := r*cols + k
+			drawPanelTitle(p, f.Panels[i], canvases[r][k])
+		}
+	}
+}
+
+// yRanges is each panel's y range: shared per column when ShareY.
+func (f *Figure) yRanges() [][2]float64 {
+	out := make([][2]float64, len(f.Panels))
+	for i, p := range f.Panels {
+		out[i] = p.yRange()
+	}
+	if f.ShareY {
+		cols := f.cols()
+		for k := range cols {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for i := k; i < len(out); i += cols {
+				lo, hi = min(lo, out[i][0]), max(hi, out[i][1])
+			}
+			for i := k; i < len(out); i += cols {
+				out[i] = [2]float64{lo, hi}
+			}
+		}
+	}
+	return out
+}
+
+// yRange is the panel's fixed range, or [YMin, 1.12·max] of the data (room above the
+// highest line so it never runs along the frame).
+func (p *Panel) yRange() [2]float64 {
+	if p.YMax > p.YMin {
+		return [2]float64{p.YMin, p.YMax}
+	}
+	hi := math.Inf(-1)
+	for _, s := range p.Series {
+		if s.Role == RoleMarker {
+			continue
+		}
+		for _, v := range s.Y {
+			hi = max(hi, v)
+		}
+	}
+	if math.IsInf(hi, -1) || hi <= p.YMin {
+		hi = p.YMin + 1
+	}
+	hi = p.YMin + (hi-p.YMin)*1.12
+	if p.IntY {
+		hi = math.Max(math.Ceil(hi), p.YMin+1)
+	}
+	return [2]float64{p.YMin, hi}
+}
+
+func (f *Figure) panelPlot(pn *Panel, yr [2]float64, bottom bool, columns int) *plot.Plot {
+	p := plot.New()
+	p.BackgroundColor = nil
+	p.Title.Text = pn.Title
+	p.Title.TextStyle = textStyle(panelSize, true, color.Transparent) // drawn by drawPanelTitle
+	p.Title.Padding = vg.Points(3)
+	p.X.Min, p.X.Max = pn.XMin, pn.XMax
+	p.Y.Min, p.Y.Max = yr[0], yr[1]
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Padding = 0
+		ax.Tick.Label.Font = fontOf(sans, tickSize)
+		ax.Tick.Label.Color = darkGrey
+		ax.Label.TextStyle.Font = fontOf(sans, labelSize)
+		ax.Tick.Color = midGrey
+		ax.Color = midGrey
+	}
+	p.Y.Tick.Marker = ticker{integer: pn.IntY}
+	p.X.Tick.Marker = ticker{}
+	p.Y.Label.Text = pn.YLabel
+	if bottom {
+		p.X.Label.Text = f.XLabel
+	} else {
+		p.X.Tick.Marker = ticker{blank: true}
+	}
+	if pn.HideYTicks {
+		p.Y.Tick.Marker = plot.ConstantTicks{}
+	}
+	g := plotter.NewGrid()
+	g.Vertical.Color, g.Horizontal.Color = gridGrey, gridGrey
+	g.Vertical.Width, g.Horizontal.Width = vg.Points(0.6), vg.Points(0.6)
+	if pn.HideYTicks {
+		g.Horizontal.Width = 0
+	}
+	p.Add(g)
+	for _, s := range pn.Series {
+		for _, pl := range seriesPlotters(s, pn.XMin, pn.XMax, columns) {
+			p.Add(pl)
+		}
+	}
+	// Add widened the ranges to the data; keep the figure's.
+	p.X.Min, p.X.Max = pn.XMin, pn.XMax
+	p.Y.Min, p.Y.Max = yr[0], yr[1]
+	if len(pn.Labels) > 0 {
+		p.Add(labels{pn.Labels})
+	}
+	return p
+}
+
+func drawPanelTitle(p *plot.Plot, pn *Panel, c draw.Canvas) {
+	if pn.Title == "" {
+		return
+	}
+	dc := p.DataCanvas(c)
+	sty := textStyle(panelSize, true, darkGrey)
+	x := dc.Min.X
+	top := c.Max.Y
+	if pn.TitleColor != nil {
+		h := sty.Height("A") * 0.8
+		sq := vg.Rectangle{Min: vg.Point{X: x, Y: top - h - vg.Points(1)}, Max: vg.Point{X: x + h, Y: top - vg.Points(1)}}
+		c.SetColor(pn.TitleColor)
+		c.Fill(sq.Path())
+		x += h + vg.Points(5)
+	}
+	c.FillText(sty, vg.Point{X: x, Y: top}, pn.Title)
+}
+
+// seriesPlotters turns a series into gonum plotters, reducing long lines to per-column
+// envelopes first.
+func seriesPlotters(s Series, xmin, xmax float64, columns int) []plot.Plotter {
+	switch s.Role {
+	case RoleMarks:
+		xys := make(plotter.XYs, len(s.X))
+		for i := range s.X {
+			xys[i] = plotter.XY{X: s.X[i], Y: s.Y[i]}
+		}
+		sc := &plotter.Scatter{XYs: xys, GlyphStyle: markGlyph(s.Mark, s.Color)}
+		return []plot.Plotter{sc}
+	case RoleMarker:
+		var out []plot.Plotter
+		for _, x := range s.X {
+			out = append(out, vline{x: x, style: lineStyle(RoleMarker, nil)})
+		}
+		return out
+	}
+	xs, ys := s.X, s.Y
+	if len(xs) > 4*columns {
+		xs, ys = Envelope(xs, ys, xmin, xmax, columns, s.Step)
+	}
+	xys := make(plotter.XYs, len(xs))
+	for i := range xs {
+		xys[i] = plotter.XY{X: xs[i], Y: ys[i]}
+	}
+	l := &plotter.Line{XYs: xys, LineStyle: lineStyle(s.Role, s.Color)}
+	if s.Step {
+		l.StepStyle = plotter.PostStep
+	}
+	if s.Role == RoleOffered {
+		l.FillColor = lightFill
+	}
+	return []plot.Plotter{l}
+}
+
+// vline is a vertical line across the whole data area: an event on the time axis.
+type vline struct {
+	x     float64
+	style draw.LineStyle
+}
+
+func (v vline) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	x := trX(v.x)
+	if x < c.Min.X || x > c.Max.X {
+		return
+	}
+	c.StrokeLine2(v.style, x, c.Min.Y, x, c.Max.Y)
+}
+
+// labels draws text in data coordinates.
+type labels struct{ items []Label }
+
+func (l labels) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	sty := textStyle(panelSize, true, darkGrey)
+	sty.YAlign = draw.YBottom
+	for _, it := range l.items {
+		c.FillText(sty, vg.Point{X: trX(it.X) + vg.Points(4), Y: trY(it.Y)}, it.Text)
+	}
+}
+
+// ticker is gonum's default ticks with plain labels ("1500", not "1.5e+03"), optionally
+// whole numbers only, or without labels (a shared axis above the bottom row).
+type ticker struct{ integer, blank bool }
+
+func (t ticker) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	out := ticks[:0]
+	for _, tk := range ticks {
+		if t.integer && tk.Value != math.Trunc(tk.Value) {
+			continue
+		}
+		if tk.Label != "" {
+			tk.Label = formatNumber(tk.Value)
+		}
+		if t.blank {
+			tk.Label = ""
+		}
+		out = append(out, tk)
+	}
+	return out
+}
+
+func formatNumber(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// drawLegend lays the entries out left to right, wrapping, and returns the y below them.
+func (f *Figure) drawLegend(c draw.Canvas, left, right, y vg.Length) vg.Length {
+	if len(f.Legend) == 0 {
+		return y
+	}
+	sty := textStyle(legendSize, false, black)
+	sty.YAlign = draw.YCenter
+	h := sty.Height("Ag")
+	thumbW := vg.Points(26)
+	x := left
+	rowY := y - h/2
+	for _, e := range f.Legend {
+		w := thumbW + vg.Points(5) + sty.Width(e.Label) + vg.Points(16)
+		if x > left && x+w > right {
+			x = left
+			rowY -= h + vg.Points(5)
+		}
+		thumb := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: x, Y: rowY - h/2 + vg.Points(1)}, Max: vg.Point{X: x + thumbW, Y: rowY + h/2 - vg.Points(1)}}}
+		drawThumb(&thumb, e)
+		c.FillText(sty, vg.Point{X: x + thumbW + vg.Points(5), Y: rowY}, e.Label)
+		x += w
+	}
+	return rowY - h/2 - vg.Points(8)
+}
+
+func drawThumb(c *draw.Canvas, e LegendEntry) {
+	colors := e.Colors
+	if len(colors) == 0 {
+		colors = []color.Color{darkGrey}
+	}
+	if e.Role == RoleMarks {
+		glyphColor := colors[0]
+		if len(colors) > 1 {
+			glyphColor = darkGrey
+		}
+		c.DrawGlyph(markGlyph(e.Mark, glyphColor), c.Center())
+		return
+	}
+	if e.Role == RoleOffered {
+		c.FillPolygon(lightFill, []vg.Point{c.Min, {X: c.Max.X, Y: c.Min.Y}, c.Max, {X: c.Min.X, Y: c.Max.Y}})
+		return
+	}
+	y := c.Center().Y
+	w := (c.Max.X - c.Min.X) / vg.Length(len(colors))
+	for i, col := range colors {
+		ls := lineStyle(e.Role, col)
+		ls.Width *= 1.3
+		x0 := c.Min.X + vg.Length(i)*w
+		c.StrokeLine2(ls, x0, y, x0+w, y)
+	}
+}
+
+// Dump writes the figure's data as text: the reviewable form of a chart, for golden files.
+// Runs of points with the same y are written as one line "x0..x1 y".
+func (f *Figure) Dump(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "figure %s\ntitle %s\nsubtitle %s\n", f.Name, f.Title, f.Subtitle)
+	if f.Note != "" {
+		fmt.Fprintf(bw, "note %s\n", f.Note)
+	}
+	fmt.Fprintf(bw, "x %s\n", f.XLabel)
+	for _, e := range f.Legend {
+		fmt.Fprintf(bw, "legend %q %s %s\n", e.Label, e.Role, e.Mark)
+	}
+	for _, p := range f.Panels {
+		fmt.Fprintf(bw, "\npanel %q y=%q x=[%s, %s]", p.Title, p.YLabel, g(p.XMin), g(p.XMax))
+		if p.YMax > p.YMin {
+			fmt.Fprintf(bw, " y=[%s, %s]", g(p.YMin), g(p.YMax))
+		}
+		fmt.Fprintln(bw)
+		for _, l := range p.Labels {
+			fmt.Fprintf(bw, "  label (%s, %s) %q\n", g(l.X), g(l.Y), l.Text)
+		}
+		for _, s := range p.Series {
+			fmt.Fprintf(bw, "  series %q role=%s", s.Label, s.Role)
+			if s.Mark != "" {
+				fmt.Fprintf(bw, " mark=%q", s.Mark)
+			}
+			if s.Step {
+				fmt.Fprint(bw, " step")
+			}
+			fmt.Fprintf(bw, " points=%d\n", len(s.X))
+			for i := 0; i < len(s.X); {
+				j := i
+				if s.Role != RoleMarks {
+					for j+1 < len(s.X) && s.Y[j+1] == s.Y[i] {
+						j++
+					}
+				}
+				if j > i {
+					fmt.Fprintf(bw, "    %s..%s %s\n", g(s.X[i]), g(s.X[j]), g(s.Y[i]))
+				} else {
+					fmt.Fprintf(bw, "    %s %s\n", g(s.X[i]), g(s.Y[i]))
+				}
+				i = j + 1
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+func g(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }

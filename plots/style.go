@@ -1,0 +1,161 @@
+package plots
+
+import (
+	"image/color"
+
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// The Okabe–Ito palette: eight colours that stay distinct under the common forms of colour
+// blindness. Yellow is left out (too faint on white).
+var (
+	black         = color.RGBA{0x00, 0x00, 0x00, 0xff}
+	orange        = color.RGBA{0xe6, 0x9f, 0x00, 0xff}
+	skyBlue       = color.RGBA{0x56, 0xb4, 0xe9, 0xff}
+	bluishGreen   = color.RGBA{0x00, 0x9e, 0x73, 0xff}
+	blue          = color.RGBA{0x00, 0x72, 0xb2, 0xff}
+	vermillion    = color.RGBA{0xd5, 0x5e, 0x00, 0xff}
+	reddishPurple = color.RGBA{0xcc, 0x79, 0xa7, 0xff}
+
+	// Neutrals, for what is not a limiter: offered traffic, refusals, bounds, grid.
+	darkGrey  = color.RGBA{0x33, 0x33, 0x33, 0xff}
+	midGrey   = color.RGBA{0x88, 0x88, 0x88, 0xff}
+	lightFill = color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
+	gridGrey  = color.RGBA{0xeb, 0xeb, 0xeb, 0xff}
+)
+
+// KindColor is the one colour a limiter kind has in every chart:
+//
+//	token-bucket blue, leaky-bucket bluish green, sliding-window orange,
+//	fixed-window vermillion, warm-up reddish purple, concurrency sky blue.
+func KindColor(k limiters.Kind) color.Color {
+	switch k {
+	case limiters.KindTokenBucket:
+		return blue
+	case limiters.KindLeakyBucket:
+		return bluishGreen
+	case limiters.KindSlidingWindow:
+		return orange
+	case limiters.KindFixedWindow:
+		return vermillion
+	case limiters.KindWarmUpTokenBucket:
+		return reddishPurple
+	case limiters.KindConcurrency:
+		return skyBlue
+	}
+	return darkGrey
+}
+
+// LaneColor is the colour of a lane: its first stage's kind.
+func LaneColor(spec engine.LaneSpec) color.Color {
+	if len(spec.Stack) == 0 {
+		return darkGrey
+	}
+	return KindColor(spec.Stack[0].Kind)
+}
+
+// Font sizes, in points at 96 dpi: chosen so that a 1000-pixel-wide figure scaled down to a
+// README's ~880 pixels keeps tick labels at about 12 pixels.
+const (
+	titleSize    = 16
+	subtitleSize = 12
+	panelSize    = 12
+	labelSize    = 12
+	tickSize     = 11
+	legendSize   = 12
+	noteSize     = 11
+)
+
+// DPI is the resolution of PNG output: width and height flags are pixels at this DPI.
+const DPI = 96
+
+var (
+	sans     = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	sansBold = font.Font{Typeface: "Liberation", Variant: "Sans", Weight: 700}
+)
+
+func fontOf(f font.Font, size vg.Length) font.Font { f.Size = size; return f }
+
+// Role is what a series shows; each role has one look in every chart. Roles drawn in a
+// lane's colour take it from the lane; the others are neutral.
+type Role string
+
+// The roles.
+const (
+	RoleOffered    Role = "offered"        // light grey area
+	RoleAttempts   Role = "attempts"       // dashed grey line: offered plus retries
+	RoleAdmitted   Role = "admitted"       // the lane's colour, solid
+	RoleRejected   Role = "rejected"       // black, dotted
+	RoleAvailable  Role = "available"      // the stage kind's colour, solid step
+	RoleInFlight   Role = "in flight"      // dark grey solid step (or the lane's colour in the downstream chart)
+	RoleQueue      Role = "queue"          // grey dashed step
+	RoleBound      Role = "bound"          // black dashed
+	RoleNominal    Role = "nominal"        // grey dotted
+	RoleCurve      Role = "curve"          // black dashed: a documented formula
+	RoleFailed     Role = "failed"         // black step
+	RoleMarker     Role = "marker"         // a vertical annotation line
+	RoleMarks      Role = "marks"          // glyphs (the timeline)
+	RoleRolling    Role = "rolling"        // the lane's colour, solid: admitted in a rolling window
+	RoleLaneInFlow Role = "lane in flight" // the lane's colour, solid step
+)
+
+// Mark is one kind of glyph in the timeline; shapes differ so that they read without colour.
+type Mark string
+
+// The timeline's marks.
+const (
+	MarkAdmitted      Mark = "admitted"            // filled circle, lane colour
+	MarkAdmittedRetry Mark = "admitted on a retry" // filled triangle, lane colour
+	MarkRejected      Mark = "rejected"            // ✕, black
+	MarkRejectedRetry Mark = "retry rejected"      // +, black
+	MarkFailed        Mark = "downstream refused"  // square outline, black
+)
+
+var markOrder = []Mark{MarkAdmitted, MarkAdmittedRetry, MarkRejected, MarkRejectedRetry, MarkFailed}
+
+func markGlyph(m Mark, lane color.Color) draw.GlyphStyle {
+	r := vg.Points(3.2)
+	switch m {
+	case MarkAdmitted:
+		return draw.GlyphStyle{Color: lane, Radius: r, Shape: draw.CircleGlyph{}}
+	case MarkAdmittedRetry:
+		return draw.GlyphStyle{Color: lane, Radius: r * 1.15, Shape: draw.PyramidGlyph{}}
+	case MarkRejected:
+		return draw.GlyphStyle{Color: black, Radius: r * 0.9, Shape: draw.CrossGlyph{}}
+	case MarkRejectedRetry:
+		return draw.GlyphStyle{Color: black, Radius: r, Shape: draw.PlusGlyph{}}
+	}
+	return draw.GlyphStyle{Color: black, Radius: r * 0.9, Shape: draw.BoxGlyph{}}
+}
+
+// lineStyle is the line of a role; c is the lane's or stage's colour where the role takes one.
+func lineStyle(role Role, c color.Color) draw.LineStyle {
+	switch role {
+	case RoleAdmitted, RoleRolling, RoleAvailable, RoleLaneInFlow:
+		return draw.LineStyle{Color: c, Width: vg.Points(1.8)}
+	case RoleAttempts:
+		return draw.LineStyle{Color: midGrey, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+	case RoleRejected:
+		return draw.LineStyle{Color: black, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2)}}
+	case RoleInFlight:
+		return draw.LineStyle{Color: darkGrey, Width: vg.Points(1.2)}
+	case RoleQueue:
+		return draw.LineStyle{Color: midGrey, Width: vg.Points(1.4), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}
+	case RoleBound, RoleCurve:
+		return draw.LineStyle{Color: black, Width: vg.Points(1.3), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
+	case RoleNominal:
+		return draw.LineStyle{Color: midGrey, Width: vg.Points(1.3), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2.5)}}
+	case RoleFailed:
+		return draw.LineStyle{Color: black, Width: vg.Points(1.4)}
+	case RoleMarker:
+		return draw.LineStyle{Color: midGrey, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
+	case RoleOffered:
+		return draw.LineStyle{Color: midGrey, Width: vg.Points(0.6)}
+	}
+	return draw.LineStyle{Color: c, Width: vg.Points(1)}
+}
