@@ -13,5 +13,12 @@ func Catalogue() []*Guarantee {
 		warmUpCurve,
 		warmUpBurst,
 		warmUpCapacityOne,
+		concurrencyInFlight,
+		slowDownstream,
+		slidingFailsClosed,
+		racesExact,
+		monotonicTime,
+		lowRate,
+		noAlloc,
 	}
 }

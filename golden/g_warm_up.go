@@ -91,7 +91,7 @@ var warmUpBurst = &Guarantee{
 		"a limiter idle past its warm-up period is warm although it served almost nothing",
 	Scenario: "warm-up:capacity=10,rate=100/1s,warmup=10s (T=10ms); 20 requests at once at age 0, at 5s and at 12s " +
 		"(after 7s of idle), then one every 1ms for 100ms",
-	Bound: "exactly ⌊τ/I(a)⌋ at once: 3 at 0 (I=30ms), 5 at 5s (I=20ms), 10 at 12s (I=T), then one per T = 10ms",
+	Bound:   "exactly ⌊τ/I(a)⌋ at once: 3 at 0 (I=30ms), 5 at 5s (I=20ms), 10 at 12s (I=T), then one per T = 10ms",
 	Checker: "exact count admitted at each burst instant against ⌊τ/I(a)⌋; once warm, the exact instants: capacity at once, then one per T",
 	run: func(r *run) error {
 		const spec = "warm-up:capacity=10,rate=100/1s,warmup=10s"
@@ -146,7 +146,7 @@ var warmUpCapacityOne = &Guarantee{
 		"at the cold interval from its first instant",
 	Scenario: "warm-up:capacity=1,rate=100/1s,warmup=10s (T=10ms, cold interval 3T=30ms) offered a request every 1ms " +
 		"for the first second",
-	Bound: "the first request (at 0) admitted; no gap between admissions longer than 3T + 1ms = 31ms; none shorter than T",
+	Bound:   "the first request (at 0) admitted; no gap between admissions longer than 3T + 1ms = 31ms; none shorter than T",
 	Checker: "first admission instant, largest and smallest gap between consecutive admissions",
 	run: func(r *run) error {
 		const spec = "warm-up:capacity=1,rate=100/1s,warmup=10s"

@@ -23,7 +23,9 @@ const readmePath = "../README.md"
 func TestGuarantees(t *testing.T) {
 	for _, g := range Catalogue() {
 		t.Run(g.ID, func(t *testing.T) {
-			t.Parallel()
+			if !g.serial {
+				t.Parallel()
+			}
 			v, err := g.Run(context.Background(), nil)
 			require.NoError(t, err)
 			if !v.OK() {
