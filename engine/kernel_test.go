@@ -28,19 +28,15 @@ func TestEventQueueSameTimeIsFIFO(t *testing.T) {
 // reference: the pending events stably sorted by time (stable = scheduling order on ties).
 func TestEventQueueMatchesStableSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for round := range 50 {
+	for round := range 40 {
 		var q eventQueue
 		var ref []event
-		id := int32(0)
-		for step := range 5000 {
-			if len(ref) == 0 || rng.IntN(3) != 0 {
-				e := event{at: rng.Int64N(int64(20 + round*10)), req: id} // few distinct times: many ties
-				id++
-				q.push(e)
-				ref = append(ref, e)
-				continue
+		dirty := false
+		pop := func(step int) {
+			if dirty {
+				sort.SliceStable(ref, func(i, j int) bool { return ref[i].at < ref[j].at })
+				dirty = false
 			}
-			sort.SliceStable(ref, func(i, j int) bool { return ref[i].at < ref[j].at })
 			want := ref[0]
 			ref = ref[1:]
 			require.Equal(t, want.at, q.peek().at, "round %d step %d", round, step)
@@ -49,10 +45,21 @@ func TestEventQueueMatchesStableSort(t *testing.T) {
 			require.Equal(t, want.req, got.req, "round %d step %d: ties must pop first-pushed first", round, step)
 			require.Equal(t, len(ref), q.len())
 		}
-		sort.SliceStable(ref, func(i, j int) bool { return ref[i].at < ref[j].at })
-		for _, want := range ref {
-			got := q.pop()
-			require.Equal(t, want.req, got.req)
+		id := int32(0)
+		for step := range 3000 {
+			// Runs of pushes and runs of pops, with few distinct times: many ties.
+			if len(ref) == 0 || (step/50)%3 != 2 {
+				e := event{at: rng.Int64N(int64(20 + round*10)), req: id}
+				id++
+				q.push(e)
+				ref = append(ref, e)
+				dirty = true
+				continue
+			}
+			pop(step)
+		}
+		for len(ref) > 0 {
+			pop(-1)
 		}
 		require.Zero(t, q.len())
 	}

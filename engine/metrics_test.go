@@ -248,11 +248,11 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	for i := range lanes {
 		l, err := NewLane(sc, i)
 		require.NoError(t, err)
-		for range 200_000 { // warm up: every slice at its steady size
+		for range 100_000 { // warm up: every slice at its steady size
 			_, err := l.Step()
 			require.NoError(t, err)
 		}
-		allocs := testing.AllocsPerRun(100_000, func() {
+		allocs := testing.AllocsPerRun(20_000, func() {
 			if _, err := l.Step(); err != nil {
 				t.Fatal(err)
 			}
