@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,7 +72,7 @@ func Applicable(sc *engine.Scenario, res *engine.Results) []string {
 
 // TimelineLimit is the most marks per lane the timeline draws: beyond it a mark per request
 // is no longer a picture. Longer runs use the rate chart.
-const TimelineLimit = 600
+const TimelineLimit = 300
 
 // TimelineFits reports whether a run with these results is small enough for the timeline
 // (whether or not it was traced): a caller may then rerun it with Scenario.Trace set.
@@ -262,7 +263,8 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	zoomed := false
 	if last >= 0 && (last-first) < res.Horizon/4 {
 		pad := max((last-first)/8, time.Millisecond)
-		lo, hi = max(first-pad, 0), min(last+pad, res.Horizon)
+		q := roundTo(last - first)
+		lo, hi = max((first-pad)/q*q, 0), min((last+pad+q-1)/q*q, res.Horizon)
 		zoomed = true
 		if hi-lo <= 2*time.Second {
 			per, unit = time.Millisecond, "ms"
@@ -279,9 +281,9 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 			maxStack = max(maxStack, counts[colOf(m.at)])
 		}
 	}
-	step := 0.14
+	step := 0.14 // marks fill [base−0.36, base+0.12]; the lane's name sits above
 	if maxStack > 1 {
-		step = min(step, 0.62/float64(maxStack-1))
+		step = min(step, 0.48/float64(maxStack-1))
 	}
 	n := len(res.Lanes)
 	pn := &Panel{XMin: xmin, XMax: xmax, YMin: -0.5, YMax: float64(n) - 0.45, HideYTicks: true}
@@ -289,12 +291,12 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	for i, ms := range marks {
 		base := float64(n - 1 - i)
 		c := LaneColor(sc.Lanes[i])
-		pn.Labels = append(pn.Labels, Label{X: xmin, Y: base + 0.2, Text: res.Lanes[i].Name})
+		pn.Labels = append(pn.Labels, Label{X: xmin, Y: base + 0.17, Text: res.Lanes[i].Name})
 		byKind := map[Mark]*Series{}
 		counts := map[int]int{}
 		for _, m := range ms {
 			col := colOf(m.at)
-			y := base - 0.33 + float64(counts[col])*step
+			y := base - 0.36 + float64(counts[col])*step
 			counts[col]++
 			s := byKind[m.kind]
 			if s == nil {
@@ -318,10 +320,10 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 		XLabel:      fmt.Sprintf("time (%s)", unit),
 		Panels:      []*Panel{pn},
 		PanelHeight: 40 + 75*n,
-		Note:        "Marks in the same instant stack upward in arrival order.",
+		Note:        fmt.Sprintf("Marks less than %s apart stack upward in arrival order.", shortDur((hi-lo)/columns)),
 	}
 	if zoomed {
-		f.Note = fmt.Sprintf("Zoomed to %s–%s, where the requests are (the run is %s). ", fmtDur(lo), fmtDur(hi), fmtDur(res.Horizon)) + f.Note
+		f.Note = fmt.Sprintf("Zoomed to %s–%s, where the requests are (the run is %s). ", shortDur(lo), shortDur(hi), fmtDur(res.Horizon)) + f.Note
 	}
 	lanes := laneColors(sc)
 	for _, k := range markOrder {
@@ -336,6 +338,23 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 		}
 	}
 	return f, nil
+}
+
+// roundTo is the power of ten a tenth of span rounds the zoomed axis to (at least 1µs).
+func roundTo(span time.Duration) time.Duration {
+	q := time.Microsecond
+	for q*100 <= span {
+		q *= 10
+	}
+	return q
+}
+
+// shortDur is d with at most three significant digits: "0.23ms", "987ms", "1.5s".
+func shortDur(d time.Duration) string {
+	if d < time.Second {
+		return strconv.FormatFloat(float64(d)/1e6, 'g', 3, 64) + "ms"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'g', 4, 64) + "s"
 }
 
 // --- 2. rate ---
@@ -809,15 +828,14 @@ func Downstream(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	}
 	for i, l := range res.Lanes {
 		c := LaneColor(sc.Lanes[i])
-		spans := group(l.Bins, res.BinWidth, res.Horizon, 1)
 		left := &Panel{Title: l.Name, TitleColor: c, YLabel: "in flight", IntY: true, XMin: 0, XMax: toUnit(res.Horizon, per)}
 		if ds.Pool > 0 {
 			left.Series = append(left.Series, Series{Label: "pool", Role: RoleBound,
 				X: []float64{0, toUnit(res.Horizon, per)}, Y: []float64{float64(ds.Pool), float64(ds.Pool)}})
 		}
-		left.Series = append(left.Series, stepSeries("in flight", RoleLaneInFlow, c, spans, per,
-			func(s span) float64 { return float64(s.maxInFlight) }))
 		fspans := group(l.Bins, res.BinWidth, res.Horizon, g)
+		left.Series = append(left.Series, stepSeries("in flight", RoleLaneInFlow, c, fspans, per,
+			func(s span) float64 { return float64(s.maxInFlight) }))
 		right := &Panel{Title: fmt.Sprintf("refused by the pool: %d", l.Totals.Failed), YLabel: "req/s",
 			XMin: 0, XMax: toUnit(res.Horizon, per)}
 		right.Series = append(right.Series, stepSeries("refused by the pool", RoleFailed, nil, fspans, per,
@@ -830,7 +848,7 @@ func Downstream(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 		f.Panels = append(f.Panels, left, right)
 	}
 	f.PanelHeight = panelHeight(len(res.Lanes))
-	f.Legend = []LegendEntry{{Label: "in flight, most per bin (lane colour)", Role: RoleLaneInFlow, Colors: laneColors(sc)}}
+	f.Legend = []LegendEntry{{Label: fmt.Sprintf("in flight, most per %s bin (lane colour)", fmtDur(time.Duration(g)*res.BinWidth)), Role: RoleLaneInFlow, Colors: laneColors(sc)}}
 	if ds.Pool > 0 {
 		f.Legend = append(f.Legend, LegendEntry{Label: "pool size", Role: RoleBound})
 	}

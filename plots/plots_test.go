@@ -1,0 +1,303 @@
+package plots
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gonum.org/v1/plot/cmpimg"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/scenarios"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// runScenario runs a built-in scenario, traced, after mutate (which may be nil).
+func runScenario(t testing.TB, name string, mutate func(*engine.Scenario)) (*engine.Scenario, *engine.Results) {
+	t.Helper()
+	sc, err := scenarios.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Trace = true
+	if mutate != nil {
+		mutate(sc)
+	}
+	res, err := engine.Run(context.Background(), sc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc, res
+}
+
+func bins(n int) func(*engine.Scenario) { return func(sc *engine.Scenario) { sc.Bins = n } }
+
+// goldenCases pin the plotted data of the teaching charts. Each golden file's first line
+// says in words what it shows.
+var goldenCases = []struct {
+	scenario, chart string
+	mutate          func(*engine.Scenario)
+	says            string
+}{
+	{"burst-after-idle", "timeline", nil,
+		"the token bucket (capacity 3) admits 3 of the 5 requests at 50ms and 150ms; the leaky bucket admits 1"},
+	{"boundary-attack", "guarantee", bins(60),
+		"the fixed window admits 200 in a 1s window (2× its limit of 100, its documented bound); the sliding window 100; the token bucket 101"},
+	{"boundary-attack", "rate", bins(60), "all 200 offered requests arrive in one 50ms bin; the fixed window admits all of them"},
+	{"cold-start", "warmup", bins(100),
+		"the warm-up bucket's admitted rate follows rate/(3 − 2a/P) from 33/s to 100/s over 10s; the token bucket admits 100/s from the start"},
+	{"slow-downstream", "downstream", bins(60),
+		"after 10s only the token bucket alone overfills the pool of 20; the concurrency limit keeps refusals at 0"},
+	{"burst-after-idle", "state", bins(25), "the token bucket's available permits fall from 3 at each burst and refill at 100/s"},
+	{"poisson", "guarantee", func(sc *engine.Scenario) { sc.Trace = false; sc.Bins = 40; sc.Horizon = 4 * time.Second },
+		"without a trace the rolling 1s count is summed from 100ms bins; every lane stays within its bound"},
+}
+
+func TestGoldenData(t *testing.T) {
+	for _, tc := range goldenCases {
+		t.Run(tc.scenario+"-"+tc.chart, func(t *testing.T) {
+			sc, res := runScenario(t, tc.scenario, tc.mutate)
+			fig, err := Build(tc.chart, sc, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			buf.WriteString("# " + tc.says + "\n")
+			if err := fig.Dump(&buf); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", tc.scenario+"-"+tc.chart+".golden")
+			if *update {
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./plots -update)", err)
+			}
+			if !bytes.Equal(want, buf.Bytes()) {
+				got := path + ".got"
+				_ = os.WriteFile(got, buf.Bytes(), 0o644)
+				t.Errorf("%s: plotted data changed; got written to %s (diff them; -update accepts)", path, got)
+			}
+		})
+	}
+}
+
+// imageCases are compared as pictures, with a tolerance: font rasterisation may differ by a
+// few pixels between platforms, the data may not.
+var imageCases = []struct {
+	scenario, chart string
+	mutate          func(*engine.Scenario)
+}{
+	{"burst-after-idle", "timeline", nil},
+	{"boundary-attack", "guarantee", nil},
+	{"cold-start", "warmup", nil},
+	{"slow-downstream", "downstream", nil},
+}
+
+func TestImages(t *testing.T) {
+	for _, tc := range imageCases {
+		t.Run(tc.scenario+"-"+tc.chart, func(t *testing.T) {
+			sc, res := runScenario(t, tc.scenario, tc.mutate)
+			fig, err := Build(tc.chart, sc, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := fig.Write(&buf, "png", 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", tc.scenario+"-"+tc.chart+".png")
+			if *update {
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./plots -update)", err)
+			}
+			ok, err := cmpimg.EqualApprox("png", want, buf.Bytes(), 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				got := strings.TrimSuffix(path, ".png") + ".got.png"
+				_ = os.WriteFile(got, buf.Bytes(), 0o644)
+				t.Errorf("%s: image differs beyond tolerance; got written to %s", path, got)
+			}
+		})
+	}
+}
+
+// Same input, same bytes: a regenerated gallery shows no diff unless a chart changed.
+func TestDeterministic(t *testing.T) {
+	sc, res := runScenario(t, "boundary-attack", nil)
+	for _, format := range []string{"png", "svg"} {
+		var a, b bytes.Buffer
+		for _, buf := range []*bytes.Buffer{&a, &b} {
+			fig, err := Build("rate", sc, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := fig.Write(buf, format, 800, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("%s: two renderings of the same figure differ", format)
+		}
+	}
+}
+
+func TestSizeFlagsAreHonoured(t *testing.T) {
+	sc, res := runScenario(t, "burst-after-idle", nil)
+	fig, err := Build("rate", sc, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := fig.Write(&buf, "png", 640, 300); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != 640 || b.Dy() != 300 {
+		t.Errorf("got %dx%d, want 640x300", b.Dx(), b.Dy())
+	}
+}
+
+func TestApplicableCharts(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		want     string
+	}{
+		{"burst-after-idle", "timeline rate state guarantee"},
+		{"cold-start", "rate state guarantee warmup"},
+		{"slow-downstream", "rate state guarantee downstream"},
+	} {
+		sc, res := runScenario(t, tc.scenario, nil)
+		if got := strings.Join(Applicable(sc, res), " "); got != tc.want {
+			t.Errorf("%s: charts %q, want %q", tc.scenario, got, tc.want)
+		}
+	}
+	sc, res := runScenario(t, "cold-start", nil)
+	if _, err := Build("timeline", sc, res); err == nil {
+		t.Error("timeline of 4000 requests per lane: want ErrNotApplicable")
+	}
+	if _, err := Build("pie", sc, res); err == nil {
+		t.Error("unknown chart: want an error")
+	}
+}
+
+func TestWarmUpRateIsTheDocumentedCurve(t *testing.T) {
+	sc, _ := scenarios.Get("cold-start")
+	spec := sc.Lanes[0].Stack[0] // 100/s, warm-up 10s
+	for _, tc := range []struct {
+		age  time.Duration
+		want float64
+	}{
+		{0, 100.0 / 3}, {5 * time.Second, 50}, {10 * time.Second, 100}, {time.Minute, 100},
+	} {
+		if got := WarmUpRate(spec, tc.age); got < tc.want-1e-9 || got > tc.want+1e-9 {
+			t.Errorf("age %v: %v req/s, want %v", tc.age, got, tc.want)
+		}
+	}
+}
+
+func TestEnvelopeKeepsEveryColumnsExtremes(t *testing.T) {
+	var xs, ys []float64
+	for i := range 100_000 {
+		xs = append(xs, float64(i))
+		ys = append(ys, float64((i*7919)%1000)) // jagged
+	}
+	const columns = 500
+	ex, ey := Envelope(xs, ys, 0, 100_000, columns, true)
+	if len(ex) > 4*columns {
+		t.Fatalf("%d points for %d columns, want at most 4 per column", len(ex), columns)
+	}
+	width := 100_000.0 / columns
+	for c := range columns {
+		lo, hi := 1e18, -1e18
+		for i := int(float64(c) * width); i < int(float64(c+1)*width); i++ {
+			lo, hi = min(lo, ys[i]), max(hi, ys[i])
+		}
+		elo, ehi := 1e18, -1e18
+		for i := range ex {
+			if int(ex[i]/width) == c {
+				elo, ehi = min(elo, ey[i]), max(ehi, ey[i])
+			}
+		}
+		if lo != elo || hi != ehi {
+			t.Fatalf("column %d: envelope [%v, %v], data [%v, %v]", c, elo, ehi, lo, hi)
+		}
+	}
+	if sx, _ := Envelope(xs[:100], ys[:100], 0, 100, columns, true); len(sx) != 100 {
+		t.Error("a short line must be drawn as it is")
+	}
+}
+
+// benchRun is a long run of n requests: Poisson arrivals at 1000/s through a token bucket
+// and a warm-up bucket, with a downstream, binned in 100000 bins for the 1M run (so that
+// envelopes, not bins, bound the drawing).
+func benchRun(b *testing.B, n int) (*engine.Scenario, *engine.Results) {
+	stack := func(s string) []engine.LaneSpec {
+		st, err := engine.ParseStack(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return []engine.LaneSpec{{Stack: st}}
+	}
+	sc := &engine.Scenario{
+		Name: "bench", Seed: 1, Horizon: time.Duration(n) * time.Millisecond, Bins: min(n/10, 100_000),
+		Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 1000}},
+		Lanes: append(stack("token-bucket:capacity=50,rate=900/1s"),
+			stack("warm-up:capacity=50,rate=900/1s,warmup=10s")...),
+		Downstream: &engine.Downstream{Pool: 50, Phases: []engine.Phase{{Service: engine.Distribution{Kind: engine.DistConstant, Mean: 20 * time.Millisecond}}}},
+	}
+	res, err := engine.Run(context.Background(), sc, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sc, res
+}
+
+// BenchmarkRender builds and renders each chart to PNG for runs of 10k and 1M requests per
+// lane. Drawing time depends on bins and pixels, not on requests.
+func BenchmarkRender(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		n    int
+	}{{"10k", 10_000}, {"1M", 1_000_000}} {
+		sc, res := benchRun(b, size.n)
+		for _, chart := range []string{"rate", "state", "guarantee", "warmup", "downstream"} {
+			b.Run(size.name+"/"+chart, func(b *testing.B) {
+				b.ReportAllocs()
+				var buf bytes.Buffer
+				for b.Loop() {
+					buf.Reset()
+					fig, err := Build(chart, sc, res)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := fig.Write(&buf, "png", 0, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
