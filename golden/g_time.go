@@ -140,14 +140,17 @@ var lowRate = &Guarantee{
 		for _, lane := range res.Lanes {
 			adm := Admissions(lane.Trace)
 			least, err := CheckSpacing(adm, hour)
-			r.check(err)
+			if err != nil {
+				r.failf("%s: %v", lane.Name, err)
+			}
 			for i := 1; i < len(adm); i++ {
 				if gap := adm[i].At - adm[i-1].At; gap > hour+sec {
 					r.failf("%s: admissions at %s and %s are %s apart: the bound is one hour plus one tick (1s)", lane.Name, ms(adm[i-1].At), ms(adm[i].At), ms(gap))
 				}
 			}
-			_, err = CheckExact(adm, 0, sc.Horizon, 4, "what 1 per hour admits in [0, 3h] with a request every second")
-			r.check(err)
+			if _, err := CheckExact(adm, 0, sc.Horizon, 4, "what 1 per hour admits in [0, 3h] with a request every second"); err != nil {
+				r.failf("%s: %v", lane.Name, err)
+			}
 			line := fmt.Sprintf("%s: offered %d, admitted at", lane.Name, lane.Totals.Offered)
 			for _, a := range adm {
 				line += " " + ms(a.At)

@@ -1,0 +1,366 @@
+package golden
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// Deliberately broken limiters. Each is plugged into the same harness as the real ones
+// (through Factory, which reaches the simulator by engine.LaneSpec.Build) to prove that the
+// checkers can fail, and that their message names the bound and where it broke.
+
+// base gives a broken limiter the plain-clock forms of the interface.
+type base struct {
+	self  limiters.Limiter
+	clock limiters.Clock
+	spec  limiters.Spec
+}
+
+func (b *base) TryAcquireAt(now time.Duration, n int) bool {
+	return b.self.AcquireAt(now, n) == limiters.Admitted
+}
+func (b *base) TryAcquire(n int) bool { return b.TryAcquireAt(b.clock.Now(), n) }
+func (b *base) Available() int        { return b.self.AvailableAt(b.clock.Now()) }
+func (b *base) Kind() limiters.Kind   { return b.spec.Kind }
+func (b *base) String() string        { return b.spec.String() }
+
+// fixedNeverResets is a fixed window whose count never resets at a window boundary.
+type fixedNeverResets struct {
+	base
+	mu    sync.Mutex
+	count int
+}
+
+func newFixedNeverResets(s limiters.Spec, clock limiters.Clock) *fixedNeverResets {
+	f := &fixedNeverResets{base: base{clock: clock, spec: s}}
+	f.self = f
+	return f
+}
+
+func (f *fixedNeverResets) AcquireAt(_ time.Duration, n int) limiters.Decision {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.count+n > f.spec.Limit {
+		return limiters.Rejected
+	}
+	f.count += n
+	return limiters.Admitted
+}
+
+func (f *fixedNeverResets) AvailableAt(time.Duration) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.spec.Limit - f.count
+}
+func (f *fixedNeverResets) MaxPermits() int { return f.spec.Limit }
+func (f *fixedNeverResets) Snapshot(now time.Duration) limiters.State {
+	return limiters.State{Kind: f.spec.Kind, At: now, Available: f.AvailableAt(now), MaxPermits: f.spec.Limit,
+		Limit: f.spec.Limit, Count: f.spec.Limit - f.AvailableAt(now), Window: f.spec.Window}
+}
+
+// fixedLateResets is a fixed window that resets whenever the window index changes, backwards
+// too: a late reading of the clock empties it.
+type fixedLateResets struct {
+	fixedNeverResets
+	index int64
+}
+
+func newFixedLateResets(s limiters.Spec, clock limiters.Clock) *fixedLateResets {
+	f := &fixedLateResets{fixedNeverResets: fixedNeverResets{base: base{clock: clock, spec: s}}, index: -1}
+	f.self = f
+	return f
+}
+
+func (f *fixedLateResets) AcquireAt(now time.Duration, n int) limiters.Decision {
+	f.mu.Lock()
+	if idx := int64(now / f.spec.Window); idx != f.index {
+		f.index, f.count = idx, 0
+	}
+	f.mu.Unlock()
+	return f.fixedNeverResets.AcquireAt(now, n)
+}
+
+// slidingNoRollback is a sliding window that reserves first and checks after, as the real
+// one does, but forgets to roll a refused reservation back.
+type slidingNoRollback struct {
+	base
+	mu    sync.Mutex
+	slot  time.Duration
+	index []int64 // slot-index each bucket's count belongs to
+	count []int
+}
+
+func newSlidingNoRollback(s limiters.Spec, clock limiters.Clock) *slidingNoRollback {
+	w := &slidingNoRollback{base: base{clock: clock, spec: s}, slot: s.Window / time.Duration(s.Slots),
+		index: make([]int64, s.Slots), count: make([]int, s.Slots)}
+	for i := range w.index {
+		w.index[i] = -1
+	}
+	w.self = w
+	return w
+}
+
+func (w *slidingNoRollback) sum(cur int64) int {
+	total := 0
+	for i, idx := range w.index {
+		if idx > cur-int64(len(w.index)) && idx <= cur {
+			total += w.count[i]
+		}
+	}
+	return total
+}
+
+func (w *slidingNoRollback) AcquireAt(now time.Duration, n int) limiters.Decision {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cur := int64(now / w.slot)
+	b := int(cur % int64(len(w.index)))
+	if w.index[b] != cur {
+		w.index[b], w.count[b] = cur, 0
+	}
+	w.count[b] += n // reserve
+	if w.sum(cur) > w.spec.Limit {
+		return limiters.Rejected // the real one rolls the reservation back here
+	}
+	return limiters.Admitted
+}
+
+func (w *slidingNoRollback) AvailableAt(now time.Duration) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return max(w.spec.Limit-w.sum(int64(now/w.slot)), 0)
+}
+func (w *slidingNoRollback) MaxPermits() int { return w.spec.Limit }
+func (w *slidingNoRollback) Snapshot(now time.Duration) limiters.State {
+	w.mu.Lock()
+	count := w.sum(int64(now / w.slot))
+	w.mu.Unlock()
+	return limiters.State{Kind: w.spec.Kind, At: now, Available: max(w.spec.Limit-count, 0), MaxPermits: w.spec.Limit,
+		Limit: w.spec.Limit, Count: count, Window: w.spec.Window, SlotLength: w.slot}
+}
+
+// forgetfulConcurrency is a bulkhead that forgets every 7th release.
+type forgetfulConcurrency struct {
+	*limiters.Concurrency
+	mu       sync.Mutex
+	releases int
+}
+
+func (c *forgetfulConcurrency) Release(n int) {
+	c.mu.Lock()
+	c.releases++
+	forget := c.releases%7 == 0
+	c.mu.Unlock()
+	if !forget {
+		c.Concurrency.Release(n)
+	}
+}
+
+// warmUpBroken is a warm-up bucket with a mutex, broken in one of two ways: byTraffic ramps by
+// the permits it admitted (each one T of "warmth") instead of by age; noClamp drops the clamp
+// of the tolerance to at least one current interval, so a small capacity starves while cold.
+type warmUpBroken struct {
+	base
+	mu                 sync.Mutex
+	tat, warmth        time.Duration
+	T, tau             time.Duration
+	byTraffic, noClamp bool
+}
+
+func newWarmUpBroken(s limiters.Spec, clock limiters.Clock, byTraffic, noClamp bool) *warmUpBroken {
+	T := s.Rate.Interval()
+	w := &warmUpBroken{base: base{clock: clock, spec: s}, T: T, tau: time.Duration(s.Capacity) * T, byTraffic: byTraffic, noClamp: noClamp}
+	w.self = w
+	return w
+}
+
+func (w *warmUpBroken) interval(now time.Duration) time.Duration {
+	age := now
+	if w.byTraffic {
+		age = w.warmth
+	}
+	if age >= w.spec.WarmUp {
+		return w.T
+	}
+	return w.T + time.Duration(float64(2*w.T)*float64(w.spec.WarmUp-age)/float64(w.spec.WarmUp))
+}
+
+func (w *warmUpBroken) tolerance(I time.Duration) time.Duration {
+	if w.noClamp {
+		return w.tau
+	}
+	return max(w.tau, I)
+}
+
+func (w *warmUpBroken) AcquireAt(now time.Duration, n int) limiters.Decision {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	I := w.interval(now)
+	backlog := max(w.tat-now, 0)
+	if backlog+time.Duration(n)*I > w.tolerance(I) {
+		return limiters.Rejected
+	}
+	w.tat = now + backlog + time.Duration(n)*I
+	w.warmth += time.Duration(n) * w.T
+	return limiters.Admitted
+}
+
+func (w *warmUpBroken) AvailableAt(now time.Duration) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	I := w.interval(now)
+	return max(int((w.tolerance(I)-max(w.tat-now, 0))/I), 0)
+}
+func (w *warmUpBroken) MaxPermits() int { return w.spec.Capacity }
+func (w *warmUpBroken) Snapshot(now time.Duration) limiters.State {
+	w.mu.Lock()
+	I := w.interval(now)
+	tat := w.tat
+	w.mu.Unlock()
+	return limiters.State{Kind: w.spec.Kind, At: now, Available: w.AvailableAt(now), MaxPermits: w.spec.Capacity,
+		Arrival: tat, Interval: I, Tolerance: w.tolerance(I), SteadyInterval: w.T, Age: now, WarmUp: w.spec.WarmUp}
+}
+
+// allocating wraps a limiter and allocates on every decision.
+type allocating struct{ limiters.Limiter }
+
+var sink []byte
+
+func (a allocating) AcquireAt(now time.Duration, n int) limiters.Decision {
+	sink = make([]byte, 16+n)
+	return a.Limiter.AcquireAt(now, n)
+}
+
+// only returns a factory that builds broken(spec) for specs of kind and the real limiter for
+// every other spec.
+func only(kind limiters.Kind, broken func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error)) Factory {
+	return func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		if s.Kind == kind {
+			return broken(s, c)
+		}
+		return s.New(c)
+	}
+}
+
+// tauTooLarge builds token and leaky buckets whose tolerance is one emission interval too
+// large: capacity+1 intervals (a leaky bucket: 2).
+var tauTooLarge Factory = func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	switch s.Kind {
+	case limiters.KindTokenBucket:
+		return limiters.NewTokenBucket(s.Capacity+1, s.Rate, c)
+	case limiters.KindLeakyBucket:
+		return limiters.NewTokenBucket(2, s.Rate, c)
+	}
+	return s.New(c)
+}
+
+// brokenCases lists each broken variant, the guarantees whose checker it must break, and what
+// the first failure message must name (the bound, and the interval or instant).
+var brokenCases = []struct {
+	name       string
+	factory    Factory
+	guarantees map[string][]string
+}{
+	{"τ one interval too large", tauTooLarge, map[string][]string{
+		"token-bucket-burst":          {"admission 4 was at 50ms, expected at 60ms", "a burst of exactly capacity 3 at 50ms, then one per T = 10ms"},
+		"token-bucket-interval-bound": {"4 admitted in [", "over the bound capacity + ⌈L/T⌉ − 1 = 3 for intervals of length 1ns"},
+		"token-bucket-no-drift":       {"10803 admitted in [0, 1h0m0.000000001s)", "over the bound capacity + ⌈L/T⌉ − 1 = 10802"},
+		"leaky-bucket-pacing":         {"admissions at 50ms and 50ms are 0s apart", "under the bound of one emission interval T = 10ms"},
+		"races-exact":                 {"were granted 21: the bound is exactly 20"},
+		"monotonic-time":              {"after 100 years of idle admitted 4 at once: the bound is exactly the full burst 3"},
+		"low-rate":                    {"token-bucket:capacity=1,rate=1/1h: admissions at 0s and 1s are 1s apart: under the bound of one emission interval T = 1h"},
+	}},
+	{"fixed window that never resets", only(limiters.KindFixedWindow, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		return newFixedNeverResets(s, c), nil
+	}), map[string][]string{
+		"fixed-window-boundary": {"100 admitted in [990ms, 1.01s)", "the boundary attack's take, 2·limit, is exactly 200"},
+		"monotonic-time":        {"refused a request at 3s, when the next permit is due: the limiter stalled"},
+	}},
+	{"fixed window reset by a late clock reading", only(limiters.KindFixedWindow, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		return newFixedLateResets(s, c), nil
+	}), map[string][]string{
+		"monotonic-time": {"admitted a request read at 1.999999999s: a late reading must not grant a burst (bound 0)"},
+	}},
+	{"sliding window without rollback", only(limiters.KindSlidingWindow, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		return newSlidingNoRollback(s, c), nil
+	}), map[string][]string{
+		"sliding-window-fails-closed": {"the window counts 36 after granting 20 and refusing 16", "pushed the count past the limit 20"},
+	}},
+	{"sliding window that forgets the previous window (a fixed window)", only(limiters.KindSlidingWindow, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		return limiters.NewFixedWindow(s.Limit, s.Window, c)
+	}), map[string][]string{
+		"sliding-window-boundary":  {"200 admitted in [990ms, 1.01s)", "over the bound limit·⌈k/slots⌉ = 100 for intervals of length 20ms"},
+		"sliding-window-slot-edge": {"200 admitted in [99.999999ms, 1.099s)", "over the bound limit·⌈k/slots⌉ = 100 for intervals of length 999.000001ms"},
+	}},
+	{"concurrency limiter that forgets a release", only(limiters.KindConcurrency, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		inner, err := limiters.NewConcurrency(s.Max)
+		return &forgetfulConcurrency{Concurrency: inner}, err
+	}), map[string][]string{
+		"concurrency-in-flight": {"the limiter counts", "in flight must be exactly what was admitted and not released"},
+		"slow-downstream":       {"concurrency:max=20: at", "in flight must be exactly what was admitted and not released"},
+	}},
+	{"warm-up that ramps by traffic instead of age", only(limiters.KindWarmUpTokenBucket, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		return newWarmUpBroken(s, c, true, false), nil
+	}), map[string][]string{
+		"warm-up-curve":         {"admitted in [2s, 3s): the curve admits 40.02 there (±2)"},
+		"warm-up-burst-and-age": {"admitted at once at age 5s: the burst at that age is exactly ⌊τ/I(a)⌋ = ⌊100ms/20ms⌋ = 5"},
+		"monotonic-time":        {"warm-up:capacity=3,rate=100/1s,warmup=1s after 100 years of idle admitted 1 at once: the bound is exactly the full burst 3"},
+	}},
+	{"warm-up without the one-interval clamp", only(limiters.KindWarmUpTokenBucket, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		return newWarmUpBroken(s, c, false, true), nil
+	}), map[string][]string{
+		"warm-up-capacity-one": {"the first request at 0 was not admitted", "bound: first admission at 0"},
+	}},
+	{"a limiter that allocates per decision", func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		l, err := s.New(c)
+		return allocating{l}, err
+	}, map[string][]string{
+		"no-alloc": {"token-bucket:capacity=3,rate=100/1s: AcquireAt allocates 1.00 times per call: the bound is 0"},
+	}},
+}
+
+// TestCheckersCatchBrokenLimiters runs guarantees with broken limiters: every checker must
+// fail, naming the bound and the interval (or instant) that broke it.
+func TestCheckersCatchBrokenLimiters(t *testing.T) {
+	for _, c := range brokenCases {
+		for id, wants := range c.guarantees {
+			t.Run(c.name+"/"+id, func(t *testing.T) {
+				g, err := Get(id)
+				require.NoError(t, err)
+				if !g.serial {
+					t.Parallel()
+				}
+				v, err := g.Run(context.Background(), c.factory)
+				require.NoError(t, err)
+				require.False(t, v.OK(), "the %s passed %s: its checker cannot fail", c.name, id)
+				all := strings.Join(v.Failures, "\n")
+				for _, want := range wants {
+					assert.Contains(t, all, want)
+				}
+				t.Logf("%s", all)
+				require.Error(t, v.Err())
+			})
+		}
+	}
+}
+
+// Every guarantee's checker is proven able to fail by at least one broken variant.
+func TestEveryGuaranteeHasABrokenVariant(t *testing.T) {
+	covered := map[string]bool{}
+	for _, c := range brokenCases {
+		for id := range c.guarantees {
+			covered[id] = true
+		}
+	}
+	for _, g := range Catalogue() {
+		assert.True(t, covered[g.ID], "no broken limiter proves that %s's checker can fail", g.ID)
+	}
+}
