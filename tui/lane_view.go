@@ -151,8 +151,8 @@ func downstreamLine(ds *engine.Downstream, lane *engine.Lane, width int, sty Sty
 	if ds.Pool <= 0 {
 		return fmt.Sprintf("downstream %d in flight (no pool)%s", lane.InFlight(), queue)
 	}
-	label := fmt.Sprintf(" %d of pool %d%s", lane.InFlight(), ds.Pool, queue)
-	return "pool" + meter(lane.InFlight(), ds.Pool, min(width-4-len(label), 24), sty) + label
+	label := fmt.Sprintf(" %d of %d in flight%s", lane.InFlight(), ds.Pool, queue)
+	return "pool " + meter(lane.InFlight(), ds.Pool, min(width-5-len(label), 24), sty) + label
 }
 
 // stateWidth is the state panel's width in a lane of width cells.

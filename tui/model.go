@@ -128,6 +128,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.String() == "ctrl+c" {
 			return m, tea.Quit
 		}
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && m.mode != modeEdit {
+			// Keys typed faster than the terminal is read arrive as one message ("...."):
+			// each is a command of its own.
+			var cmds []tea.Cmd
+			for _, r := range msg.Runes {
+				_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+				cmds = append(cmds, cmd)
+			}
+			return m, tea.Batch(cmds...)
+		}
 		switch m.mode {
 		case modePicker:
 			return m, m.updatePicker(msg)
@@ -462,7 +472,9 @@ func (m *Model) footer(w int) []string {
 			m.input.View(),
 		}
 		if m.editErr != "" {
-			lines = append(lines, sty.Error.Render(m.editErr))
+			for _, l := range strings.Split(ansi.Wrap(m.editErr, w, ""), "\n") {
+				lines = append(lines, sty.Error.Render(l))
+			}
 		} else {
 			lines = append(lines, sty.Dim.Render(kindExamples()))
 		}

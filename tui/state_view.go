@@ -80,15 +80,15 @@ func gcraLines(st limiters.State, width, k int, sty Styles) []string {
 	return []string{numbers, schedule, rampBar}
 }
 
-// gcraRule is the admission test for one more permit, with the state's numbers:
-// (TAT − now) + T ≤ τ.
+// gcraRule is the admission test for one more permit with the state's numbers:
+// backlog + T ≤ τ, where backlog = max(TAT − now, 0).
 func gcraRule(st limiters.State) string {
 	after := st.Backlog() + st.Interval
 	verdict := fmt.Sprintf("≤ τ %s: 1 fits", short(st.Tolerance))
 	if after > st.Tolerance {
 		verdict = fmt.Sprintf("> τ %s: 1 waits", short(st.Tolerance))
 	}
-	return fmt.Sprintf("backlog %s + T %s = %s %s", short(st.Backlog()), short(st.Interval), short(after), verdict)
+	return fmt.Sprintf("backlog+T = %s %s", short(after), verdict)
 }
 
 // gcraSchedule draws [now, now+τ]: the backlog (TAT − now) filled, TAT marked ●.
@@ -159,24 +159,37 @@ func slotCells(st limiters.State, width int, sty Styles) (string, int) {
 	cells := (n + per - 1) / per
 	cw := min((width-1)/cells, 5) // separator + content
 	content := cw - 1
-	var b strings.Builder
-	for c := 0; c < cells; c++ {
-		live, stale, anyLive := 0, 0, false
+	type cell struct {
+		live, stale int
+		anyLive     bool
+	}
+	all := make([]cell, cells)
+	numbers := true // every count fits as a number; otherwise bars against the limit
+	for c := range all {
 		for _, s := range st.Slots[c*per : min((c+1)*per, n)] {
 			if s.Live {
-				anyLive = true
-				live += s.Count
+				all[c].anyLive = true
+				all[c].live += s.Count
 			} else {
-				stale += s.StaleCount
+				all[c].stale += s.StaleCount
 			}
 		}
+		numbers = numbers && len(fmt.Sprint(all[c].live)) <= content && len(fmt.Sprint(all[c].stale))+1 <= content
+	}
+	var b strings.Builder
+	for _, c := range all {
 		b.WriteString(sty.Dim.Render("│"))
 		switch {
-		case live > 0:
-			b.WriteString(fitRight(fmt.Sprint(live), content))
-		case stale > 0 && !anyLive:
-			b.WriteString(sty.Stale.Render(fitRight("~"+fmt.Sprint(stale), content)))
-		case anyLive:
+		case c.live > 0 && numbers:
+			b.WriteString(fitRight(fmt.Sprint(c.live), content))
+		case c.live > 0:
+			level := min(max(c.live*8/max(st.Limit, 1), 1), 8)
+			b.WriteString(strings.Repeat(" ", content-1) + string(eighths[level]))
+		case c.stale > 0 && !c.anyLive && numbers:
+			b.WriteString(sty.Stale.Render(fitRight("~"+fmt.Sprint(c.stale), content)))
+		case c.stale > 0 && !c.anyLive:
+			b.WriteString(sty.Stale.Render(fitRight("~", content)))
+		case c.anyLive:
 			b.WriteString(sty.Dim.Render(fitRight(".", content)))
 		default:
 			b.WriteString(strings.Repeat(" ", content))

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTUIInTmux drives the real binary in a real terminal: tmux at 100×30, keys by
+// send-keys, screens by capture-pane, each awaited with a bounded deadline (no fixed sleeps).
+func TestTUIInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed: the end-to-end TUI test needs it (.ci/run installs it)")
+	}
+	if testing.Short() {
+		t.Skip("builds the binary and drives it in tmux")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ratelab")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	socket := fmt.Sprintf("ratelab-test-%d", os.Getpid())
+	tmux := func(args ...string) (string, error) {
+		out, err := exec.Command("tmux", append([]string{"-L", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	t.Cleanup(func() { _, _ = tmux("kill-server") })
+	if out, err := tmux("new-session", "-d", "-s", "rl", "-x", "100", "-y", "30",
+		"env TERM=xterm-256color "+bin+" tui burst-after-idle; sleep 30"); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	screen := ""
+	waitFor := func(what string, facts ...string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			out, err := tmux("capture-pane", "-p", "-t", "rl")
+			if err == nil {
+				screen = out
+				missing := ""
+				for _, f := range facts {
+					if !strings.Contains(strings.ReplaceAll(screen, "\n  ", " "), f) {
+						missing = f
+						break
+					}
+				}
+				if missing == "" {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: the screen never showed %q:\n%s", what, missing, screen)
+				}
+			} else if time.Now().After(deadline) {
+				t.Fatalf("%s: capture-pane: %v %s", what, err, out)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	keys := func(k ...string) {
+		t.Helper()
+		if out, err := tmux(append([]string{"send-keys", "-t", "rl"}, k...)...); err != nil {
+			t.Fatalf("send-keys %v: %v %s", k, err, out)
+		}
+	}
+
+	waitFor("open", "ratelab · burst-after-idle", "t=0s of 250ms", "paused",
+		"▸ token-bucket:capacity=3,rate=100/1s", "leaky-bucket:rate=100/1s", "no decisions yet")
+
+	keys(".", ".", ".", ".")
+	waitFor("four steps", "t=50ms of 250ms", "admitted 3/4 · rejected 1", "admitted 1/4 · rejected 3",
+		"t=50ms req #4 (1 permit) rejected by token-bucket: next permit due at 80ms")
+
+	keys("+", "+", "+", "+", "+") // 500ms of virtual time per second: the rest takes half a second
+	keys("Space")
+	waitFor("play to the end", "t=250ms of 250ms", "end of the run", "admitted 8/13")
+
+	keys("e")
+	waitFor("edit", "edit lane 1", "spec> token-bucket:capacity=3,rate=100/1s")
+	keys("C-u", "token-bucket:capacity=0,rate=100/1s", "Enter")
+	waitFor("bad value", "capacity=0: must be at least 1", "t=250ms of 250ms")
+	keys("C-u", "token-bucket:capacity=5,rate=100/1s", "Enter")
+	waitFor("good value", "▸ token-bucket:capacity=5,rate=100/1s  admitted 0/0", "t=0s of 250ms", "restarted")
+
+	keys("q")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, _ := tmux("capture-pane", "-p", "-t", "rl")
+		if !strings.Contains(out, "ratelab · ") {
+			break // the program left the alternate screen: only the shell's sleep remains
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("q did not quit:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestTUINeedsATerminal: without a terminal, `tui` says so instead of drawing into a pipe.
+func TestTUINeedsATerminal(t *testing.T) {
+	var out, errOut strings.Builder
+	err := run(context.Background(), []string{"tui", "burst-after-idle"}, strings.NewReader(""), &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "not a terminal") {
+		t.Fatalf("err = %v, want a 'not a terminal' error", err)
+	}
+	err = run(context.Background(), []string{"tui", "no-such-scenario"}, strings.NewReader(""), &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "no built-in scenario") {
+		t.Fatalf("err = %v, want the unknown scenario named", err)
+	}
+}
