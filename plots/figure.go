@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -351,6 +352,12 @@ func seriesPlotters(s Series, xmin, xmax float64, columns int) []plot.Plotter {
 	}
 	xs, ys := s.X, s.Y
 	if len(xs) > 4*columns {
+		if s.Step && s.Role != RoleOffered {
+			// A dense step line (a sawtooth of permits) is drawn as its per-column band:
+			// stroking thousands of full-height zigzags is what rasterisers are slowest at.
+			lo, hi, ok := Columns(xs, ys, xmin, xmax, columns)
+			return []plot.Plotter{band{xmin: xmin, xmax: xmax, lo: lo, hi: hi, ok: ok, style: lineStyle(s.Role, s.Color)}}
+		}
 		xs, ys = Envelope(xs, ys, xmin, xmax, columns, s.Step)
 	}
 	xys := make(plotter.XYs, len(xs))
@@ -526,3 +533,48 @@ func (f *Figure) Dump(w io.Writer) error {
 }
 
 func g(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+// band fills, in each pixel column, the range a dense line covers there: the picture the line
+// itself would make, at a cost of O(columns). A column where the line is flat gets the line's
+// width, so a flat stretch looks like the line.
+type band struct {
+	xmin, xmax float64
+	lo, hi     []float64
+	ok         []bool
+	style      draw.LineStyle
+}
+
+func (b band) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	n := len(b.lo)
+	width := (b.xmax - b.xmin) / float64(n)
+	half := b.style.Width / 2
+	var top, bottom []vg.Point
+	flush := func() {
+		if len(top) == 0 {
+			return
+		}
+		poly := append(top, bottom...)
+		slices.Reverse(poly[len(top):])
+		c.FillPolygon(translucent(b.style.Color), c.ClipPolygonXY(poly))
+		top, bottom = top[:0], bottom[:0]
+	}
+	for k := range n {
+		if !b.ok[k] {
+			flush()
+			continue
+		}
+		x0, x1 := trX(b.xmin+float64(k)*width), trX(b.xmin+float64(k+1)*width)
+		y0, y1 := trY(b.lo[k])-half, trY(b.hi[k])+half
+		top = append(top, vg.Point{X: x0, Y: y1}, vg.Point{X: x1, Y: y1})
+		bottom = append(bottom, vg.Point{X: x0, Y: y0}, vg.Point{X: x1, Y: y0})
+	}
+	flush()
+}
+
+// translucent is c at 60% opacity, so that overlapping bands stay visible.
+func translucent(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	const a = 0.6
+	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: uint8(255 * a)}
+}

@@ -53,3 +53,28 @@ func niceGroup(n, limit int) int {
 		}
 	}
 }
+
+// Columns is a post-step line's range in each of columns equal columns of [xmin, xmax): the
+// lowest and highest value it takes there, counting the value carried in from the left. ok
+// is false for columns before the line starts. Cost: O(len(xs) + columns).
+func Columns(xs, ys []float64, xmin, xmax float64, columns int) (lo, hi []float64, ok []bool) {
+	lo, hi, ok = make([]float64, columns), make([]float64, columns), make([]bool, columns)
+	width := (xmax - xmin) / float64(columns)
+	i := 0
+	have, cur := false, 0.0
+	for c := range columns {
+		right := xmin + float64(c+1)*width
+		if have {
+			lo[c], hi[c], ok[c] = cur, cur, true
+		}
+		for ; i < len(xs) && xs[i] < right; i++ {
+			cur = ys[i]
+			if !ok[c] {
+				lo[c], hi[c], ok[c] = cur, cur, true
+			}
+			lo[c], hi[c] = min(lo[c], cur), max(hi[c], cur)
+			have = true
+		}
+	}
+	return lo, hi, ok
+}
