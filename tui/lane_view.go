@@ -115,7 +115,11 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 		}
 	}
 	if downstream {
-		panel = append(panel, downstreamLine(s.sc.Downstream, lane, stateW, m.styles))
+		client := s.sc.Client
+		if c := lane.Spec.Client; c != nil {
+			client = *c
+		}
+		panel = append(panel, downstreamLine(s.sc.Downstream, lane, client.Policy == engine.PolicyQueue, stateW, m.styles))
 	}
 
 	for r := 0; r < rows; r++ {
@@ -143,9 +147,9 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 	return lines
 }
 
-func downstreamLine(ds *engine.Downstream, lane *engine.Lane, width int, sty Styles) string {
+func downstreamLine(ds *engine.Downstream, lane *engine.Lane, queueing bool, width int, sty Styles) string {
 	queue := ""
-	if q := lane.QueueLen(); q > 0 || (lane.Spec.Client != nil && lane.Spec.Client.Policy == engine.PolicyQueue) {
+	if q := lane.QueueLen(); q > 0 || queueing {
 		queue = fmt.Sprintf(" · queue %d", q)
 	}
 	if ds.Pool <= 0 {

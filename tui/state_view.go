@@ -77,16 +77,16 @@ func gcraLines(st limiters.State, width, k int, sty Styles) []string {
 	}
 	label := fmt.Sprintf(" %.0f%% of the rate", rate)
 	rampBar := "ramp[" + sty.Bar.Render(rampGlyphs(st, width-6-len(label))) + "]" + label
-	return []string{numbers, schedule, rampBar}
+	return []string{numbers, schedule, rampBar, ramp, gcraRule(st)}
 }
 
 // gcraRule is the admission test for one more permit with the state's numbers:
 // backlog + T ≤ τ, where backlog = max(TAT − now, 0).
 func gcraRule(st limiters.State) string {
 	after := st.Backlog() + st.Interval
-	verdict := fmt.Sprintf("≤ τ %s: 1 fits", short(st.Tolerance))
+	verdict := fmt.Sprintf("≤ τ %s: 1 more fits", short(st.Tolerance))
 	if after > st.Tolerance {
-		verdict = fmt.Sprintf("> τ %s: 1 waits", short(st.Tolerance))
+		verdict = fmt.Sprintf("> τ %s: 1 more refused", short(st.Tolerance))
 	}
 	return fmt.Sprintf("backlog+T = %s %s", short(after), verdict)
 }
