@@ -281,22 +281,39 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 			maxStack = max(maxStack, counts[colOf(m.at)])
 		}
 	}
-	step := 0.14 // marks fill [base−0.36, base+0.12]; the lane's name sits above
+	// Marks fill [base−0.36, base+0.12]; the lane's name sits above. Stacks of up to
+	// tallStack marks share one spacing; a taller one is squeezed into the same height and
+	// labelled with its count.
+	const tallStack = 8
+	step := 0.14
 	if maxStack > 1 {
-		step = min(step, 0.48/float64(maxStack-1))
+		step = min(step, 0.48/float64(min(maxStack, tallStack)-1))
 	}
 	n := len(res.Lanes)
 	pn := &Panel{XMin: xmin, XMax: xmax, YMin: -0.5, YMax: float64(n) - 0.45, HideYTicks: true}
 	present := map[Mark]bool{}
+	tall := false
 	for i, ms := range marks {
 		base := float64(n - 1 - i)
 		c := LaneColor(sc.Lanes[i])
 		pn.Labels = append(pn.Labels, Label{X: xmin, Y: base + 0.17, Text: res.Lanes[i].Name})
 		byKind := map[Mark]*Series{}
+		height := map[int]int{}
+		for _, m := range ms {
+			height[colOf(m.at)]++
+		}
 		counts := map[int]int{}
 		for _, m := range ms {
 			col := colOf(m.at)
-			y := base - 0.36 + float64(counts[col])*step
+			st := step
+			if h := height[col]; h > tallStack {
+				st = 0.48 / float64(h-1)
+				if counts[col] == 0 {
+					pn.Labels = append(pn.Labels, Label{X: toUnit(m.at, per), Y: base - 0.12, Text: fmt.Sprintf("×%d", h), Small: true})
+					tall = true
+				}
+			}
+			y := base - 0.36 + float64(counts[col])*st
 			counts[col]++
 			s := byKind[m.kind]
 			if s == nil {
@@ -321,6 +338,9 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 		Panels:      []*Panel{pn},
 		PanelHeight: 40 + 75*n,
 		Note:        fmt.Sprintf("Marks less than %s apart stack upward in arrival order.", shortDur((hi-lo)/columns)),
+	}
+	if tall {
+		f.Note += " A number beside a stack counts its marks."
 	}
 	if zoomed {
 		f.Note = fmt.Sprintf("Zoomed to %s–%s, where the requests are (the run is %s). ", shortDur(lo), shortDur(hi), fmtDur(res.Horizon)) + f.Note

@@ -60,10 +60,12 @@ type Series struct {
 	X, Y  []float64
 }
 
-// Label is text placed in data coordinates, left-aligned, above the point.
+// Label is text placed in data coordinates: a name left-aligned above the point, or a small
+// note (a count) just right of it, centred on it.
 type Label struct {
-	X, Y float64
-	Text string
+	X, Y  float64
+	Text  string
+	Small bool
 }
 
 // LegendEntry is one item of the legend row. A role drawn in lane colours shows a thumbnail
@@ -396,7 +398,13 @@ func (l labels) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	sty := textStyle(panelSize, true, darkGrey)
 	sty.YAlign = draw.YBottom
+	small := textStyle(tickSize, false, darkGrey)
+	small.YAlign = draw.YCenter
 	for _, it := range l.items {
+		if it.Small {
+			c.FillText(small, vg.Point{X: trX(it.X) + vg.Points(6), Y: trY(it.Y)}, it.Text)
+			continue
+		}
 		c.FillText(sty, vg.Point{X: trX(it.X) + vg.Points(4), Y: trY(it.Y)}, it.Text)
 	}
 }
