@@ -414,9 +414,11 @@ func Rate(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 			pn.Series = append(pn.Series, stepSeries("attempts", RoleAttempts, nil, spans, per,
 				func(s span) float64 { return perSecond(s.attempts, s.dur) }))
 		}
+		// Rejected is drawn last: dotted black over the lane's colour stays visible where the
+		// two are equal.
 		pn.Series = append(pn.Series,
-			stepSeries("rejected", RoleRejected, nil, spans, per, func(s span) float64 { return perSecond(s.rejected, s.dur) }),
-			stepSeries("admitted", RoleAdmitted, c, spans, per, func(s span) float64 { return perSecond(s.admitted, s.dur) }))
+			stepSeries("admitted", RoleAdmitted, c, spans, per, func(s span) float64 { return perSecond(s.admitted, s.dur) }),
+			stepSeries("rejected", RoleRejected, nil, spans, per, func(s span) float64 { return perSecond(s.rejected, s.dur) }))
 		f.Panels = append(f.Panels, pn)
 	}
 	f.PanelHeight = panelHeight(len(f.Panels))

@@ -194,19 +194,7 @@ func (f *Figure) Draw(c draw.Canvas, widthPx int) {
 	area.Min.Y, area.Max.Y = bottom, y-vg.Points(2)
 	area.Min.X, area.Max.X = c.Min.X+vg.Points(4), right
 	cols, rows := f.cols(), f.rows()
-	columns := max(widthPx/cols-80, 50) // data pixels per panel, roughly
-	grid := make([][]*plot.Plot, rows)
-	ranges := f.yRanges()
-	for r := range rows {
-		grid[r] = make([]*plot.Plot, cols)
-		for k := range cols {
-			i := r*cols + k
-			if i >= len(f.Panels) {
-				continue
-			}
-			grid[r][k] = f.panelPlot(f.Panels[i], ranges[i], r == rows-1, columns)
-		}
-	}
+	grid := f.Plots(widthPx)
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(6)}
 	canvases := plot.Align(grid, tiles, area)
 	for r := range rows {
@@ -220,6 +208,25 @@ func (f *Figure) Draw(c draw.Canvas, widthPx int) {
 			drawPanelTitle(p, f.Panels[i], canvases[r][k])
 		}
 	}
+}
+
+// Plots returns the figure's panels as gonum plots, row by row (nil where a row is short), as
+// Draw lays them out for an image widthPx pixels wide: for callers who compose their own
+// figures. The title, legend and note are the Figure's, not the plots'.
+func (f *Figure) Plots(widthPx int) [][]*plot.Plot {
+	cols, rows := f.cols(), f.rows()
+	columns := max(widthPx/cols-80, 50) // data pixels per panel, roughly
+	ranges := f.yRanges()
+	grid := make([][]*plot.Plot, rows)
+	for r := range rows {
+		grid[r] = make([]*plot.Plot, cols)
+		for k := range cols {
+			if i := r*cols + k; i < len(f.Panels) {
+				grid[r][k] = f.panelPlot(f.Panels[i], ranges[i], r == rows-1, columns)
+			}
+		}
+	}
+	return grid
 }
 
 // yRanges is each panel's y range: shared per column when ShareY.
