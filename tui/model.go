@@ -156,6 +156,8 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 		return tea.Quit
 	case key.Matches(msg, m.keys.Help):
 		m.showHelp = !m.showHelp
+	case msg.String() == "esc":
+		m.showHelp = false
 	case key.Matches(msg, m.keys.Play):
 		if m.playing {
 			m.playing = false
@@ -189,6 +191,7 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 			m.status = "this lane's limiters are built in code; they cannot be edited here"
 			return nil
 		}
+		m.playing = false // a frame must not change the run under the editor
 		m.mode = modeEdit
 		m.editErr = ""
 		m.input.SetValue(engine.StackString(lane.Stack))

@@ -174,7 +174,7 @@ func slotCells(st limiters.State, width int, sty Styles) (string, int) {
 				all[c].stale += s.StaleCount
 			}
 		}
-		numbers = numbers && len(fmt.Sprint(all[c].live)) <= content && len(fmt.Sprint(all[c].stale))+1 <= content
+		numbers = numbers && len(fmt.Sprint(all[c].live)) <= content
 	}
 	var b strings.Builder
 	for _, c := range all {
@@ -185,7 +185,7 @@ func slotCells(st limiters.State, width int, sty Styles) (string, int) {
 		case c.live > 0:
 			level := min(max(c.live*8/max(st.Limit, 1), 1), 8)
 			b.WriteString(strings.Repeat(" ", content-1) + string(eighths[level]))
-		case c.stale > 0 && !c.anyLive && numbers:
+		case c.stale > 0 && !c.anyLive && numbers && len(fmt.Sprint(c.stale))+1 <= content:
 			b.WriteString(sty.Stale.Render(fitRight("~"+fmt.Sprint(c.stale), content)))
 		case c.stale > 0 && !c.anyLive:
 			b.WriteString(sty.Stale.Render(fitRight("~", content)))
