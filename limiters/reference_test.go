@@ -508,7 +508,7 @@ func differentialConfigs() map[string][]config {
 		"warm-up": {
 			warmUpConfig(10, PerSecond(100), 10*time.Second),
 			warmUpConfig(2, Rate{7, 100 * time.Millisecond}, time.Minute), // capacity < cold factor
-			warmUpConfig(50, PerSecond(1000), 3*time.Hour),                 // warming for most of the trace
+			warmUpConfig(50, PerSecond(1000), 3*time.Hour),                // warming for most of the trace
 		},
 		"fixed-window": {
 			fixedWindowConfig(100, time.Second),
