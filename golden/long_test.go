@@ -121,6 +121,7 @@ func TestLongRandomizedRuns(t *testing.T) {
 				return []limiters.Limiter{rec}, nil
 			}
 			rec.ledger.max = s.Max
+			sc.Windows = []time.Duration{10 * msec, 900 * msec, sec}
 			res, err := engine.Run(context.Background(), sc, nil)
 			require.NoError(t, err)
 			tot := res.Lanes[0].Totals
@@ -128,6 +129,12 @@ func TestLongRandomizedRuns(t *testing.T) {
 			t.Logf("%s: offered %d, admitted %d", lr.spec, tot.Offered, tot.Admitted)
 			require.Equal(t, tot.AdmittedPermits, rec.permits, "the recorder saw every admission")
 			lr.check(t, s, rec.adm, &rec.ledger)
+			// The engine's own streaming meters must agree with the checkers' sweep.
+			for _, m := range res.Lanes[0].Windows {
+				w := WorstInterval(rec.adm, m.Length)
+				require.Equal(t, w.Count, m.MaxAdmitted, "engine meter for L=%s vs the checker's %s", ms(m.Length), w)
+				require.Equal(t, time.Duration(-1), m.FirstExceeded, "engine meter for L=%s: bound %d exceeded", ms(m.Length), m.Bound)
+			}
 		})
 	}
 }
