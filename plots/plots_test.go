@@ -50,6 +50,8 @@ var goldenCases = []struct {
 		"the token bucket (capacity 3) admits 3 of the 5 requests at 50ms and 150ms; the leaky bucket admits 1"},
 	{"boundary-attack", "guarantee", bins(60),
 		"the fixed window admits 200 in a 1s window (2× its limit of 100, its documented bound); the sliding window 100; the token bucket 101"},
+	{"burst-after-idle", "guarantee", bins(50),
+		"in a run shorter than two 1s windows the chart uses T = 10ms: the token bucket reaches its capacity of 3, the leaky bucket 1"},
 	{"boundary-attack", "rate", bins(60), "all 200 offered requests arrive in one 50ms bin; the fixed window admits all of them"},
 	{"cold-start", "warmup", bins(100),
 		"the warm-up bucket's admitted rate follows rate/(3 − 2a/P) from 33/s to 100/s over 10s; the token bucket admits 100/s from the start"},

@@ -55,7 +55,7 @@ var commands = []command{
 	{"run", "[SCENARIO | FILE.yaml] [--limiter SPEC]... [--seed N] [--horizon D] [--bins N] [--format table|json|csv]", "run a scenario through every limiter and print one row per limiter", runCommand},
 	{"list", "", "list the built-in scenarios and the limiter kinds", listCommand},
 	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out DECISIONS.csv]", "stream a recorded trace through limiters, open loop", replayCommand},
-	{"plot", "[SCENARIO | FILE.yaml] [--chart NAME]... --out DIR [--format png|svg] [--width W --height H] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery", plotCommand},
+	{"plot", "[SCENARIO | FILE.yaml] [--chart NAME]... [--window D] --out DIR [--format png|svg] [--width W --height H] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery", plotCommand},
 	{"tui", "[SCENARIO | FILE.yaml] [--limiter SPEC]... [--seed N] [--horizon D]", "open the interactive workbench: every limiter side by side, one decision at a time", tuiCommand},
 	{"guarantees", "[run ID]", "list the guarantee catalogue, or run one guarantee: its check's verdict and golden text", guaranteesCommand},
 }

@@ -34,6 +34,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	var charts stringList
 	fs.Var(&charts, "chart", "chart to draw, repeatable: "+strings.Join(plots.ChartNames(), ", ")+" (default: every chart that applies)")
 	out := fs.String("out", "", "directory to write the charts to")
+	window := fs.Duration("window", 0, "the guarantee chart's rolling window (default: the limiters' natural window, or their emission interval for runs shorter than two windows)")
 	gallery := fs.String("gallery", "", "regenerate the gallery (GALLERY.md and img/) in this directory, for every scenario")
 	var opt plotOptions
 	fs.StringVar(&opt.format, "format", "png", "image format: png or svg")
@@ -53,6 +54,9 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 		if !slices.Contains(plots.ChartNames(), c) {
 			return usageErrorf("plot: --chart: no chart %q (charts: %s)", c, strings.Join(plots.ChartNames(), ", "))
 		}
+	}
+	if *window < 0 {
+		return usageErrorf("plot: --window must be positive, got %v", *window)
 	}
 	if *gallery != "" {
 		if len(positional) > 0 || *out != "" || len(charts) > 0 {
@@ -80,7 +84,12 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	}
 	base := fileBase(sc, positional)
 	for _, name := range names {
-		fig, err := plots.Build(name, sc, res)
+		var fig *plots.Figure
+		if name == "guarantee" && *window > 0 {
+			fig, err = plots.GuaranteeWindow(sc, res, *window)
+		} else {
+			fig, err = plots.Build(name, sc, res)
+		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}

@@ -91,3 +91,14 @@ func TestReadmeChartsAreInTheGallery(t *testing.T) {
 		assert.NoError(t, err)
 	}
 }
+
+func TestPlotGuaranteeWindowFlag(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := ratelab(t, "plot", "boundary-attack", "--chart", "guarantee", "--window", "20ms", "--format", "svg", "--out", dir)
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(dir, "boundary-attack-guarantee.svg"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "most admitted in any 20ms window")
+	_, _, err = ratelab(t, "plot", "boundary-attack", "--window", "-1s", "--out", dir)
+	assert.True(t, isUsage(err))
+}
