@@ -64,6 +64,8 @@ func keyMsg(k string) tea.KeyMsg {
 		return tea.KeyMsg{Type: tea.KeyRight}
 	case "down":
 		return tea.KeyMsg{Type: tea.KeyDown}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
 	case "ctrl+u":
 		return tea.KeyMsg{Type: tea.KeyCtrlU}
 	}
@@ -348,4 +350,62 @@ func TestKeysReadTogetherActOneByOne(t *testing.T) {
 	if got := m.sim.lanes[0].Result().Totals.Offered; got != 4 {
 		t.Fatalf("offered %d after \"....\", want 4 steps", got)
 	}
+}
+
+func TestSlowDownstreamShowsPoolAndStack100x30(t *testing.T) {
+	m := open(t, "slow-downstream", 100, 30)
+	press(m, "+", "+", "+", "space") // 20s of virtual time per second: 1s per frame
+	frames(m, 15)
+	press(m, "space", "tab", "tab")
+	view := m.View()
+	checkFits(t, view, 100, 30)
+	mustContain(t, view, "t=15s of 30s",
+		"  token-bucket:capacity=10,rate=10/1s  admitted", // the rate limiter alone: the pool fails
+		"pool [", "of 20 in flight",
+		"▸ token-bucket:capacity=10,rate=10/1s+concurrency:max=20", // a stack: each stage drawn
+		"1:TAT", "2:", "failed 0")
+	if got := m.sim.lanes[0].Result().Totals.Failed; got == 0 {
+		t.Error("the token bucket alone had no downstream failures by 15s; the scenario says a third fail")
+	}
+	mustContain(t, strings.ReplaceAll(view, "\n  ", " "), "admitted by all 2 stages; token-bucket:")
+	golden(t, "slow-downstream-played-100x30",
+		"slow-downstream at t=15s, 100×30, the stacked lane focused: the pool bar in every lane, the\n"+
+			"token bucket alone failing at the downstream, the stack's two stages drawn 1: and 2:.", view)
+}
+
+func TestEditingPausesThePlay(t *testing.T) {
+	m := open(t, "burst-after-idle", 80, 24)
+	press(m, "space")
+	press(m, "e")
+	if m.playing {
+		t.Fatal("still playing under the editor")
+	}
+	now := m.sim.now
+	if _, cmd := m.Update(tickMsg{gen: m.tickGen}); cmd != nil || m.sim.now != now {
+		t.Fatal("a frame ran under the editor")
+	}
+	press(m, "esc")
+	mustContain(t, m.View(), "paused")
+}
+
+func TestPickerKeepsAnOpenedFile(t *testing.T) {
+	sc, err := scenarios.Get("burst-after-idle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Name = "my-file"
+	m, err := New(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(m, "s")
+	mustContain(t, m.View(), "▸ my-file", "steady")
+	press(m, "down", "enter") // steady
+	mustContain(t, m.View(), "ratelab · steady")
+	press(m, "s", "up", "enter") // back to the file, as it was opened
+	if m.sim.sc != sc {
+		t.Fatal("the opened file's scenario was not reopened")
+	}
+	mustContain(t, m.View(), "ratelab · my-file")
 }
