@@ -871,8 +871,8 @@ func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 // --- 6. downstream ---
 
 // Downstream shows, per lane, the requests in flight at the downstream against its pool
-// size (left) and the admitted requests the pool refused, per second (right). Dotted
-// vertical lines mark where the service time changes.
+// size (left) and the admitted requests the pool refused, per second (right; only when the
+// pool is limited). Dotted vertical lines mark where the service time changes.
 func Downstream(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	ds := sc.Downstream
 	if ds == nil {
@@ -900,6 +900,10 @@ func Downstream(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 		Cols:     2,
 		ShareY:   true,
 	}
+	if ds.Pool == 0 { // nothing can be refused: in flight alone
+		f.Cols = 1
+		f.Title = res.Scenario + ": requests in flight at the downstream"
+	}
 	for i, l := range res.Lanes {
 		c := LaneColor(sc.Lanes[i])
 		left := &Panel{Title: l.Name, TitleColor: c, YLabel: "in flight", IntY: true, XMin: 0, XMax: toUnit(res.Horizon, per)}
@@ -919,14 +923,19 @@ func Downstream(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 			left.Series = append(left.Series, m)
 			right.Series = append(right.Series, m)
 		}
-		f.Panels = append(f.Panels, left, right)
+		f.Panels = append(f.Panels, left)
+		if ds.Pool > 0 {
+			f.Panels = append(f.Panels, right)
+		}
 	}
 	f.PanelHeight = panelHeight(len(res.Lanes))
 	f.Legend = []LegendEntry{{Label: fmt.Sprintf("in flight, most per %s bin (lane colour)", fmtDur(time.Duration(g)*res.BinWidth)), Role: RoleLaneInFlow, Colors: laneColors(sc)}}
 	if ds.Pool > 0 {
 		f.Legend = append(f.Legend, LegendEntry{Label: "pool size", Role: RoleBound})
 	}
-	f.Legend = append(f.Legend, LegendEntry{Label: fmt.Sprintf("refused by the pool (per %s bin)", fmtDur(time.Duration(g)*res.BinWidth)), Role: RoleFailed})
+	if ds.Pool > 0 {
+		f.Legend = append(f.Legend, LegendEntry{Label: fmt.Sprintf("refused by the pool (per %s bin)", fmtDur(time.Duration(g)*res.BinWidth)), Role: RoleFailed})
+	}
 	if len(phases) > 0 {
 		f.Legend = append(f.Legend, LegendEntry{Label: "service time changes", Role: RoleMarker})
 	}
