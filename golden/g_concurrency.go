@@ -129,6 +129,7 @@ func (r *run) checkRelease(s limiters.Spec) error {
 
 var slowDownstream = &Guarantee{
 	ID:         "slow-downstream",
+	Chart:      "docs/img/slow-downstream-downstream.png",
 	Algorithms: []limiters.Kind{limiters.KindTokenBucket, limiters.KindConcurrency},
 	Claim: "rate is not concurrency: with 10/s allowed, 3s responses and a pool of 20, about 30 requests would be in " +
 		"flight and the pool fails with a rate limiter alone; a concurrency limit of 20, alone or stacked behind the rate limiter, " +

@@ -12,6 +12,7 @@ import (
 
 var leakyBucket = &Guarantee{
 	ID:         "leaky-bucket-pacing",
+	Chart:      "docs/img/burst-after-idle-timeline.png",
 	Algorithms: []limiters.Kind{limiters.KindLeakyBucket, limiters.KindTokenBucket},
 	Claim: "a leaky bucket has exactly 1 permit available after any idle and admits at least T apart; on a burst " +
 		"after idle it admits a different set of requests than a token bucket on the same core (not a relabelling)",

@@ -23,6 +23,7 @@ func pacedBurst(at time.Duration, count int, span time.Duration) []engine.Burst 
 
 var tokenBucketBurst = &Guarantee{
 	ID:         "token-bucket-burst",
+	Chart:      "docs/img/burst-after-idle-timeline.png",
 	Algorithms: []limiters.Kind{limiters.KindTokenBucket},
 	Claim: "after idle a token bucket admits a burst of exactly capacity at once, then one permit per T; " +
 		"its available permits never exceed capacity however long the idle",

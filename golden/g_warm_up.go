@@ -38,6 +38,7 @@ const warmCurveTolerance = 2.0
 
 var warmUpCurve = &Guarantee{
 	ID:         "warm-up-curve",
+	Chart:      "docs/img/cold-start-warmup.png",
 	Algorithms: []limiters.Kind{limiters.KindWarmUpTokenBucket},
 	Claim: "a warm-up bucket's admission rate follows the documented curve: the interval falls linearly from 3T to T " +
 		"over the warm-up period, the rate is 1/I(a), and the warm-up admits (ln 3 / 2)·rate·P plus the cold burst",

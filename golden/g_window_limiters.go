@@ -40,6 +40,7 @@ func (r *run) writeMillis(adm []Admission, from, to time.Duration) {
 
 var slidingWindowBoundary = &Guarantee{
 	ID:         "sliding-window-boundary",
+	Chart:      "docs/img/boundary-attack-guarantee.png",
 	Algorithms: []limiters.Kind{limiters.KindSlidingWindow},
 	Claim: "a sliding window admits at most limit in any interval of length window − window/slots, " +
 		"so the boundary attack that doubles a fixed window's rate fails against it",
@@ -80,6 +81,7 @@ var slidingWindowBoundary = &Guarantee{
 
 var fixedWindowBoundary = &Guarantee{
 	ID:         "fixed-window-boundary",
+	Chart:      "docs/img/boundary-attack-guarantee.png",
 	Algorithms: []limiters.Kind{limiters.KindFixedWindow},
 	Claim: "a fixed window admits at most limit per aligned window, and the boundary attack gets exactly " +
 		"2·limit inside a short rolling interval",
@@ -118,6 +120,7 @@ var fixedWindowBoundary = &Guarantee{
 
 var slidingWindowSlotEdge = &Guarantee{
 	ID:         "sliding-window-slot-edge",
+	Chart:      "docs/img/slot-edge-guarantee.png",
 	Algorithms: []limiters.Kind{limiters.KindSlidingWindow},
 	Claim: "a sliding window's precision is one slot: the exact worst case is 2·limit in an interval of " +
 		"window − slotLength + 2ns, while any interval of window − slotLength + 1ns holds at most limit",

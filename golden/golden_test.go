@@ -85,6 +85,9 @@ func TestGoldenFilesBelongToCatalogue(t *testing.T) {
 		ids[g.ID] = g
 		assert.Regexp(t, `^[a-z0-9]+(-[a-z0-9]+)*$`, g.ID)
 		assert.NotEmpty(t, g.Algorithms, g.ID)
+		if g.Chart != "" {
+			assert.FileExists(t, "../"+g.Chart, "%s links a chart that does not exist", g.ID)
+		}
 		for _, s := range []string{g.Claim, g.Scenario, g.Bound, g.Checker} {
 			assert.NotEmpty(t, s, g.ID)
 			assert.NotContains(t, s, "\n", g.ID)

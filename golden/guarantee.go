@@ -17,6 +17,7 @@ type Guarantee struct {
 	Scenario   string          // what runs, with its parameters
 	Bound      string          // the exact bound the checker asserts
 	Checker    string          // what the checker compares, in one line
+	Chart      string          // a chart of the scenario, relative to the repository root ("" if none)
 	serial     bool            // must not run beside other tests (it counts the process's allocations)
 	run        func(r *run) error
 }

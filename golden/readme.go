@@ -3,6 +3,7 @@ package golden
 import (
 	"fmt"
 	"os"
+	"path"
 	"strings"
 )
 
@@ -20,10 +21,14 @@ func ReadmeBlock() string {
 		"simulator, an explicit checker asserting the exact bound, and a golden file whose first lines state\n" +
 		"the claim, the parameters and the bound. `go test ./golden` runs them (`-update` rewrites the golden\n" +
 		"files and this table); `go run ./cmd/ratelab guarantees` lists them and `guarantees run ID` runs one.\n\n")
-	b.WriteString("| id | algorithms | claim | bound | golden |\n| --- | --- | --- | --- | --- |\n")
+	b.WriteString("| id | algorithms | claim | bound | golden | chart |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, g := range Catalogue() {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | [%s](golden/%s) |\n", g.ID, g.AlgorithmList(),
-			cell(g.Claim), cell(g.Bound), g.ID+".golden", g.Golden())
+		chart := ""
+		if g.Chart != "" {
+			chart = fmt.Sprintf("[%s](%s)", strings.TrimSuffix(path.Base(g.Chart), path.Ext(g.Chart)), g.Chart)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | [%s](golden/%s) | %s |\n", g.ID, g.AlgorithmList(),
+			cell(g.Claim), cell(g.Bound), g.ID+".golden", g.Golden(), chart)
 	}
 	return b.String()
 }
