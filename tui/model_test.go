@@ -171,7 +171,7 @@ func TestPoissonPlayed100x30(t *testing.T) {
 		"sliding-window:limit=100,window=1s,slots=10", "fixed-window:limit=100,window=1s",
 		"warm-up:capacity=10,rate=100/1s,warmup=10s", "concurrency:max=5",
 		"window [2s, 3s) · resets in 1s", // the fixed window is at its boundary
-		"warming 2s of 10s")
+		"warming 2s/10s, T 26ms")
 	for _, lane := range m.sim.lanes {
 		if lane.Now() != m.sim.now {
 			t.Errorf("lane %s at %v, workbench at %v: lanes must move in lockstep", lane.Spec.Label(), lane.Now(), m.sim.now)

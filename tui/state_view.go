@@ -65,7 +65,7 @@ func gcraLines(st limiters.State, width, k int, sty Styles) []string {
 	}
 	var ramp string
 	if st.Age < st.WarmUp {
-		ramp = fmt.Sprintf("warming %s of %s · T %s→%s · %s", short(st.Age), short(st.WarmUp), short(st.Interval), short(st.SteadyInterval), free)
+		ramp = fmt.Sprintf("warming %s/%s, T %s · %s", short(st.Age), short(st.WarmUp), short(st.Interval), free)
 	} else {
 		ramp = fmt.Sprintf("warm · T %s · %s", short(st.Interval), free)
 	}
@@ -75,7 +75,7 @@ func gcraLines(st limiters.State, width, k int, sty Styles) []string {
 	case k == 2:
 		return []string{ramp, schedule}
 	}
-	label := fmt.Sprintf(" %.0f%% of the rate", rate)
+	label := fmt.Sprintf(" %.0f%% of the rate (T→%s)", rate, short(st.SteadyInterval))
 	rampBar := "ramp[" + sty.Bar.Render(rampGlyphs(st, width-6-len(label))) + "]" + label
 	return []string{numbers, schedule, rampBar, ramp, gcraRule(st)}
 }
