@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gonum.org/v1/plot/cmpimg"
+	"gonum.org/v1/plot/plotter"
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/scenarios"
@@ -300,6 +301,66 @@ func BenchmarkRender(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// syntheticRun is a run of 100000 bins per lane, built directly (no engine): a sawtooth of
+// permits, in flight and refusals in every bin.
+func syntheticRun(t testing.TB) (*engine.Scenario, *engine.Results) {
+	t.Helper()
+	var lanes []engine.LaneSpec
+	for _, text := range []string{"token-bucket:capacity=50,rate=900/1s", "warm-up:capacity=50,rate=900/1s,warmup=10s", "fixed-window:limit=900,window=1s"} {
+		st, err := engine.ParseStack(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lanes = append(lanes, engine.LaneSpec{Stack: st})
+	}
+	const n = 100_000
+	width := 10 * time.Millisecond
+	sc := &engine.Scenario{Name: "synthetic", Seed: 1, Horizon: n * width, Bins: n, Lanes: lanes,
+		Downstream: &engine.Downstream{Pool: 50, Phases: []engine.Phase{{Service: engine.Distribution{Kind: engine.DistConstant, Mean: 20 * time.Millisecond}}}}}
+	res := &engine.Results{Scenario: sc.Name, Seed: 1, Horizon: sc.Horizon, BinWidth: width}
+	for range lanes {
+		lr := engine.LaneResult{Bins: make([]engine.Bin, n)}
+		for b := range lr.Bins {
+			v := int64((b * 7919) % 13)
+			lr.Bins[b] = engine.Bin{Start: time.Duration(b) * width, Offered: 10 + v, Attempts: 10 + v, Admitted: 9, Rejected: 1 + v,
+				Failed: v % 3, MaxInFlight: int(v) * 4, Available: []int{int(v) * 3}}
+		}
+		res.Lanes = append(res.Lanes, lr)
+	}
+	return sc, res
+}
+
+// Whatever the number of bins, no line reaches the rasteriser with more than about four points
+// per pixel column: drawing time depends on the image, not on the run.
+func TestLongRunsDrawBoundedPoints(t *testing.T) {
+	sc, res := syntheticRun(t)
+	const columns = 900
+	for _, chart := range []string{"rate", "state", "guarantee", "warmup", "downstream"} {
+		fig, err := Build(chart, sc, res)
+		if err != nil {
+			t.Fatalf("%s: %v", chart, err)
+		}
+		for _, p := range fig.Panels {
+			for _, s := range p.Series {
+				for _, pl := range seriesPlotters(s, p.XMin, p.XMax, columns) {
+					switch pl := pl.(type) {
+					case *plotter.Line:
+						if len(pl.XYs) > 4*columns+2 {
+							t.Errorf("%s: series %q draws %d points for %d columns", chart, s.Label, len(pl.XYs), columns)
+						}
+					case band:
+						if len(pl.lo) != columns {
+							t.Errorf("%s: band of %d columns, want %d", chart, len(pl.lo), columns)
+						}
+					case *plotter.Scatter:
+						t.Errorf("%s: marks in a long-run chart", chart)
+					}
+				}
+			}
 		}
 	}
 }
