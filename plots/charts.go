@@ -146,12 +146,15 @@ func clientText(c engine.Client) string {
 		return fmt.Sprintf("retry every %s, %d attempts", fmtDur(c.Delay), c.MaxAttempts)
 	case engine.PolicyBackoff:
 		s := fmt.Sprintf("backoff from %s", fmtDur(c.Delay))
+		if c.MaxDelay > 0 {
+			s += " to " + fmtDur(c.MaxDelay)
+		}
 		if c.Jitter {
 			s += " with jitter"
 		}
-		return s
+		return fmt.Sprintf("%s, %d attempts", s, c.MaxAttempts)
 	case engine.PolicyRetryAfter:
-		return "retry at the Retry-After hint"
+		return fmt.Sprintf("retry at the Retry-After hint, %d attempts", c.MaxAttempts)
 	case engine.PolicyQueue:
 		return fmt.Sprintf("queue of %d, timeout %s", c.QueueSize, fmtDur(c.Timeout))
 	}
@@ -164,8 +167,29 @@ func runText(sc *engine.Scenario, res *engine.Results) string {
 	if len(res.Lanes) > 0 {
 		offered = res.Lanes[0].Totals.Offered
 	}
+	own := 0
+	for _, l := range sc.Lanes {
+		if l.Client != nil {
+			own++
+		}
+	}
+	client := clientText(sc.Client)
+	switch {
+	case own == len(sc.Lanes) && own > 0:
+		client = "each lane has its own client"
+	case own > 0:
+		client += "; some lanes have their own client"
+	}
 	return fmt.Sprintf("seed %d · %s of virtual time · %d requests offered to every lane · %s",
-		res.Seed, fmtDur(res.Horizon), offered, clientText(sc.Client))
+		res.Seed, fmtDur(res.Horizon), offered, client)
+}
+
+// laneTitle is lane i's name, with its client when it has its own.
+func laneTitle(sc *engine.Scenario, res *engine.Results, i int) string {
+	if c := sc.Lanes[i].Client; c != nil {
+		return res.Lanes[i].Name + " · " + clientText(*c)
+	}
+	return res.Lanes[i].Name
 }
 
 // span is a display bin: [start, start+dur) and the sums (or maxima) of the engine bins in it.
@@ -296,7 +320,7 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	for i, ms := range marks {
 		base := float64(n - 1 - i)
 		c := LaneColor(sc.Lanes[i])
-		pn.Labels = append(pn.Labels, Label{X: xmin, Y: base + 0.17, Text: res.Lanes[i].Name})
+		pn.Labels = append(pn.Labels, Label{X: xmin, Y: base + 0.17, Text: laneTitle(sc, res, i)})
 		byKind := map[Mark]*Series{}
 		height := map[int]int{}
 		for _, m := range ms {
@@ -406,7 +430,7 @@ func Rate(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	for i, l := range res.Lanes {
 		spans := group(l.Bins, res.BinWidth, res.Horizon, g)
 		c := LaneColor(sc.Lanes[i])
-		pn := &Panel{Title: l.Name, TitleColor: c, YLabel: "req/s",
+		pn := &Panel{Title: laneTitle(sc, res, i), TitleColor: c, YLabel: "req/s",
 			XMin: 0, XMax: toUnit(res.Horizon, per)}
 		pn.Series = append(pn.Series, stepSeries("offered", RoleOffered, nil, spans, per,
 			func(s span) float64 { return perSecond(s.offered, s.dur) }))
@@ -467,7 +491,7 @@ func State(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	kinds := map[limiters.Kind]bool{}
 	var kindOrder []limiters.Kind
 	for i, l := range res.Lanes {
-		pn := &Panel{Title: l.Name, TitleColor: LaneColor(sc.Lanes[i]), YLabel: "count", IntY: true,
+		pn := &Panel{Title: laneTitle(sc, res, i), TitleColor: LaneColor(sc.Lanes[i]), YLabel: "count", IntY: true,
 			XMin: 0, XMax: toUnit(res.Horizon, per)}
 		for k, spec := range stackOf(sc.Lanes[i], l) {
 			s := Series{Label: fmt.Sprintf("available permits: stage %d (%s)", k+1, spec.Kind), Role: RoleAvailable,
@@ -661,7 +685,7 @@ func GuaranteeWindow(sc *engine.Scenario, res *engine.Results, L time.Duration) 
 			s.X = append(s.X, toUnit(res.Horizon, per))
 			s.Y = append(s.Y, counts[n-1])
 		}
-		title := l.Name
+		title := laneTitle(sc, res, i)
 		pn := &Panel{TitleColor: c, YLabel: "admitted", XMin: 0, XMax: toUnit(res.Horizon, per)}
 		xs := []float64{0, toUnit(res.Horizon, per)}
 		if v, ok := nominal(sc.Lanes[i].Stack, L); ok {
@@ -906,7 +930,7 @@ func Downstream(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	}
 	for i, l := range res.Lanes {
 		c := LaneColor(sc.Lanes[i])
-		left := &Panel{Title: l.Name, TitleColor: c, YLabel: "in flight", IntY: true, XMin: 0, XMax: toUnit(res.Horizon, per)}
+		left := &Panel{Title: laneTitle(sc, res, i), TitleColor: c, YLabel: "in flight", IntY: true, XMin: 0, XMax: toUnit(res.Horizon, per)}
 		if ds.Pool > 0 {
 			left.Series = append(left.Series, Series{Label: "pool", Role: RoleBound,
 				X: []float64{0, toUnit(res.Horizon, per)}, Y: []float64{float64(ds.Pool), float64(ds.Pool)}})
