@@ -98,13 +98,18 @@ func defaultSpeed(horizon time.Duration) int {
 }
 
 // Run shows the workbench on sc in the terminal of in and out until the user quits or ctx
-// ends.
+// ends. A nil in reads the keys from the controlling terminal (/dev/tty), for when standard
+// input is not one.
 func Run(ctx context.Context, sc *engine.Scenario, in io.Reader, out io.Writer) error {
 	m, err := New(sc)
 	if err != nil {
 		return err
 	}
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen())
+	input := tea.WithInputTTY()
+	if in != nil {
+		input = tea.WithInput(in)
+	}
+	p := tea.NewProgram(m, tea.WithContext(ctx), input, tea.WithOutput(out), tea.WithAltScreen())
 	_, err = p.Run()
 	if err != nil && ctx.Err() != nil {
 		return nil // interrupted: leaving is what was asked

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"os"
+
+	"golang.org/x/term"
 
 	"github.com/ratelab/ratelab/tui"
 )
@@ -28,5 +31,9 @@ func tuiCommand(ctx context.Context, e *env, args []string) error {
 	if !e.stdoutTTY {
 		return errors.New("tui: standard output is not a terminal (`ratelab run` prints a table)")
 	}
-	return tui.Run(ctx, sc, e.stdin, e.stdout)
+	in := e.stdin
+	if f, ok := in.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		in = nil // keys come from the terminal itself (/dev/tty)
+	}
+	return tui.Run(ctx, sc, in, e.stdout)
 }
