@@ -275,7 +275,7 @@ var brokenCases = []struct {
 		"token-bucket-no-drift":       {"10803 admitted in [0, 1h0m0.000000001s)", "over the bound capacity + ⌈L/T⌉ − 1 = 10802"},
 		"leaky-bucket-pacing":         {"admissions at 50ms and 50ms are 0s apart", "under the bound of one emission interval T = 10ms"},
 		"races-exact":                 {"were granted 21: the bound is exactly 20"},
-		"monotonic-time":              {"after 100 years of idle admitted 4 at once: the bound is exactly the full burst 3"},
+		"monotonic-time":              {"after 2^32 windows (1193046h28m16s) of idle admitted 4 at once: the bound is exactly the full burst 3"},
 		"low-rate":                    {"token-bucket:capacity=1,rate=1/1h: admissions at 0s and 1s are 1s apart: under the bound of one emission interval T = 1h"},
 	}},
 	{"fixed window that never resets", only(limiters.KindFixedWindow, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
@@ -312,7 +312,7 @@ var brokenCases = []struct {
 	}), map[string][]string{
 		"warm-up-curve":         {"admitted in [2s, 3s): the curve admits 40.02 there (±2)"},
 		"warm-up-burst-and-age": {"admitted at once at age 5s: the burst at that age is exactly ⌊τ/I(a)⌋ = ⌊100ms/20ms⌋ = 5"},
-		"monotonic-time":        {"warm-up:capacity=3,rate=100/1s,warmup=1s after 100 years of idle admitted 1 at once: the bound is exactly the full burst 3"},
+		"monotonic-time":        {"warm-up:capacity=3,rate=100/1s,warmup=1s drained at 2s refused a request at 2.01s, when the next permit is due: the limiter stalled"},
 	}},
 	{"warm-up without the one-interval clamp", only(limiters.KindWarmUpTokenBucket, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
 		return newWarmUpBroken(s, c, false, true), nil

@@ -54,11 +54,11 @@ var concurrencyInFlight = &Guarantee{
 	ID:         "concurrency-in-flight",
 	Algorithms: []limiters.Kind{limiters.KindConcurrency},
 	Claim: "a concurrency limiter never has more than max in flight, its available permits are exactly max − in flight, " +
-		"and releasing more than is held panics with a clear message and changes nothing",
+		"releasing more than is held panics with a clear message and changes nothing, and TryDo releases even when the work panics",
 	Scenario: "concurrency:max=5 offered Poisson arrivals at 150/s for 2s (seed 1) in front of a downstream answering in " +
-		"uniform 20–60ms; then Release(3) and Release(0) with 2 held",
+		"uniform 20–60ms; then Release(3) and Release(0) with 2 held, and TryDo(3) of work that panics",
 	Bound: "in flight <= max = 5 at every instant; at every decision the limiter's in flight equals the requests admitted " +
-		"and not finished, and available = 5 − in flight; a bad Release panics and leaves in flight at 2",
+		"and not finished, and available = 5 − in flight; a bad Release panics and leaves in flight at 2; after the panicking TryDo, 2 in flight",
 	Checker: "a ledger of admissions and completions from the trace, compared with the limiter's pre-decision state at every decision",
 	run: func(r *run) error {
 		const spec = "concurrency:max=5"
@@ -123,6 +123,20 @@ func (r *run) checkRelease(s limiters.Spec) error {
 				n, st.InFlight, st.Available, s.Max-2)
 		}
 		r.linef("Release(%d) with 2 in flight: panic %q; afterwards %d in flight, %d available", n, fmt.Sprint(msg), st.InFlight, st.Available)
+	}
+	// TryDo releases on the way out, even when the work panics, and the panic goes on.
+	type tryDoer interface{ TryDo(n int, fn func()) bool }
+	if td, ok := l.(tryDoer); ok {
+		msg := func() (msg any) {
+			defer func() { msg = recover() }()
+			td.TryDo(3, func() { panic("work failed") })
+			return nil
+		}()
+		st := l.Snapshot(0)
+		if msg == nil || st.InFlight != 2 {
+			r.failf("TryDo(3) whose work panicked: panic %v, then %d in flight: the panic must propagate and the 3 permits be released (bound: 2 in flight)", msg, st.InFlight)
+		}
+		r.linef("TryDo(3) with 2 in flight, the work panics: panic %q propagates; afterwards %d in flight", fmt.Sprint(msg), st.InFlight)
 	}
 	return nil
 }

@@ -87,12 +87,13 @@ var racesExact = &Guarantee{
 	Algorithms: []limiters.Kind{limiters.KindTokenBucket, limiters.KindSlidingWindow, limiters.KindFixedWindow,
 		limiters.KindConcurrency},
 	Claim: "16 goroutines racing for a limit of 20 get exactly 20, from a token bucket, a sliding window, a fixed window " +
-		"and a concurrency limiter",
+		"and a concurrency limiter; no permit is lost to a race (a leaky bucket gives exactly 1, a cold warm-up bucket exactly its cold burst)",
 	Scenario: fmt.Sprintf("real goroutines on a virtual clock frozen at 5ms: %d goroutines released by a start gate, each asking for one "+
 		"permit while the limiter reports any available, then once more into the full limiter; %d rounds per limiter, a fresh limiter each round; "+
-		"token-bucket:capacity=20,rate=20/1s, sliding-window:limit=20,window=1s,slots=10, fixed-window:limit=20,window=1s, concurrency:max=20",
+		"token-bucket:capacity=20,rate=20/1s, sliding-window:limit=20,window=1s,slots=10, fixed-window:limit=20,window=1s, concurrency:max=20; "+
+		"leaky-bucket:rate=20/1s; warm-up:capacity=20,rate=20/1s,warmup=1h (cold: I = 150ms, τ = 1s)",
 		raceGoroutines, raceRounds),
-	Bound:   "exactly 20 granted in every round, and 0 available afterwards",
+	Bound:   "exactly 20 granted in every round (leaky: exactly 1; cold warm-up: exactly ⌊1s/150ms⌋ = 6), and 0 available afterwards",
 	Checker: "the granted count of every round against 20, and the limiter's available permits after the race against 0",
 	run: func(r *run) error {
 		for _, text := range raceSpecs {
@@ -100,7 +101,11 @@ var racesExact = &Guarantee{
 				return err
 			}
 		}
-		return nil
+		// A leaky bucket hands out exactly 1, a cold warm-up bucket exactly ⌊τ/3T⌋.
+		if err := r.raceRounds(mustSpec("leaky-bucket:rate=20/1s"), 1, false); err != nil {
+			return err
+		}
+		return r.raceRounds(mustSpec("warm-up:capacity=20,rate=20/1s,warmup=1h"), 6, false)
 	},
 }
 

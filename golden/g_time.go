@@ -49,9 +49,10 @@ var monotonicTime = &Guarantee{
 		"stalls because of how the clock is read (a late reading, a jump of a century)",
 	Scenario: "virtualclock: Advance(−1ns) and AdvanceTo(999ms) at 1s; each limiter at 100/s (" +
 		"token-bucket capacity 3, leaky-bucket, sliding-window 1s/10 slots, fixed-window 1s, warm-up capacity 3 over 1s) drained at 2s, " +
-		"then asked at 2s − 1ns, 2s − 10ms and 2s − 500ms, then when next due, then after 100 years of idle",
+		"then asked at 2s − 1ns, 2s − 10ms and 2s − 500ms, then when next due; a limiter drained the same way asked again after 2^32 windows of idle " +
+		"(where a 32-bit window index would wrap), another after 100 years; the real MonotonicClock read 100000 times",
 	Bound: "the clock stays where it was; 0 permits for every late reading; exactly 1 when next due (T after, or the next window); " +
-		"after 100 years exactly the full burst (capacity, 1 or limit), not one more",
+		"after each long idle exactly the full burst (capacity, 1 or limit), not one more; no real clock read goes backwards",
 	Checker: "the clock's error and reading after each backwards move; admitted counts for late readings, at the due instant and after the jump",
 	run: func(r *run) error {
 		clock := virtualclock.New()
@@ -71,23 +72,30 @@ var monotonicTime = &Guarantee{
 			}
 			r.linef("clock at 1s, %s: %v; clock now %s", move.name, err, ms(clock.Now()))
 		}
+		real := limiters.NewMonotonicClock()
+		prev, backwards := real.Now(), 0
+		for range 100_000 {
+			now := real.Now()
+			if now < prev {
+				backwards++
+			}
+			prev = now
+		}
+		if backwards > 0 {
+			r.failf("the real MonotonicClock went backwards %d times in 100000 reads: it must never", backwards)
+		}
+		r.linef("real MonotonicClock: 100000 consecutive reads, %d went backwards", backwards)
 		r.linef("")
 		const drainedAt = 2 * sec
 		century := 100 * 365 * 24 * hour
-		r.linef("%-45s %7s %12s %12s %13s", "limiter drained at 2s", "drained", "late reads", "when due", "after 100y")
+		r.linef("%-45s %7s %12s %12s %13s %13s", "limiter drained at 2s", "drained", "late reads", "when due", "after 2^32 w", "after 100y")
 		for _, text := range rateSpecs {
 			s := mustSpec(text)
 			l, err := r.factory.build(s, fixedClock(0))
 			if err != nil {
 				return err
 			}
-			drained := 0
-			for l.AcquireAt(drainedAt, 1) == limiters.Admitted {
-				drained++
-				if drained > 1_000 {
-					break
-				}
-			}
+			drained := drain(l, drainedAt)
 			late := 0
 			for _, back := range []time.Duration{ns, 10 * msec, 500 * msec} {
 				if l.AcquireAt(drainedAt-back, 1) == limiters.Admitted {
@@ -102,21 +110,42 @@ var monotonicTime = &Guarantee{
 			} else {
 				r.failf("%s drained at %s refused a request at %s, when the next permit is due: the limiter stalled (bound: exactly 1)", s, ms(drainedAt), ms(due))
 			}
-			jump := due + century
-			burst := 0
-			for l.AcquireAt(jump, 1) == limiters.Admitted {
-				burst++
-				if burst > 1_000 {
-					break
+			// 2^32 windows is where a 32-bit window index would wrap and find its stale count.
+			var bursts []int
+			for _, idle := range []time.Duration{time.Duration(1<<32) * s.NaturalWindow(), century} {
+				// A fresh limiter, drained at 2s and next asked idle after its next permit was due.
+				l, err := r.factory.build(s, fixedClock(0))
+				if err != nil {
+					return err
 				}
+				drain(l, drainedAt)
+				burst := drain(l, due+idle)
+				if want := fullBurst(s); burst != want {
+					r.failf("%s after %s of idle admitted %d at once: the bound is exactly the full burst %d", s, idleName(idle, s), burst, want)
+				}
+				bursts = append(bursts, burst)
 			}
-			if want := fullBurst(s); burst != want {
-				r.failf("%s after 100 years of idle admitted %d at once: the bound is exactly the full burst %d", s, burst, want)
-			}
-			r.linef("%-45s %7d %12d %12s %13d", s, drained, late, fmt.Sprintf("%d at %s", atDue, ms(due-drainedAt)), burst)
+			r.linef("%-45s %7d %12d %12s %13d %13d", s, drained, late, fmt.Sprintf("%d at %s", atDue, ms(due-drainedAt)), bursts[0], bursts[1])
 		}
 		return nil
 	},
+}
+
+// drain takes single permits at t until the limiter refuses (at most 1001) and says how many.
+func drain(l limiters.Limiter, t time.Duration) int {
+	n := 0
+	for n <= 1_000 && l.AcquireAt(t, 1) == limiters.Admitted {
+		n++
+	}
+	return n
+}
+
+// idleName names an idle span of the monotonic-time table.
+func idleName(idle time.Duration, s limiters.Spec) string {
+	if idle == time.Duration(1<<32)*s.NaturalWindow() {
+		return "2^32 windows (" + ms(idle) + ")"
+	}
+	return "100 years"
 }
 
 var lowRate = &Guarantee{
