@@ -1,0 +1,52 @@
+package limiters
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ratelab/ratelab/virtualclock"
+	"github.com/stretchr/testify/assert"
+)
+
+// The decision paths allocate nothing: AcquireAt, TryAcquireAt, AvailableAt and RetryAfterAt
+// of every limiter, on both the admit and the reject side, and the real-clock TryAcquire.
+func TestZeroAllocations(t *testing.T) {
+	c := virtualclock.New()
+	limiters := []Limiter{
+		must(NewTokenBucket(3, PerSecond(100), c)),
+		must(NewLeakyBucket(Rate{7, 100 * time.Millisecond}, c)),
+		must(NewSlidingWindow(100, time.Second, 10, c)),
+		must(NewFixedWindow(100, time.Second, c)),
+		must(NewWarmUpTokenBucket(10, PerSecond(100), time.Hour, c)), // warming: the 128-bit path
+		must(NewWarmUpTokenBucket(10, PerSecond(100), time.Nanosecond, c)),
+		must(NewConcurrency(20)),
+	}
+	for _, l := range limiters {
+		now := time.Duration(0)
+		step := 7 * time.Millisecond
+		check := func(what string, f func()) {
+			if allocs := testing.AllocsPerRun(200, f); allocs != 0 {
+				t.Errorf("%s: %s allocates %v per call", l, what, allocs)
+			}
+		}
+		check("AcquireAt", func() { now += step; l.AcquireAt(now, 1) })
+		check("AcquireAt rejected", func() { l.AcquireAt(now, l.MaxPermits()) })
+		check("TryAcquireAt", func() { now += step; l.TryAcquireAt(now, 1) })
+		check("AvailableAt", func() { now += step; l.AvailableAt(now) })
+		check("TryAcquire", func() { l.TryAcquire(1) })
+		check("Available", func() { l.Available() })
+		if rl, ok := l.(RateLimiter); ok {
+			l.AcquireAt(now, l.MaxPermits())
+			check("RetryAfterAt", func() { rl.RetryAfterAt(now, 1) })
+			check("RetryAfterAt n=max", func() { rl.RetryAfterAt(now, l.MaxPermits()) })
+		}
+		if cl, ok := l.(*Concurrency); ok {
+			check("acquire+Release", func() {
+				if cl.TryAcquire(1) {
+					cl.Release(1)
+				}
+			})
+		}
+	}
+	assert.False(t, t.Failed())
+}
