@@ -239,6 +239,17 @@ func (a allocating) AcquireAt(now time.Duration, n int) limiters.Decision {
 	return a.Limiter.AcquireAt(now, n)
 }
 
+// neverAsRejected answers a request that can never pass "rejected" (retry later) instead of
+// "never".
+type neverAsRejected struct{ limiters.Limiter }
+
+func (l neverAsRejected) AcquireAt(now time.Duration, n int) limiters.Decision {
+	if d := l.Limiter.AcquireAt(now, n); d != limiters.Never {
+		return d
+	}
+	return limiters.Rejected
+}
+
 // only returns a factory that builds broken(spec) for specs of kind and the real limiter for
 // every other spec.
 func only(kind limiters.Kind, broken func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error)) Factory {
@@ -318,6 +329,12 @@ var brokenCases = []struct {
 		return newWarmUpBroken(s, c, false, true), nil
 	}), map[string][]string{
 		"warm-up-capacity-one": {"the first request at 0 was not admitted", "bound: first admission at 0"},
+	}},
+	{"a token bucket that answers an impossible size rejected instead of never", only(limiters.KindTokenBucket, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		l, err := s.New(c)
+		return neverAsRejected{l}, err
+	}), map[string][]string{
+		"request-sizes": {"token-bucket:capacity=3,rate=100/1s: a request for MaxPermits+1 = 4 got rejected after 3 attempts: the bound is never, in exactly 1 attempt"},
 	}},
 	{"a limiter that allocates per decision", func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
 		l, err := s.New(c)

@@ -19,6 +19,7 @@ func Catalogue() []*Guarantee {
 		racesExact,
 		monotonicTime,
 		lowRate,
+		requestSizes,
 		noAlloc,
 	}
 }
