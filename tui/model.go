@@ -126,6 +126,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.Width = msg.Width
+		m.input.Width = max(msg.Width-len(m.input.Prompt)-1, 10) // long stacks scroll, the cursor stays on screen
 		return m, nil
 	case tickMsg:
 		return m, m.tick(msg)
