@@ -58,3 +58,138 @@ func TestSpecRoundTrip(t *testing.T) {
 		assert.Equal(t, info.Kind, l.Kind())
 	}
 }
+
+// step is one request on a virtual timeline, in the style of x/time/rate's rate_test.go.
+type step struct {
+	at   time.Duration
+	n    int
+	want Decision
+}
+
+func runSteps(t *testing.T, l Limiter, steps []step) {
+	t.Helper()
+	for i, s := range steps {
+		assert.Equal(t, s.want, l.AcquireAt(s.at, s.n), "%s: step %d at %v n=%d", l, i, s.at, s.n)
+	}
+}
+
+// The emission interval, rounded up to a whole nanosecond.
+func TestSeedIntervals(t *testing.T) {
+	for _, c := range []struct {
+		rate Rate
+		want time.Duration
+	}{
+		{PerSecond(100), 10 * time.Millisecond},
+		{PerSecond(3), 333_333_334}, // 333,333,333.3… rounded up, never down
+		{Rate{7, 7 * time.Millisecond}, time.Millisecond},
+		{Rate{7, 100 * time.Millisecond}, 14_285_715}, // 14,285,714.28… rounded up
+		{Rate{1, time.Hour}, time.Hour},
+		{Rate{1_000_000_000, time.Second}, 1}, // the finest accepted
+	} {
+		assert.Equal(t, c.want, c.rate.Interval(), c.rate.String())
+	}
+}
+
+// The seed's numbers: 100/s capacity 3 after 50ms of idle has 3; after a drained burst,
+// 20ms of idle refills 2; the leaky bucket never holds more than 1.
+func TestSeedAvailableAfterIdle(t *testing.T) {
+	const ms = time.Millisecond
+	b := must(NewTokenBucket(3, PerSecond(100), virtualclock.New()))
+	l := must(NewLeakyBucket(PerSecond(100), virtualclock.New()))
+	for _, c := range []struct {
+		at            time.Duration
+		bucket, leaky int
+	}{
+		{0, 3, 1},
+		{50 * ms, 3, 1},
+		{time.Hour, 3, 1}, // never more than capacity
+	} {
+		assert.Equal(t, c.bucket, b.AvailableAt(c.at), "token bucket at %v", c.at)
+		assert.Equal(t, c.leaky, l.AvailableAt(c.at), "leaky bucket at %v", c.at)
+	}
+	require.Equal(t, Admitted, b.AcquireAt(time.Hour, 3))
+	assert.Equal(t, 0, b.AvailableAt(time.Hour))
+	assert.Equal(t, 0, b.AvailableAt(time.Hour+9*ms))
+	assert.Equal(t, 1, b.AvailableAt(time.Hour+10*ms))
+	assert.Equal(t, 2, b.AvailableAt(time.Hour+20*ms))
+	assert.Equal(t, 3, b.AvailableAt(time.Hour+30*ms))
+}
+
+// 100/s leaky bucket: the first of two simultaneous requests passes, the second waits 10ms.
+func TestSeedLeakyBucketTimeline(t *testing.T) {
+	const ms = time.Millisecond
+	runSteps(t, must(NewLeakyBucket(PerSecond(100), virtualclock.New())), []step{
+		{0, 1, Admitted},
+		{0, 1, Rejected}, // the second at the same instant waits one interval
+		{10*ms - 1, 1, Rejected},
+		{10 * ms, 1, Admitted},
+		{60 * ms, 1, Admitted},
+		{60 * ms, 1, Rejected}, // 50ms idle accumulated nothing
+		{60 * ms, 2, Never},
+		{70 * ms, 0, Invalid},
+	})
+}
+
+// Warm-up, capacity 10 at 100/s over 10s: cold burst 3 at I = 30ms, warm burst 10.
+func TestSeedWarmUpTimeline(t *testing.T) {
+	const ms = time.Millisecond
+	runSteps(t, must(NewWarmUpTokenBucket(10, PerSecond(100), 10*time.Second, virtualclock.New())), []step{
+		{0, 3, Admitted},
+		{0, 1, Rejected}, // the cold burst is ⌊10/3⌋ = 3, leaving 10ms of τ = 100ms unused
+		{19_960_078, 1, Rejected},
+		// At t = 19.960079ms, I(t) = 10ms + ⌊20ms·(10s − t)/10s⌋ = 29.960079ms and the
+		// backlog 90ms − t: their sum is exactly τ.
+		{19_960_079, 1, Admitted},
+		{49_860_357, 1, Rejected},
+		{49_860_358, 1, Admitted}, // I ≈ 29.9ms later: one per I(a) while warming
+		{10 * time.Second, 10, Admitted},
+		{10 * time.Second, 1, Rejected}, // the warm burst is the capacity
+		{10*time.Second + 10*ms, 1, Admitted},
+		{10*time.Second + 10*ms, 11, Never},
+	})
+}
+
+// Fixed window of 100 per 1s: the boundary burst.
+func TestSeedFixedWindowTimeline(t *testing.T) {
+	const ms = time.Millisecond
+	runSteps(t, must(NewFixedWindow(100, time.Second, virtualclock.New())), []step{
+		{999 * ms, 100, Admitted},
+		{999 * ms, 1, Rejected}, // the window [0, 1s) is spent
+		{time.Second, 100, Admitted},
+		{1500 * ms, 1, Rejected}, // and so is [1s, 2s): 200 passed within 1ms
+		{2 * time.Second, 1, Admitted},
+	})
+}
+
+// Sliding window of 100 per 1s in 10 slots, the doc comment's numbers.
+func TestSeedSlidingWindowTimeline(t *testing.T) {
+	const ms = time.Millisecond
+	runSteps(t, must(NewSlidingWindow(100, time.Second, 10, virtualclock.New())), []step{
+		{100*ms - 1, 100, Admitted},
+		{999 * ms, 1, Rejected}, // slot 0 is still counted until 1s
+		{time.Second, 100, Admitted},
+		{1050 * ms, 1, Rejected}, // the fixed window would also refuse here…
+		{1100 * ms, 1, Rejected}, // …but not here: the 100 from 1s are counted until 2s
+		{2 * time.Second, 1, Admitted},
+	})
+}
+
+// The bulkhead story: 10/s is a happy rate limiter while 30 calls of 3s each would be in
+// flight; a bulkhead of 20 refuses the 21st.
+func TestSeedBulkhead(t *testing.T) {
+	rate := must(NewTokenBucket(10, PerSecond(10), virtualclock.New()))
+	bulkhead := must(NewConcurrency(20))
+	admittedByRate, inFlight := 0, 0
+	for i := range 30 { // one call every 100ms, each lasting 3s: none returns within 3s
+		at := time.Duration(i) * 100 * time.Millisecond
+		if rate.AcquireAt(at, 1) == Admitted {
+			admittedByRate++
+			if bulkhead.TryAcquire(1) {
+				inFlight++
+			}
+		}
+	}
+	assert.Equal(t, 30, admittedByRate, "the rate limiter is perfectly happy")
+	assert.Equal(t, 20, inFlight, "the bulkhead stops at 20")
+	assert.Equal(t, 20, bulkhead.InFlight())
+}
