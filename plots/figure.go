@@ -2,6 +2,7 @@ package plots
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"image/color"
 	"io"
@@ -35,6 +36,8 @@ type Figure struct {
 	ShareY   bool // panels in the same column share their y range
 	// PanelHeight is the default height of one row of panels, in pixels at DPI.
 	PanelHeight int
+
+	slack float64 // while drawing an SVG: room for a wider substitute font (see Write)
 }
 
 // Panel is one set of axes: usually one lane.
@@ -116,13 +119,28 @@ func (f *Figure) Write(w io.Writer, format string, width, height int) error {
 		_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
 		return err
 	case "svg":
+		// Text in an SVG is drawn by the viewer, in whatever font it has: Liberation Sans, or
+		// Arial and Arimo, which have the same metrics; failing those a wider sans. The layout
+		// leaves room for a font 20% wider, and the family names the compatible ones.
 		c := vgsvg.New(wl, hl)
+		f.slack = svgSlack
 		f.Draw(draw.New(c), width)
-		_, err := c.WriteTo(w)
+		f.slack = 0
+		var buf bytes.Buffer
+		if _, err := c.WriteTo(&buf); err != nil {
+			return err
+		}
+		_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"), []byte(svgFamilies)))
 		return err
 	}
 	return fmt.Errorf("plots: unknown format %q (png or svg)", format)
 }
+
+// svgFamilies replaces the SVG's font family: Liberation Sans or a font with its metrics.
+const svgFamilies = "font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;"
+
+// svgSlack is how much wider than Liberation Sans the SVG's layout lets text be.
+const svgSlack = 1.2
 
 // px is n pixels at DPI as a length.
 func px(n int) vg.Length { return vg.Length(n) * vg.Inch / DPI }
@@ -136,7 +154,8 @@ func textStyle(f vg.Length, bold bool, c color.Color) text.Style {
 }
 
 // wrap breaks s into lines no wider than width in style sty.
-func wrap(sty text.Style, s string, width vg.Length) []string {
+func wrap(sty text.Style, s string, width vg.Length, slack float64) []string {
+	width /= vg.Length(max(slack, 1))
 	var lines []string
 	for _, para := range strings.Split(s, "\n") {
 		line := ""
@@ -166,12 +185,12 @@ func (f *Figure) Draw(c draw.Canvas, widthPx int) {
 	left, right := c.Min.X+margin, c.Max.X-margin
 	y := c.Max.Y - vg.Points(10)
 
-	title := textStyle(titleSize, true, black)
+	title := fit(textStyle(titleSize, true, black), f.Title, right-left, f.slack, subtitleSize)
 	c.FillText(title, vg.Point{X: left, Y: y}, f.Title)
 	y -= title.Height(f.Title) + vg.Points(4)
 	if f.Subtitle != "" {
 		sub := textStyle(subtitleSize, false, darkGrey)
-		for _, line := range wrap(sub, f.Subtitle, right-left) {
+		for _, line := range wrap(sub, f.Subtitle, right-left, f.slack) {
 			c.FillText(sub, vg.Point{X: left, Y: y}, line)
 			y -= sub.Height("Ag") + vg.Points(2)
 		}
@@ -182,7 +201,7 @@ func (f *Figure) Draw(c draw.Canvas, widthPx int) {
 	bottom := c.Min.Y + vg.Points(6)
 	if f.Note != "" {
 		note := textStyle(noteSize, false, darkGrey)
-		lines := wrap(note, f.Note, right-left)
+		lines := wrap(note, f.Note, right-left, f.slack)
 		lh := note.Height("Ag") + vg.Points(2)
 		for i, line := range lines {
 			c.FillText(note, vg.Point{X: left, Y: bottom + vg.Length(len(lines)-i)*lh}, line)
@@ -205,7 +224,7 @@ func (f *Figure) Draw(c draw.Canvas, widthPx int) {
 			}
 			p.Draw(canvases[r][k])
 			i := r*cols + k
-			drawPanelTitle(p, f.Panels[i], canvases[r][k])
+			drawPanelTitle(p, f.Panels[i], canvases[r][k], f.slack)
 		}
 	}
 }
@@ -279,7 +298,8 @@ func (f *Figure) panelPlot(pn *Panel, yr [2]float64, bottom bool, columns int) *
 	p := plot.New()
 	p.BackgroundColor = nil
 	p.Title.Text = pn.Title
-	p.Title.TextStyle = textStyle(panelSize, true, color.Transparent) // drawn by drawPanelTitle
+	p.Title.TextStyle = textStyle(panelSize, true, darkGrey)
+	p.Title.TextStyle.Handler = spaceOnly{plot.DefaultTextHandler} // drawn by drawPanelTitle, left-aligned
 	p.Title.Padding = vg.Points(3)
 	p.X.Min, p.X.Max = pn.XMin, pn.XMax
 	p.Y.Min, p.Y.Max = yr[0], yr[1]
@@ -323,12 +343,13 @@ func (f *Figure) panelPlot(pn *Panel, yr [2]float64, bottom bool, columns int) *
 	return p
 }
 
-func drawPanelTitle(p *plot.Plot, pn *Panel, c draw.Canvas) {
+func drawPanelTitle(p *plot.Plot, pn *Panel, c draw.Canvas, slack float64) {
 	if pn.Title == "" {
 		return
 	}
 	dc := p.DataCanvas(c)
 	sty := textStyle(panelSize, true, darkGrey)
+	sty = fit(sty, pn.Title, dc.Max.X-dc.Min.X-sty.Height("A")-vg.Points(5), slack, 9)
 	x := dc.Min.X
 	top := c.Max.Y
 	if pn.TitleColor != nil {
@@ -339,6 +360,15 @@ func drawPanelTitle(p *plot.Plot, pn *Panel, c draw.Canvas) {
 		x += h + vg.Points(5)
 	}
 	c.FillText(sty, vg.Point{X: x, Y: top}, pn.Title)
+}
+
+// fit is sty with its font shrunk, down to smallest points, until txt fits width (allowing
+// for slack, see Figure.slack): a long stack's name must not run into the next panel.
+func fit(sty text.Style, txt string, width vg.Length, slack float64, smallest vg.Length) text.Style {
+	for sty.Font.Size > smallest && sty.Width(txt)*vg.Length(max(slack, 1)) > width {
+		sty.Font.Size -= 0.5
+	}
+	return sty
 }
 
 // seriesPlotters turns a series into gonum plotters, reducing long lines to per-column
@@ -457,7 +487,7 @@ func (f *Figure) drawLegend(c draw.Canvas, left, right, y vg.Length) vg.Length {
 	x := left
 	rowY := y - h/2
 	for _, e := range f.Legend {
-		w := thumbW + vg.Points(5) + sty.Width(e.Label) + vg.Points(16)
+		w := thumbW + vg.Points(5) + sty.Width(e.Label)*vg.Length(max(f.slack, 1)) + vg.Points(16)
 		if x > left && x+w > right {
 			x = left
 			rowY -= h + vg.Points(5)
@@ -593,3 +623,9 @@ func translucent(c color.Color) color.Color {
 	const a = 0.6
 	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: uint8(255 * a)}
 }
+
+// spaceOnly measures text like its Handler and draws nothing: the plot reserves room for the
+// panel title, which drawPanelTitle draws left-aligned with the lane's swatch.
+type spaceOnly struct{ text.Handler }
+
+func (spaceOnly) Draw(vg.Canvas, string, text.Style, vg.Point) {}

@@ -364,3 +364,24 @@ func TestLongRunsDrawBoundedPoints(t *testing.T) {
 		}
 	}
 }
+
+// An SVG names fonts with Liberation Sans's metrics as fallbacks and holds only valid colours
+// (a transparent placeholder once wrote "fill:#-8000…", which viewers draw black).
+func TestSVGFontsAndColours(t *testing.T) {
+	sc, res := runScenario(t, "slow-downstream", nil)
+	fig, err := Build("downstream", sc, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := fig.Write(&buf, "svg", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	if !strings.Contains(svg, "font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;") {
+		t.Error("the SVG does not list the metric-compatible fonts")
+	}
+	if strings.Contains(svg, "font-family:Liberation Sans;") || strings.Contains(svg, "#-") {
+		t.Error("the SVG has a bare font family or an invalid colour")
+	}
+}
