@@ -44,12 +44,17 @@ type Verdict struct {
 // OK reports whether every check held.
 func (v Verdict) OK() bool { return len(v.Failures) == 0 }
 
-// Err is nil when every check held, else an error listing every failure.
+// Err is nil when every check held, else a one-line error with the first failure and how
+// many more there are.
 func (v Verdict) Err() error {
 	if v.OK() {
 		return nil
 	}
-	return fmt.Errorf("guarantee %s broken: %s", v.ID, strings.Join(v.Failures, "; "))
+	more := ""
+	if len(v.Failures) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(v.Failures)-1)
+	}
+	return fmt.Errorf("guarantee %s broken: %s%s", v.ID, v.Failures[0], more)
 }
 
 // Run runs the guarantee's scenario with limiters from factory (nil: the real ones) and

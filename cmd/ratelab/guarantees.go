@@ -10,6 +10,10 @@ import (
 	"github.com/ratelab/ratelab/golden"
 )
 
+// guaranteeFactory builds the limiters `guarantees run` checks; nil, the real ones. A test
+// sets it to a broken variant to see the command fail.
+var guaranteeFactory golden.Factory
+
 // guaranteesCommand lists the guarantee catalogue, or runs one guarantee and prints its
 // check's verdict and its golden text. A broken guarantee is a failure (exit 1).
 //
@@ -37,7 +41,7 @@ func guaranteesCommand(ctx context.Context, e *env, args []string) error {
 		}
 		return err
 	}
-	v, err := g.Run(ctx, nil)
+	v, err := g.Run(ctx, guaranteeFactory)
 	if err != nil {
 		return err
 	}

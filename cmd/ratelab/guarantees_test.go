@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelab/ratelab/golden"
+	"github.com/ratelab/ratelab/limiters"
 )
 
 func runGuarantees(t *testing.T, args ...string) (string, string, error) {
@@ -52,4 +53,24 @@ func TestGuaranteesUsage(t *testing.T) {
 			assert.NotContains(t, err.Error(), "\n", "one line")
 		}
 	}
+}
+
+// A broken limiter makes `guarantees run` print the failed bound and return an error that is
+// not a usage error (exit 1), in one line.
+func TestGuaranteesRunFails(t *testing.T) {
+	guaranteeFactory = func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		if s.Kind == limiters.KindTokenBucket {
+			return limiters.NewTokenBucket(s.Capacity+1, s.Rate, c) // τ one interval too large
+		}
+		return s.New(c)
+	}
+	defer func() { guaranteeFactory = nil }()
+	out, _, err := runGuarantees(t, "run", "token-bucket-burst")
+	require.Error(t, err)
+	var usage *usageError
+	assert.False(t, errors.As(err, &usage), "a broken guarantee is a failure (exit 1), not a usage error")
+	assert.NotContains(t, err.Error(), "\n")
+	assert.Contains(t, err.Error(), "guarantee token-bucket-burst broken")
+	assert.True(t, strings.HasPrefix(out, "token-bucket-burst: FAILED\n"), out)
+	assert.Contains(t, out, "admission 4 was at 50ms, expected at 60ms")
 }
