@@ -64,6 +64,7 @@ type Model struct {
 	playing bool
 	speed   int // index into speeds
 	tickGen int // ticks of an older play are ignored
+	top     int // the first lane on screen when they do not all fit
 }
 
 // tickMsg advances a playing simulation by one frame.
@@ -122,17 +123,23 @@ func (m *Model) Init() tea.Cmd { return nil }
 
 // Update handles keys, resizes and frames.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	m.scroll()
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.Width = msg.Width
 		m.input.Width = max(msg.Width-len(m.input.Prompt)-1, 10) // long stacks scroll, the cursor stays on screen
-		return m, nil
+		return nil
 	case tickMsg:
-		return m, m.tick(msg)
+		return m.tick(msg)
 	case tea.KeyMsg:
 		if msg.String() == "ctrl+c" {
-			return m, tea.Quit
+			return tea.Quit
 		}
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && m.mode != modeEdit {
 			// Keys typed faster than the terminal is read arrive as one message ("...."):
@@ -142,17 +149,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
 				cmds = append(cmds, cmd)
 			}
-			return m, tea.Batch(cmds...)
+			return tea.Batch(cmds...)
 		}
 		switch m.mode {
 		case modePicker:
-			return m, m.updatePicker(msg)
+			return m.updatePicker(msg)
 		case modeEdit:
-			return m, m.updateEdit(msg)
+			return m.updateEdit(msg)
 		}
-		return m, m.updateMain(msg)
+		return m.updateMain(msg)
 	}
-	return m, nil
+	return nil
 }
 
 func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
@@ -367,16 +374,32 @@ func (m *Model) View() string {
 	return strings.Join(lines, "\n")
 }
 
+// laneLayout is each lane's height and how many lanes fit, for the current size and footer.
+func (m *Model) laneLayout(footer int) (laneH, visible int) {
+	n := len(m.sim.lanes)
+	avail := m.height - 1 - footer - 3 // header, footer, the log's rule and two entries
+	laneH = min(max(avail/n, minLaneHeight), maxLaneHeight)
+	return laneH, min(n, max(avail/laneH, 1))
+}
+
+// scroll keeps the focused lane among the visible ones, moving the first visible lane as
+// little as possible.
+func (m *Model) scroll() {
+	if m.mode == modePicker || m.width < 60 || m.height < 14 {
+		return
+	}
+	_, visible := m.laneLayout(len(m.footer(m.width)))
+	m.top = min(m.top, m.focus)
+	m.top = max(m.top, m.focus-visible+1)
+	m.top = min(max(m.top, 0), len(m.sim.lanes)-visible)
+}
+
 func (m *Model) mainView(w, h int) []string {
-	s := m.sim
 	footer := m.footer(w)
-	n := len(s.lanes)
-	avail := h - 1 - len(footer) - 3 // header, footer, the log's rule and two entries
-	laneH := min(max(avail/n, minLaneHeight), maxLaneHeight)
-	visible := min(n, max(avail/laneH, 1))
-	first := 0
-	if m.focus >= visible {
-		first = m.focus - visible + 1
+	laneH, visible := m.laneLayout(len(footer))
+	first := min(max(m.top, 0), len(m.sim.lanes)-visible)
+	if m.focus < first || m.focus >= first+visible { // a size the last Update did not see
+		first = min(m.focus, len(m.sim.lanes)-visible)
 	}
 
 	lines := []string{m.header(w, first, visible)}

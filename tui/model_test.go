@@ -56,6 +56,8 @@ func keyMsg(k string) tea.KeyMsg {
 		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
 	case "tab":
 		return tea.KeyMsg{Type: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyMsg{Type: tea.KeyShiftTab}
 	case "enter":
 		return tea.KeyMsg{Type: tea.KeyEnter}
 	case "esc":
@@ -408,4 +410,15 @@ func TestPickerKeepsAnOpenedFile(t *testing.T) {
 		t.Fatal("the opened file's scenario was not reopened")
 	}
 	mustContain(t, m.View(), "ratelab · my-file")
+}
+
+func TestLanesScrollWithTheFocus(t *testing.T) {
+	m := open(t, "poisson", 80, 16) // room for three of the six lanes
+	mustContain(t, m.View(), "lanes 1–3 of 6")
+	press(m, "tab", "tab", "tab")
+	mustContain(t, m.View(), "lanes 2–4 of 6", "▸ fixed-window")
+	press(m, "shift+tab")
+	mustContain(t, m.View(), "lanes 2–4 of 6", "▸ sliding-window") // still on screen: nothing moves
+	press(m, "shift+tab", "shift+tab")
+	mustContain(t, m.View(), "lanes 1–3 of 6", "▸ token-bucket")
 }
