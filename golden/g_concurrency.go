@@ -218,7 +218,7 @@ var slowDownstream = &Guarantee{
 					}
 				}
 			}
-			r.linef("  [%s, %s)  %2d / %2d", ms(t0), ms(t0+sec), adm, failed)
+			r.linef("  %-11s %2d / %2d", "["+ms(t0)+", "+ms(t0+sec)+")", adm, failed)
 		}
 		return nil
 	},
