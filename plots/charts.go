@@ -821,17 +821,24 @@ func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	}
 	spec := sc.Lanes[wi].Stack[0]
 	wl := res.Lanes[wi]
-	g := niceGroup(len(wl.Bins), 100)
-	spans := group(wl.Bins, res.BinWidth, res.Horizon, g)
-	per, unit := timeUnit(res.Horizon)
+	// The chart is about the warm-up: it shows the first 2P of a longer run.
+	end := res.Horizon
+	nb := len(wl.Bins)
+	if 2*spec.WarmUp < end { // whole bins only, so that the last rate is over a whole bin
+		nb = min(int((2*spec.WarmUp+res.BinWidth-1)/res.BinWidth), nb)
+		end = min(time.Duration(nb)*res.BinWidth, res.Horizon)
+	}
+	g := niceGroup(nb, 100)
+	spans := group(wl.Bins[:nb], res.BinWidth, end, g)
+	per, unit := timeUnit(end)
 	rate := float64(spec.Rate.Permits) / spec.Rate.Window.Seconds()
-	pn := &Panel{XMin: 0, XMax: toUnit(res.Horizon, per), YLabel: "req/s"}
+	pn := &Panel{XMin: 0, XMax: toUnit(end, per), YLabel: "req/s"}
 	pn.Series = append(pn.Series,
 		stepSeries("offered", RoleOffered, nil, spans, per, func(s span) float64 { return perSecond(s.offered, s.dur) }))
 	curve := Series{Label: "documented curve", Role: RoleCurve}
 	const samples = 200
 	for k := 0; k <= samples; k++ {
-		t := res.Horizon * time.Duration(k) / samples
+		t := end * time.Duration(k) / samples
 		curve.X = append(curve.X, toUnit(t, per))
 		curve.Y = append(curve.Y, WarmUpRate(spec, t))
 	}
@@ -853,13 +860,13 @@ func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	}
 	legend := []LegendEntry{{Label: "offered", Role: RoleOffered}}
 	if tb >= 0 {
-		tspans := group(res.Lanes[tb].Bins, res.BinWidth, res.Horizon, g)
+		tspans := group(res.Lanes[tb].Bins[:nb], res.BinWidth, end, g)
 		pn.Series = append(pn.Series, stepSeries("token bucket admitted", RoleAdmitted, KindColor(limiters.KindTokenBucket), tspans, per,
 			func(s span) float64 { return perSecond(s.admitted, s.dur) }))
 		legend = append(legend, LegendEntry{Label: "token bucket, admitted", Role: RoleAdmitted, Colors: []color.Color{KindColor(limiters.KindTokenBucket)}})
 	} else {
 		pn.Series = append(pn.Series, Series{Label: "token bucket rate", Role: RoleNominal,
-			X: []float64{0, toUnit(res.Horizon, per)}, Y: []float64{rate, rate}})
+			X: []float64{0, toUnit(end, per)}, Y: []float64{rate, rate}})
 		legend = append(legend, LegendEntry{Label: "a token bucket's rate", Role: RoleNominal})
 	}
 	pn.Series = append(pn.Series,
@@ -880,6 +887,9 @@ func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 		Panels:      []*Panel{pn},
 		Legend:      legend,
 		PanelHeight: 380,
+	}
+	if end < res.Horizon {
+		f.Subtitle += fmt.Sprintf(" · its first %s (twice the warm-up period)", fmtDur(2*spec.WarmUp))
 	}
 	if spec.WarmUp <= res.Horizon {
 		f.Note = fmt.Sprintf("Admitted during the %s warm-up: %d by the warm-up bucket", fmtDur(spec.WarmUp), warmAdmitted(wl))

@@ -311,13 +311,18 @@ func (f *Figure) panelPlot(pn *Panel, yr [2]float64, bottom bool, columns int) *
 		ax.Tick.Color = midGrey
 		ax.Color = midGrey
 	}
-	p.Y.Tick.Marker = ticker{integer: pn.IntY}
-	p.X.Tick.Marker = ticker{}
+	yTarget := 4
+	if f.rows() == 1 {
+		yTarget = 6
+	}
+	xTarget := 8 / f.cols()
+	p.Y.Tick.Marker = ticker{target: yTarget, integer: pn.IntY}
+	p.X.Tick.Marker = ticker{target: xTarget}
 	p.Y.Label.Text = pn.YLabel
 	if bottom {
 		p.X.Label.Text = f.XLabel
 	} else {
-		p.X.Tick.Marker = ticker{blank: true}
+		p.X.Tick.Marker = ticker{target: xTarget, blank: true}
 	}
 	if pn.HideYTicks {
 		p.Y.Tick.Marker = plot.ConstantTicks{}
@@ -328,10 +333,19 @@ func (f *Figure) panelPlot(pn *Panel, yr [2]float64, bottom bool, columns int) *
 	if pn.HideYTicks {
 		g.Horizontal.Width = 0
 	}
-	p.Add(g)
-	for _, s := range pn.Series {
-		for _, pl := range seriesPlotters(s, pn.XMin, pn.XMax, columns) {
-			p.Add(pl)
+	// The offered area goes under the grid, so that the grid reads through it; every
+	// line goes over it.
+	for _, under := range []bool{true, false} {
+		for _, s := range pn.Series {
+			if (s.Role == RoleOffered) != under {
+				continue
+			}
+			for _, pl := range seriesPlotters(s, pn.XMin, pn.XMax, columns) {
+				p.Add(pl)
+			}
+		}
+		if under {
+			p.Add(g)
 		}
 	}
 	// Add widened the ranges to the data; keep the figure's.
@@ -446,33 +460,63 @@ func (l labels) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// ticker is gonum's default ticks with plain labels ("1500", not "1.5e+03"), optionally
-// whole numbers only, or without labels (a shared axis above the bottom row).
-type ticker struct{ integer, blank bool }
+// ticker puts about target labelled ticks on an axis at a nice step (1, 2, 2.5 or 5 × 10ⁿ),
+// with an unlabelled tick between each two; labels are plain ("1500", not "1.5e+03"). integer
+// keeps steps whole (counts); blank drops the labels (a shared axis above the bottom row).
+type ticker struct {
+	target         int
+	integer, blank bool
+}
 
 func (t ticker) Ticks(lo, hi float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	out := ticks[:0]
-	for _, tk := range ticks {
-		if t.integer && tk.Value != math.Trunc(tk.Value) {
+	if !(hi > lo) {
+		return nil
+	}
+	step := niceStep(hi-lo, max(t.target, 2))
+	if t.integer {
+		step = math.Max(step, 1)
+	}
+	decimals := max(0, int(-math.Floor(math.Log10(step)))+1)
+	var out []plot.Tick
+	first := math.Ceil(lo/step*2-1e-9) / 2 // in half steps
+	for k := 0; ; k++ {
+		v := (first + float64(k)/2) * step
+		if v > hi+step*1e-9 {
+			break
+		}
+		major := math.Abs(v/step-math.Round(v/step)) < 1e-6
+		if !major && t.integer && v != math.Trunc(v) {
 			continue
 		}
-		if tk.Label != "" {
-			tk.Label = formatNumber(tk.Value)
-		}
-		if t.blank {
-			tk.Label = ""
+		tk := plot.Tick{Value: v}
+		if major && !t.blank {
+			tk.Label = trimZeros(strconv.FormatFloat(v, 'f', decimals, 64))
 		}
 		out = append(out, tk)
 	}
 	return out
 }
 
-func formatNumber(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatInt(int64(v), 10)
+// niceStep is the least of 1, 2, 2.5, 5 × 10ⁿ that divides span into at most target steps.
+func niceStep(span float64, target int) float64 {
+	raw := span / float64(target)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*mag >= raw {
+			return m * mag
+		}
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
+	return 10 * mag
+}
+
+func trimZeros(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
 }
 
 // drawLegend lays the entries out left to right, wrapping, and returns the y below them.
