@@ -67,21 +67,17 @@ func (f *FixedWindow) unpack(s uint64) (index, count uint64) {
 
 // AcquireAt takes n permits if the window containing now has at least n left.
 func (f *FixedWindow) AcquireAt(now time.Duration, n int) Decision {
-	if d := checkN(n, int(f.limit)); d != Admitted {
-		return d
+	if uint(n-1) >= uint(f.limit) { // n ≤ 0 or n > limit, in one comparison
+		if n <= 0 {
+			return Invalid
+		}
+		return Never
 	}
-	index := uint64(int64(now)/f.window) & (math.MaxUint64 >> f.countBits)
 	for {
 		s := f.state.Load()
-		stored, count := f.unpack(s)
-		switch {
-		case stored == index:
-		case int64((index-stored)<<f.countBits) < 0:
-			// A caller whose reading of the clock is older than the stored window counts
-			// against the newest window rather than resetting it.
-			index = stored
-		default:
-			count = 0 // a new window
+		index, count := f.unpack(s)
+		if !f.within(now, index) {
+			index, count = f.locate(now, index, count)
 		}
 		if count+uint64(n) > f.limit {
 			return Rejected
@@ -90,6 +86,23 @@ func (f *FixedWindow) AcquireAt(now time.Duration, n int) Decision {
 			return Admitted
 		}
 	}
+}
+
+// within reports whether now falls in window index: one multiply instead of the division
+// that finding now's window takes, which is all the common case needs.
+func (f *FixedWindow) within(now time.Duration, index uint64) bool {
+	return uint64(int64(now)-int64(index)*f.window) < uint64(f.window)
+}
+
+// locate is the window that a request at now counts against, and its count, when now is
+// not in the stored window: a new window with nothing used, or, for a caller whose reading
+// of the clock is older than the stored window, the newest window rather than a reset.
+func (f *FixedWindow) locate(now time.Duration, stored, count uint64) (index, used uint64) {
+	index = uint64(int64(now)/f.window) & (math.MaxUint64 >> f.countBits)
+	if index == stored || int64((index-stored)<<f.countBits) < 0 {
+		return stored, count
+	}
+	return index, 0
 }
 
 // TryAcquireAt reports whether n permits were taken at time now.
@@ -101,10 +114,9 @@ func (f *FixedWindow) TryAcquireAt(now time.Duration, n int) bool {
 func (f *FixedWindow) TryAcquire(n int) bool { return f.TryAcquireAt(f.clock.Now(), n) }
 
 func (f *FixedWindow) used(now time.Duration) uint64 {
-	index := uint64(int64(now)/f.window) & (math.MaxUint64 >> f.countBits)
-	stored, count := f.unpack(f.state.Load())
-	if stored != index && int64((index-stored)<<f.countBits) >= 0 {
-		return 0
+	index, count := f.unpack(f.state.Load())
+	if !f.within(now, index) {
+		_, count = f.locate(now, index, count)
 	}
 	return count
 }

@@ -45,6 +45,7 @@ import (
 // Cost: 2·slots atomic loads and one CAS (one more CAS on the rare rollback).
 type SlidingWindow struct {
 	buckets    []atomic.Uint64
+	hint       atomic.Uint64 // gen<<12 | pos of the slot last located; checked before use
 	limit      uint64
 	window     int64
 	slotLength int64
@@ -90,10 +91,21 @@ func NewSlidingWindow(limit int, window time.Duration, slots int, clock Clock) (
 
 // position is now's window number (its generation) and its slot's bucket. A time before the
 // origin is taken as the origin.
+//
+// Finding them takes two divisions; the slot last found is kept as a hint, and a request
+// that falls in the same slot (the common case) costs two multiplies instead. A stale hint
+// is harmless: it is used only if now lies inside the slot it names.
 func (s *SlidingWindow) position(now time.Duration) (gen uint64, pos int) {
 	t := max(int64(now), 0)
+	h := s.hint.Load()
+	gen, pos = h>>12, int(h&(1<<12-1))
+	if uint64(t-int64(gen)*s.window-int64(pos)*s.slotLength) < uint64(s.slotLength) {
+		return gen, pos
+	}
 	g := t / s.window
-	return uint64(g), int((t - g*s.window) / s.slotLength)
+	gen, pos = uint64(g), int((t-g*s.window)/s.slotLength)
+	s.hint.Store(gen<<12 | uint64(pos)) // slots ≤ 4096: pos fits in 12 bits
+	return gen, pos
 }
 
 // newer is the generation difference between bucket word w and generation gen, sign-extended
