@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelab/ratelab/engine"
@@ -19,15 +20,20 @@ type longRun struct {
 	sources []engine.Source
 	horizon time.Duration
 	ds      *engine.Downstream
-	check   func(t *testing.T, s limiters.Spec, adm []Admission, ledger *inFlightLedger)
+	check   func(s limiters.Spec, adm []Admission, ledger *inFlightLedger, logf logFunc) error
 }
 
-func intervals(t *testing.T, adm []Admission, bound func(L time.Duration) int64, formula string, lengths ...time.Duration) {
+type logFunc func(format string, args ...any)
+
+func intervals(adm []Admission, logf logFunc, bound func(L time.Duration) int64, formula string, lengths ...time.Duration) error {
 	for _, L := range lengths {
 		w, err := CheckInterval(adm, L, bound(L), formula)
-		require.NoError(t, err)
-		t.Logf("L=%-14s worst %d, bound %d", ms(L), w.Count, bound(L))
+		if err != nil {
+			return err
+		}
+		logf("L=%-14s worst %d, bound %d", ms(L), w.Count, bound(L))
 	}
+	return nil
 }
 
 // mixed is Poisson single-permit traffic at rate plus 3-permit requests at rate/10 and an
@@ -43,52 +49,82 @@ func mixed(rate float64) []engine.Source {
 
 var longRuns = []longRun{
 	{spec: "token-bucket:capacity=50,rate=1000/1s", sources: mixed(1500), horizon: 500 * sec,
-		check: func(t *testing.T, s limiters.Spec, adm []Admission, _ *inFlightLedger) {
+		check: func(s limiters.Spec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
 			T := emissionInterval(s.Rate.Permits, s.Rate.Window)
-			intervals(t, adm, func(L time.Duration) int64 { return tokenBucketBound(s.Capacity, T, L) }, "capacity + ⌈L/T⌉ − 1",
+			return intervals(adm, logf, func(L time.Duration) int64 { return tokenBucketBound(s.Capacity, T, L) }, "capacity + ⌈L/T⌉ − 1",
 				ns, msec, 10*msec, 100*msec, sec, 10*sec)
 		}},
 	{spec: "leaky-bucket:rate=1000/1s", sources: mixed(1500), horizon: 500 * sec,
-		check: func(t *testing.T, s limiters.Spec, adm []Admission, _ *inFlightLedger) {
+		check: func(s limiters.Spec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
 			T := emissionInterval(s.Rate.Permits, s.Rate.Window)
-			_, err := CheckSpacing(adm, T)
-			require.NoError(t, err)
-			intervals(t, adm, func(L time.Duration) int64 { return ceilDiv(int64(L), int64(T)) }, "⌈L/T⌉", msec, 100*msec, sec)
+			if _, err := CheckSpacing(adm, T); err != nil {
+				return err
+			}
+			return intervals(adm, logf, func(L time.Duration) int64 { return ceilDiv(int64(L), int64(T)) }, "⌈L/T⌉", msec, 100*msec, sec)
 		}},
 	{spec: "sliding-window:limit=500,window=1s,slots=10", sources: mixed(1500), horizon: 500 * sec,
-		check: func(t *testing.T, s limiters.Spec, adm []Admission, _ *inFlightLedger) {
+		check: func(s limiters.Spec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
 			slot := s.Window / time.Duration(s.Slots)
-			intervals(t, adm, func(L time.Duration) int64 { return slidingBound(s.Limit, s.Slots, s.Window, L) }, "limit·⌈k/slots⌉",
+			return intervals(adm, logf, func(L time.Duration) int64 { return slidingBound(s.Limit, s.Slots, s.Window, L) }, "limit·⌈k/slots⌉",
 				10*msec, s.Window-slot, s.Window-slot+ns, s.Window, 2*s.Window)
 		}},
 	{spec: "fixed-window:limit=500,window=1s", sources: mixed(1500), horizon: 500 * sec,
-		check: func(t *testing.T, s limiters.Spec, adm []Admission, _ *inFlightLedger) {
-			_, err := CheckAligned(adm, s.Window, int64(s.Limit))
-			require.NoError(t, err)
-			intervals(t, adm, func(L time.Duration) int64 {
+		check: func(s limiters.Spec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
+			if _, err := CheckAligned(adm, s.Window, int64(s.Limit)); err != nil {
+				return err
+			}
+			return intervals(adm, logf, func(L time.Duration) int64 {
 				return int64(s.Limit) * (ceilDiv(int64(L)-1, int64(s.Window)) + 1)
 			}, "limit·(⌈(L−1ns)/window⌉ + 1)", 10*msec, s.Window, 2*s.Window)
 		}},
 	{spec: "warm-up:capacity=50,rate=1000/1s,warmup=100s", sources: mixed(1500), horizon: 500 * sec,
-		check: func(t *testing.T, s limiters.Spec, adm []Admission, _ *inFlightLedger) {
+		check: func(s limiters.Spec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
 			T := emissionInterval(s.Rate.Permits, s.Rate.Window)
-			intervals(t, adm, func(L time.Duration) int64 { return tokenBucketBound(s.Capacity, T, L) }, "capacity + ⌈L/T⌉ − 1",
+			err := intervals(adm, logf, func(L time.Duration) int64 { return tokenBucketBound(s.Capacity, T, L) }, "capacity + ⌈L/T⌉ − 1",
 				ns, msec, 100*msec, sec, 10*sec)
+			if err != nil {
+				return err
+			}
 			// While cold it never beats the curve: admitted in [0, a) <= cold burst + ∫ da/I + 1.
 			P := s.WarmUp
 			for a := 10 * sec; a <= P; a += 10 * sec {
 				limit := float64(s.Capacity/3) + warmIntegral(T, P, 0, a) + 1
 				if got := Count(adm, 0, a); float64(got) > limit {
-					t.Fatalf("%d admitted in [0, %s): over the curve's cold burst + ∫ da/I(a) + 1 = %.2f", got, ms(a), limit)
+					return fmt.Errorf("%d admitted in [0, %s): over the curve's cold burst + ∫ da/I(a) + 1 = %.2f", got, ms(a), limit)
 				}
 			}
+			return nil
 		}},
 	{spec: "concurrency:max=50", sources: mixed(1500), horizon: 500 * sec,
 		ds: &engine.Downstream{Phases: []engine.Phase{{Service: engine.Distribution{Kind: engine.DistExponential, Mean: 40 * msec}}}},
-		check: func(t *testing.T, s limiters.Spec, _ []Admission, ledger *inFlightLedger) {
-			require.NoError(t, ledger.err)
-			t.Logf("decisions %d, most in flight %d (bound %d)", ledger.decisions, ledger.most, s.Max)
+		check: func(s limiters.Spec, _ []Admission, ledger *inFlightLedger, logf logFunc) error {
+			logf("decisions %d, most in flight %d (bound %d)", ledger.decisions, ledger.most, s.Max)
+			return ledger.err
 		}},
+}
+
+// runLong runs lr over its horizon divided by scale, with limiters from factory, and returns
+// the lane's result and what the recorder saw.
+func runLong(lr longRun, factory Factory, scale time.Duration) (*engine.Results, *recorder, error) {
+	s := mustSpec(lr.spec)
+	sc := &engine.Scenario{Name: "long " + lr.spec, Seed: 42, Horizon: lr.horizon / scale, Bins: 1,
+		Client: engine.Client{Policy: engine.PolicyDrop}, Sources: lr.sources, Downstream: lr.ds,
+		Lanes: []engine.LaneSpec{{Stack: []limiters.Spec{s}}}, Windows: []time.Duration{10 * msec, 900 * msec, sec}}
+	rec := &recorder{}
+	rec.ledger.max = s.Max
+	sc.Lanes[0].Build = func(clock limiters.Clock) ([]limiters.Limiter, error) {
+		l, err := factory.build(s, clock)
+		if err != nil {
+			return nil, err
+		}
+		rec.Limiter = l
+		if c, ok := l.(concurrencyLimiter); ok {
+			return []limiters.Limiter{&recordingBulkhead{recorder: rec, c: c, ledger: &rec.ledger}}, nil
+		}
+		return []limiters.Limiter{rec}, nil
+	}
+	res, err := engine.Run(context.Background(), sc, nil)
+	return res, rec, err
 }
 
 // TestLongRandomizedRuns runs every algorithm for at least a million requests of mixed
@@ -104,31 +140,13 @@ func TestLongRandomizedRuns(t *testing.T) {
 	for _, lr := range longRuns {
 		t.Run(lr.spec, func(t *testing.T) {
 			t.Parallel()
-			s := mustSpec(lr.spec)
-			sc := &engine.Scenario{Name: "long " + lr.spec, Seed: 42, Horizon: lr.horizon / scale, Bins: 1,
-				Client: engine.Client{Policy: engine.PolicyDrop}, Sources: lr.sources, Downstream: lr.ds,
-				Lanes: []engine.LaneSpec{{Stack: []limiters.Spec{s}}}}
-			rec := &recorder{}
-			sc.Lanes[0].Build = func(clock limiters.Clock) ([]limiters.Limiter, error) {
-				l, err := s.New(clock)
-				if err != nil {
-					return nil, err
-				}
-				rec.Limiter = l
-				if c, ok := l.(*limiters.Concurrency); ok {
-					return []limiters.Limiter{&recordingBulkhead{recorder: rec, c: c, ledger: &rec.ledger}}, nil
-				}
-				return []limiters.Limiter{rec}, nil
-			}
-			rec.ledger.max = s.Max
-			sc.Windows = []time.Duration{10 * msec, 900 * msec, sec}
-			res, err := engine.Run(context.Background(), sc, nil)
+			res, rec, err := runLong(lr, nil, scale)
 			require.NoError(t, err)
 			tot := res.Lanes[0].Totals
 			require.GreaterOrEqual(t, tot.Offered, least, "a long run offers at least a million requests (a tenth under -race)")
 			t.Logf("%s: offered %d, admitted %d", lr.spec, tot.Offered, tot.Admitted)
 			require.Equal(t, tot.AdmittedPermits, rec.permits, "the recorder saw every admission")
-			lr.check(t, s, rec.adm, &rec.ledger)
+			require.NoError(t, lr.check(mustSpec(lr.spec), rec.adm, &rec.ledger, t.Logf))
 			// The engine's own streaming meters must agree with the checkers' sweep.
 			for _, m := range res.Lanes[0].Windows {
 				w := WorstInterval(rec.adm, m.Length)
@@ -137,6 +155,52 @@ func TestLongRandomizedRuns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The long runs' checkers fail too, on broken limiters (at a tenth of the length).
+func TestLongRunCheckersCatchBrokenLimiters(t *testing.T) {
+	noRamp := only(limiters.KindWarmUpTokenBucket, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		return limiters.NewTokenBucket(s.Capacity, s.Rate, c) // warm from the start: no ramp at all
+	})
+	forgetful := only(limiters.KindConcurrency, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		inner, err := limiters.NewConcurrency(s.Max)
+		return &forgetfulConcurrency{Concurrency: inner}, err
+	})
+	asFixed := only(limiters.KindSlidingWindow, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		return limiters.NewFixedWindow(s.Limit, s.Window, c)
+	})
+	cases := map[string]struct {
+		factory Factory
+		want    string
+	}{
+		"token-bucket:capacity=50,rate=1000/1s":        {tauTooLarge, "over the bound capacity + ⌈L/T⌉ − 1 = 149 for intervals of length 100ms"},
+		"leaky-bucket:rate=1000/1s":                    {tauTooLarge, "under the bound of one emission interval T = 1ms"},
+		"sliding-window:limit=500,window=1s,slots=10":  {asFixed, "over the bound limit·⌈k/slots⌉ = 500 for intervals of length 900ms"},
+		"warm-up:capacity=50,rate=1000/1s,warmup=100s": {noRamp, "over the curve's cold burst + ∫ da/I(a) + 1"},
+		"concurrency:max=50":                           {forgetful, "in flight but"},
+	}
+	for _, lr := range longRuns {
+		c, ok := cases[lr.spec]
+		if !ok {
+			continue
+		}
+		t.Run(lr.spec, func(t *testing.T) {
+			t.Parallel()
+			_, rec, err := runLong(lr, c.factory, 10)
+			require.NoError(t, err)
+			err = lr.check(mustSpec(lr.spec), rec.adm, &rec.ledger, func(string, ...any) {})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			t.Log(err)
+		})
+	}
+}
+
+// concurrencyLimiter is what the recording bulkhead needs of a concurrency limiter.
+type concurrencyLimiter interface {
+	limiters.Limiter
+	Release(n int)
+	InFlight() int
 }
 
 // recorder wraps a single-stage lane's limiter and records every admission, without the
@@ -165,7 +229,7 @@ func (r *recorder) AcquireAt(now time.Duration, n int) limiters.Decision {
 // at every decision that the limiter's own in flight is what it was handed and not given back.
 type recordingBulkhead struct {
 	*recorder
-	c      *limiters.Concurrency
+	c      concurrencyLimiter
 	ledger *inFlightLedger
 	held   int
 }
