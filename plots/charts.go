@@ -375,6 +375,9 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 			e := LegendEntry{Label: string(k), Role: RoleMarks, Mark: k}
 			if k == MarkAdmitted || k == MarkAdmittedRetry {
 				e.Colors = lanes
+				if len(lanes) > 1 {
+					e.Label += " (lane colour)"
+				}
 			} else {
 				e.Colors = []color.Color{black}
 			}
