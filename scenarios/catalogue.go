@@ -98,8 +98,8 @@ func catalogue() []*engine.Scenario {
 			Description: "A client sends 100 requests in the last 10ms of a one-second window and 100 more in the " +
 				"first 10ms of the next. The fixed window (100 per 1s) admits all 200 within 20ms, twice its " +
 				"rate; the sliding window (100 per 1s in 10 slots) admits only the first 100, because the " +
-				"rolling window still holds them; the token bucket (capacity 100, 100/s) admits 100 plus the 2 " +
-				"that refilled in between.",
+				"rolling window still holds them; the token bucket (capacity 100, 100/s) admits 101: its 100 " +
+				"plus the one permit that refilled by 1s (the next is due at 1.01s, just after the last request).",
 			Seed: 1, Horizon: 3 * s, Client: drop, Windows: []time.Duration{20 * ms},
 			Lanes: lanes("fixed-window:limit=100,window=1s", "sliding-window:limit=100,window=1s,slots=10",
 				"token-bucket:capacity=100,rate=100/1s"),

@@ -49,7 +49,7 @@ func LoadFile(path string) (*engine.Scenario, error) {
 func Load(name string, data []byte) (*engine.Scenario, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlSyntaxError(name, err)
+		return nil, yamlSyntaxError(name, data, err)
 	}
 	if len(doc.Content) == 0 {
 		return nil, &FileError{File: name, Line: 1, Column: 1, Reason: "the file is empty"}
@@ -73,18 +73,43 @@ func Load(name string, data []byte) (*engine.Scenario, error) {
 	return sc, nil
 }
 
-func yamlSyntaxError(name string, err error) error {
+func yamlSyntaxError(name string, data []byte, err error) error {
 	msg := err.Error()
-	// yaml.v3 says "yaml: line 3: mapping values are not allowed in this context".
+	// yaml.v3 says "yaml: line 3: mapping values are not allowed in this context". Its line
+	// is often not the offending one: for parser errors it is the 0-based line of the
+	// enclosing construct.
 	msg = strings.TrimPrefix(msg, "yaml: ")
+	line := 1
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if num, reason, ok := strings.Cut(rest, ": "); ok {
-			if line, err := strconv.Atoi(num); err == nil {
-				return &FileError{File: name, Line: line, Column: 1, Reason: reason}
+			if n, err := strconv.Atoi(num); err == nil {
+				line, msg = n, reason
 			}
 		}
 	}
-	return &FileError{File: name, Line: 1, Column: 1, Reason: msg}
+	if first := firstBadLine(data); first > 0 {
+		line = first
+	}
+	return &FileError{File: name, Line: line, Column: 1, Reason: msg}
+}
+
+// firstBadLine is the line the document stops being YAML: one past the longest prefix of
+// whole lines that still parses. 0 when it cannot tell (the whole document parses).
+func firstBadLine(data []byte) int {
+	lines := strings.SplitAfter(string(data), "\n")
+	if len(lines) > 5000 {
+		return 0 // a scenario file is small; do not spend quadratic time on a huge one
+	}
+	var n yaml.Node
+	for j := len(lines) - 1; j >= 0; j-- {
+		if yaml.Unmarshal([]byte(strings.Join(lines[:j], "")), &n) == nil {
+			if j == len(lines)-1 && lines[j] == "" {
+				return 0
+			}
+			return j + 1
+		}
+	}
+	return 0
 }
 
 // decoder walks the YAML tree by hand so that every error knows its node's position, and
@@ -474,7 +499,13 @@ func (d *decoder) downstream(n *yaml.Node, path string, ds *engine.Downstream) e
 			return d.fail(n, path+".service", "give either service (one distribution) or phases, not both")
 		}
 		ds.Phases = []engine.Phase{{Service: *single}}
-		d.where[path+".phases[0].service"] = d.where[path+".service"]
+		// Validation names phases[0]; point its fields at what the file wrote under service.
+		from, to := path+".service", path+".phases[0].service"
+		for field, n := range d.where {
+			if field == from || strings.HasPrefix(field, from+".") {
+				d.where[to+strings.TrimPrefix(field, from)] = n
+			}
+		}
 	}
 	return nil
 }

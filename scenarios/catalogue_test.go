@@ -1,0 +1,91 @@
+package scenarios
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/engine"
+)
+
+func TestEveryBuiltInValidatesAndRuns(t *testing.T) {
+	names := Names()
+	require.Contains(t, names, Default)
+	seen := map[string]bool{}
+	for _, sc := range All() {
+		t.Run(sc.Name, func(t *testing.T) {
+			assert.False(t, seen[sc.Name], "names are unique")
+			seen[sc.Name] = true
+			assert.NotEmpty(t, sc.Description)
+			require.NoError(t, sc.Validate())
+			res, err := engine.Run(context.Background(), sc, nil)
+			require.NoError(t, err)
+			require.Len(t, res.Lanes, len(sc.Lanes))
+			for _, lane := range res.Lanes {
+				assert.Greater(t, lane.Totals.Offered, int64(0), lane.Name)
+				assert.Greater(t, lane.Totals.Admitted, int64(0), lane.Name)
+				assert.False(t, lane.Truncated, lane.Name)
+			}
+		})
+	}
+	assert.Len(t, seen, len(names))
+}
+
+func TestGetReturnsAFreshCopy(t *testing.T) {
+	a, err := Get("poisson")
+	require.NoError(t, err)
+	a.Lanes = a.Lanes[:1]
+	a.Sources[0].Rate = 1
+	b, err := Get("poisson")
+	require.NoError(t, err)
+	assert.Len(t, b.Lanes, 6)
+	assert.Equal(t, 95.0, b.Sources[0].Rate)
+}
+
+// The numbers the catalogue's descriptions promise.
+func TestCatalogueTeachesWhatItSays(t *testing.T) {
+	run := func(name string) *engine.Results {
+		sc, err := Get(name)
+		require.NoError(t, err)
+		res, err := engine.Run(context.Background(), sc, nil)
+		require.NoError(t, err)
+		return res
+	}
+	res := run("burst-after-idle")
+	assert.Equal(t, int64(3+1), firstBurst(res.Lanes[0]), "the token bucket admits 3 of the first burst at 50ms and 1 at 80ms")
+	assert.Equal(t, int64(1+1), firstBurst(res.Lanes[1]), "the leaky bucket admits 1 of it")
+
+	res = run("boundary-attack")
+	assert.Equal(t, int64(200), res.Lanes[0].Totals.Admitted, "fixed window: all 200")
+	assert.Equal(t, int64(100), res.Lanes[1].Totals.Admitted, "sliding window: the first 100")
+	assert.Equal(t, int64(101), res.Lanes[2].Totals.Admitted, "token bucket: 100 + the 1 refilled by 1s (the 2nd is due at 1.01s, after the last request at 1.0099s)")
+
+	res = run("slot-edge")
+	assert.Equal(t, int64(200), res.Lanes[0].Windows[0].MaxAdmitted, "10 slots: 200 within 901ms")
+	assert.Equal(t, int64(100), res.Lanes[1].Windows[0].MaxAdmitted, "1000 slots: 100")
+
+	res = run("steady")
+	for _, lane := range res.Lanes[:4] {
+		assert.Equal(t, lane.Totals.Offered, lane.Totals.Admitted, lane.Name)
+	}
+	assert.Less(t, res.Lanes[4].Totals.Admitted, res.Lanes[4].Totals.Offered, "the cold warm-up bucket refuses some")
+	assert.Equal(t, res.Lanes[5].Totals.Offered, res.Lanes[5].Totals.Admitted)
+
+	res = run("retry-storm")
+	imm, backoff := res.Lanes[0].Totals, res.Lanes[1].Totals
+	assert.Greater(t, imm.Retried, imm.Offered, "immediate retries: most attempts are retries")
+	assert.Less(t, backoff.Attempts, imm.Attempts, "backoff makes fewer attempts")
+}
+
+// firstBurst counts admissions before 100ms.
+func firstBurst(l engine.LaneResult) int64 {
+	var n int64
+	for _, r := range l.Trace {
+		if r.Outcome == engine.OutcomeAdmitted && r.At < 100*ms {
+			n++
+		}
+	}
+	return n
+}
