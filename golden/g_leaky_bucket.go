@@ -32,8 +32,15 @@ var leakyBucket = &Guarantee{
 		if err != nil {
 			return err
 		}
-		tb, lb := res.Lanes[0], res.Lanes[1]
-		leak := mustSpec("leaky-bucket:rate=100/1s")
+		tb, err := laneOf(res, limiters.KindTokenBucket)
+		if err != nil {
+			return err
+		}
+		lb, err := laneOf(res, limiters.KindLeakyBucket)
+		if err != nil {
+			return err
+		}
+		leak := mustSpec(lb.Name)
 		T := emissionInterval(leak.Rate.Permits, leak.Rate.Window)
 		tbAdm, lbAdm := Admissions(tb.Trace), Admissions(lb.Trace)
 		gap, err := CheckSpacing(lbAdm, T)

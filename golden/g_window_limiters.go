@@ -53,7 +53,10 @@ var slidingWindowBoundary = &Guarantee{
 		if err != nil {
 			return err
 		}
-		lane := res.Lanes[1]
+		lane, err := laneOf(res, limiters.KindSlidingWindow)
+		if err != nil {
+			return err
+		}
 		spec := mustSpec(lane.Name)
 		adm := Admissions(lane.Trace)
 		slot := spec.Window / time.Duration(spec.Slots)
@@ -94,7 +97,10 @@ var fixedWindowBoundary = &Guarantee{
 		if err != nil {
 			return err
 		}
-		lane := res.Lanes[0]
+		lane, err := laneOf(res, limiters.KindFixedWindow)
+		if err != nil {
+			return err
+		}
 		spec := mustSpec(lane.Name)
 		adm := Admissions(lane.Trace)
 		limit := int64(spec.Limit)

@@ -158,12 +158,23 @@ func Admissions(trace []engine.Record) []Admission {
 // ms formats a duration the way specs write it ("50ms", "1.000000001s", "1h").
 func ms(d time.Duration) string { return limiters.FormatDuration(d) }
 
-// lane returns the result of the lane named name.
-func laneNamed(res *engine.Results, name string) engine.LaneResult {
+// laneOf returns the result of the lane whose stack is exactly the given kinds, in order: a
+// built-in scenario's lanes are found by what they are, not by their position.
+func laneOf(res *engine.Results, kinds ...limiters.Kind) (engine.LaneResult, error) {
 	for _, l := range res.Lanes {
-		if l.Name == name {
-			return l
+		if len(l.Stack) != len(kinds) {
+			continue
+		}
+		match := true
+		for i, text := range l.Stack {
+			if s, err := limiters.ParseSpec(text); err != nil || s.Kind != kinds[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return l, nil
 		}
 	}
-	panic("golden: no lane " + name)
+	return engine.LaneResult{}, fmt.Errorf("scenario %s has no lane %v", res.Scenario, kinds)
 }
