@@ -275,3 +275,34 @@ func TestNeverIsNotRetried(t *testing.T) {
 	assert.Equal(t, int64(1), lane.Totals.Never)
 	assert.Len(t, filter(recs, OutcomeNever), 1)
 }
+
+func TestTraceIsCappedAndMarkedTruncated(t *testing.T) {
+	sc := &Scenario{Horizon: sec, Client: Client{Policy: PolicyDrop}, Lanes: stacks(t, "concurrency:max=10"),
+		Sources: []Source{{Kind: SourceConstant, Rate: 100}}, Trace: true}
+	l, err := NewLane(sc, 0)
+	require.NoError(t, err)
+	l.traceLimit = 30
+	require.NoError(t, l.RunUntil(sc.Horizon))
+	res := l.Result()
+	assert.Len(t, res.Trace, 30)
+	assert.True(t, res.Truncated)
+	assert.Equal(t, int64(100), res.Totals.Admitted, "counting goes on")
+}
+
+// A lane stepped by RunUntil in slices (the TUI's way) ends where Run ends.
+func TestRunUntilInSlicesEqualsRun(t *testing.T) {
+	sc := &Scenario{Horizon: 5 * sec, Bins: 50, Client: Client{Policy: PolicyQueue, QueueSize: 5, Timeout: 30 * ms},
+		Lanes: stacks(t, "token-bucket:capacity=5,rate=50/1s"), Sources: []Source{{Kind: SourcePoisson, Rate: 80}},
+		Downstream: &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistExponential, Mean: 20 * ms}}}}}
+	want := run(t, sc).Lanes[0]
+	l, err := NewLane(sc, 0)
+	require.NoError(t, err)
+	for at := time.Duration(0); !l.Done(); at += 37 * ms {
+		require.NoError(t, l.RunUntil(at))
+		assert.LessOrEqual(t, l.Now(), max(at, 0))
+	}
+	got := l.Result()
+	assert.Equal(t, want.Totals, got.Totals)
+	assert.Equal(t, want.Bins, got.Bins)
+	assert.Equal(t, want.Events, got.Events)
+}

@@ -30,7 +30,7 @@ type Scenario struct {
 // DefaultBins is the number of time bins when a scenario does not say.
 const DefaultBins = 1000
 
-// TraceLimit caps the trace of one lane; a longer run is refused with Trace set.
+// TraceLimit caps the trace of one lane: later records are dropped and LaneResult.Truncated is set.
 const TraceLimit = 200_000
 
 // LaneSpec is one limiter stack: requests pass every stage in order.
