@@ -3,6 +3,7 @@ package golden
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,37 +29,88 @@ func TestGuarantees(t *testing.T) {
 			}
 			v, err := g.Run(context.Background(), nil)
 			require.NoError(t, err)
-			if !v.OK() {
-				t.Fatalf("check failed (golden file not compared, not updated):\n  %s", strings.Join(v.Failures, "\n  "))
+			if err := settle(v, g.Golden(), *update, rerunCommand(g)); err != nil {
+				t.Fatal(err)
 			}
-			compareGolden(t, g.Golden(), v.Text, "go test ./golden -run 'TestGuarantees/^"+regexp.QuoteMeta(g.ID)+"$'")
 		})
 	}
 }
 
-// compareGolden compares got with the golden file at path. With -update it rewrites the file;
-// on a mismatch it writes path.got beside it and prints a unified diff and the command to
-// rerun.
-func compareGolden(t *testing.T, path, got, rerun string) {
-	t.Helper()
+func rerunCommand(g *Guarantee) string {
+	return "go test ./golden -run 'TestGuarantees/^" + regexp.QuoteMeta(g.ID) + "$'"
+}
+
+// settle applies a verdict to its golden file at path. A failed check is an error and
+// touches no file, with or without update. With update the golden file is rewritten;
+// otherwise a mismatch writes path.got beside it and the error carries a unified diff and
+// the command to rerun.
+func settle(v Verdict, path string, update bool, rerun string) error {
+	if !v.OK() {
+		return fmt.Errorf("check failed (golden file not compared, not updated):\n  %s", strings.Join(v.Failures, "\n  "))
+	}
 	gotPath := path + ".got"
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	if update {
 		_ = os.Remove(gotPath)
-		return
+		return os.WriteFile(path, []byte(v.Text), 0o644)
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		require.NoError(t, os.WriteFile(gotPath, []byte(got), 0o644))
-		t.Fatalf("%s: %v\nwrote %s; create the golden file with:\n  %s -update", path, err, gotPath, rerun)
+		if werr := os.WriteFile(gotPath, []byte(v.Text), 0o644); werr != nil {
+			return werr
+		}
+		return fmt.Errorf("%s: %v\nwrote %s; create the golden file with:\n  %s -update", path, err, gotPath, rerun)
 	}
-	if string(want) == got {
+	if string(want) == v.Text {
 		_ = os.Remove(gotPath)
-		return
+		return nil
 	}
-	require.NoError(t, os.WriteFile(gotPath, []byte(got), 0o644))
-	t.Fatalf("%s differs from this run (wrote %s):\n%s\nrerun: %s\naccept (after reading the diff): %s -update",
-		path, gotPath, UnifiedDiff(path, gotPath, string(want), got), rerun, rerun)
+	if err := os.WriteFile(gotPath, []byte(v.Text), 0o644); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s differs from this run (wrote %s):\n%s\nrerun: %s\naccept (after reading the diff): %s -update",
+		path, gotPath, UnifiedDiff(path, gotPath, string(want), v.Text), rerun, rerun)
+}
+
+// A broken behaviour can never be updated into a golden file: with -update, a failed check
+// leaves the golden file as it was and writes no got-file.
+func TestUpdateNeverWritesAFailedCheck(t *testing.T) {
+	g, err := Get("token-bucket-burst")
+	require.NoError(t, err)
+	v, err := g.Run(context.Background(), tauTooLarge)
+	require.NoError(t, err)
+	require.False(t, v.OK())
+	path := filepath.Join(t.TempDir(), g.ID+".golden")
+	require.NoError(t, os.WriteFile(path, []byte("the reviewed text\n"), 0o644))
+	for _, upd := range []bool{true, false} {
+		err := settle(v, path, upd, rerunCommand(g))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "check failed (golden file not compared, not updated)")
+		data, _ := os.ReadFile(path)
+		assert.Equal(t, "the reviewed text\n", string(data))
+		assert.NoFileExists(t, path+".got")
+	}
+}
+
+// A mismatch writes the got-file beside the golden and names the command to rerun.
+func TestMismatchWritesGotFileAndDiff(t *testing.T) {
+	g, err := Get("low-rate")
+	require.NoError(t, err)
+	v, err := g.Run(context.Background(), nil)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), g.ID+".golden")
+	stale := strings.Replace(v.Text, "smallest gap 1h", "smallest gap 2h", 1)
+	require.NoError(t, os.WriteFile(path, []byte(stale), 0o644))
+	err = settle(v, path, false, rerunCommand(g))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "\n-token-bucket:capacity=1,rate=1/1h: offered 10801, admitted at 0s 1h 2h 3h; smallest gap 2h\n")
+	assert.Contains(t, err.Error(), "\n+token-bucket:capacity=1,rate=1/1h: offered 10801, admitted at 0s 1h 2h 3h; smallest gap 1h\n")
+	assert.Contains(t, err.Error(), "go test ./golden -run 'TestGuarantees/^low-rate$' -update")
+	got, rerr := os.ReadFile(path + ".got")
+	require.NoError(t, rerr)
+	assert.Equal(t, v.Text, string(got))
+	require.NoError(t, settle(v, path, true, rerunCommand(g)))
+	assert.NoFileExists(t, path+".got")
+	require.NoError(t, settle(v, path, false, rerunCommand(g)))
 }
 
 // TestReadme fails when the README's Guarantees block is not what the catalogue generates.
