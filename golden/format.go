@@ -1,7 +1,6 @@
 package golden
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/ratelab/ratelab/engine"
@@ -44,15 +43,7 @@ func (r *run) writeTrace(trace []engine.Record, from, to time.Duration) {
 	flush()
 }
 
-// plural is "1 permit", "2 permits".
-func plural(n int64, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// verdictWord is "≤" when got is within bound, "OVER" otherwise: golden text shows both.
+// within is "<=" when got is within bound, "OVER" otherwise: golden text shows both.
 func within(got, bound int64) string {
 	if got <= bound {
 		return "<="

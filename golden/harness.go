@@ -105,39 +105,6 @@ func (r *run) simulate(sc *engine.Scenario) (*engine.Results, error) {
 	return res, nil
 }
 
-// Stream runs every lane of sc one after another without keeping a trace and calls each with
-// every traced event of that lane: for long runs, whose traces would not fit in memory.
-func Stream(ctx context.Context, sc *engine.Scenario, each func(lane int, rec engine.Record)) ([]engine.LaneResult, error) {
-	if err := sc.Validate(); err != nil {
-		return nil, err
-	}
-	sc.Trace = false
-	var out []engine.LaneResult
-	for i := range sc.Lanes {
-		l, err := engine.NewLane(sc, i)
-		if err != nil {
-			return nil, err
-		}
-		l.OnEvent = func(rec engine.Record) { each(i, rec) }
-		for n := 0; ; n++ {
-			more, err := l.Step()
-			if err != nil {
-				return nil, err
-			}
-			if !more {
-				break
-			}
-			if n&0xffff == 0 {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-			}
-		}
-		out = append(out, l.Result())
-	}
-	return out, nil
-}
-
 // Admission is one admitted request: its time and permits.
 type Admission struct {
 	At      time.Duration
