@@ -63,15 +63,33 @@ func (q *eventQueue) pop() event {
 	top := items[0]
 	last := len(items) - 1
 	items[0] = items[last]
-	items = items[:last]
+	q.items = items[:last]
+	q.siftDown()
+	return top
+}
+
+// replaceTop removes the earliest event and schedules e in one sift: pop then push, half the
+// work. The order of later pops is the same, because (at, seq) keys are unique and e takes the
+// sequence number push would have given it.
+func (q *eventQueue) replaceTop(e event) {
+	q.seq++
+	e.seq = q.seq
+	q.items[0] = e
+	q.siftDown()
+}
+
+// siftDown restores the invariant after the root was replaced.
+func (q *eventQueue) siftDown() {
+	items := q.items
+	n := len(items)
 	i := 0
 	for {
 		left := 2*i + 1
-		if left >= last {
+		if left >= n {
 			break
 		}
 		child := left
-		if right := left + 1; right < last && less(&items[right], &items[left]) {
+		if right := left + 1; right < n && less(&items[right], &items[left]) {
 			child = right
 		}
 		if !less(&items[child], &items[i]) {
@@ -80,6 +98,4 @@ func (q *eventQueue) pop() event {
 		items[i], items[child] = items[child], items[i]
 		i = child
 	}
-	q.items = items
-	return top
 }

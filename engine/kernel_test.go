@@ -68,3 +68,26 @@ func TestEventQueueMatchesStableSort(t *testing.T) {
 func TestEventIs32Bytes(t *testing.T) {
 	assert.Equal(t, uintptr(32), sizeofEvent())
 }
+
+// replaceTop is pop then push: the same events come out in the same order.
+func TestEventQueueReplaceTopIsPopThenPush(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var a, b eventQueue
+	for i := range 500 {
+		e := event{at: rng.Int64N(100), req: int32(i)}
+		a.push(e)
+		b.push(e)
+	}
+	for i := range 5000 {
+		e := event{at: a.peek().at + rng.Int64N(50), req: int32(1000 + i)}
+		want := a.pop()
+		a.push(e)
+		got := b.peek()
+		require.Equal(t, want.req, got.req)
+		b.replaceTop(e)
+		require.Equal(t, a.len(), b.len())
+	}
+	for a.len() > 0 {
+		require.Equal(t, a.pop(), b.pop())
+	}
+}

@@ -258,18 +258,33 @@ func (l *Lane) Step() (bool, error) {
 		l.finish()
 		return false, nil
 	}
+	if top := l.events.peek(); top.kind == evArrival {
+		// The hot path: the source's next arrival replaces this one in the heap.
+		src := top.src
+		if err := l.advance(top.at); err != nil {
+			return false, err
+		}
+		l.processed++
+		a := l.pending[src]
+		next, ok, err := l.streams[src].next()
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			l.pending[src] = next
+			l.events.replaceTop(event{at: next.at, kind: evArrival, src: src})
+		} else {
+			l.events.pop()
+		}
+		l.arrive(a)
+		return true, nil
+	}
 	e := l.events.pop()
 	if err := l.advance(e.at); err != nil {
 		return false, err
 	}
 	l.processed++
 	switch e.kind {
-	case evArrival:
-		a := l.pending[e.src]
-		if err := l.pull(int(e.src)); err != nil {
-			return false, err
-		}
-		l.arrive(a)
 	case evAttempt:
 		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqPending {
 			l.attempt(e.req)
