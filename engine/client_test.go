@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -305,4 +306,22 @@ func TestRunUntilInSlicesEqualsRun(t *testing.T) {
 	assert.Equal(t, want.Totals, got.Totals)
 	assert.Equal(t, want.Bins, got.Bins)
 	assert.Equal(t, want.Events, got.Events)
+}
+
+func TestRunStopsOnCancelAndReportsProgress(t *testing.T) {
+	sc := &Scenario{Horizon: 24 * time.Hour, Client: Client{Policy: PolicyDrop}, Lanes: stacks(t, "concurrency:max=1", "leaky-bucket:rate=1/1s"),
+		Sources: []Source{{Kind: SourceConstant, Rate: 1000}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Run(ctx, sc, nil)
+	assert.ErrorIs(t, err, context.Canceled)
+
+	sc.Horizon = 10 * sec
+	p := NewProgress(sc)
+	assert.Zero(t, p.Fraction())
+	_, err = Run(context.Background(), sc, p)
+	require.NoError(t, err)
+	assert.Equal(t, 1.0, p.Fraction())
+	var nilProgress *Progress
+	assert.Zero(t, nilProgress.Fraction())
 }
