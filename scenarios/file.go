@@ -311,7 +311,11 @@ func (d *decoder) duration(dst *time.Duration) fieldFunc {
 func (d *decoder) scenario(n *yaml.Node, sc *engine.Scenario) error {
 	return d.mapping(n, "", map[string]fieldFunc{
 		"name":        d.str(&sc.Name),
-		"description": d.str(&sc.Description),
+		"description": func(n *yaml.Node, path string) error {
+			err := d.str(&sc.Description)(n, path)
+			sc.Description = strings.TrimSpace(sc.Description) // a folded block (>) ends in a newline
+			return err
+		},
 		"seed":        d.uinteger(&sc.Seed),
 		"horizon":     d.duration(&sc.Horizon),
 		"bins":        d.integer(&sc.Bins),

@@ -119,6 +119,8 @@ func TestExampleFile(t *testing.T) {
 	sc, err := LoadFile(filepath.Join("testdata", "example.yaml"))
 	require.NoError(t, err)
 	assert.Equal(t, "checkout-peak", sc.Name)
+	assert.True(t, strings.HasPrefix(sc.Description, "Checkout traffic at the evening peak"), sc.Description)
+	assert.True(t, strings.HasSuffix(sc.Description, "and a slow provider."), "no trailing newline from the folded block: %q", sc.Description)
 	kinds := map[engine.SourceKind]bool{}
 	for _, src := range sc.Sources {
 		kinds[src.Kind] = true
