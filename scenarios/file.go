@@ -310,16 +310,16 @@ func (d *decoder) duration(dst *time.Duration) fieldFunc {
 
 func (d *decoder) scenario(n *yaml.Node, sc *engine.Scenario) error {
 	return d.mapping(n, "", map[string]fieldFunc{
-		"name":        d.str(&sc.Name),
+		"name": d.str(&sc.Name),
 		"description": func(n *yaml.Node, path string) error {
 			err := d.str(&sc.Description)(n, path)
 			sc.Description = strings.TrimSpace(sc.Description) // a folded block (>) ends in a newline
 			return err
 		},
-		"seed":        d.uinteger(&sc.Seed),
-		"horizon":     d.duration(&sc.Horizon),
-		"bins":        d.integer(&sc.Bins),
-		"trace":       d.boolean(&sc.Trace),
+		"seed":    d.uinteger(&sc.Seed),
+		"horizon": d.duration(&sc.Horizon),
+		"bins":    d.integer(&sc.Bins),
+		"trace":   d.boolean(&sc.Trace),
 		"windows": func(n *yaml.Node, path string) error {
 			return d.sequence(n, path, func(n *yaml.Node, path string) error {
 				var w time.Duration
