@@ -325,3 +325,49 @@ func TestRunStopsOnCancelAndReportsProgress(t *testing.T) {
 	var nilProgress *Progress
 	assert.Zero(t, nilProgress.Fraction())
 }
+
+// At every event, each concurrency stage holds exactly the permits of the requests in service:
+// no refusal, pool failure, queue re-check or timeout leaks one.
+func TestConcurrencyPermitsNeverLeak(t *testing.T) {
+	clients := []Client{
+		{Policy: PolicyDrop},
+		{Policy: PolicyRetry, Delay: 3 * ms, MaxAttempts: 3},
+		{Policy: PolicyBackoff, Delay: ms, MaxDelay: 20 * ms, Jitter: true, MaxAttempts: 4},
+		{Policy: PolicyRetryAfter, Delay: 2 * ms, MaxAttempts: 3},
+		{Policy: PolicyQueue, QueueSize: 8, Timeout: 40 * ms},
+	}
+	stackTexts := []string{"concurrency:max=4", "token-bucket:capacity=5,rate=200/1s+concurrency:max=4",
+		"concurrency:max=4+leaky-bucket:rate=150/1s", "concurrency:max=6+sliding-window:limit=20,window=100ms+concurrency:max=3"}
+	for ci, c := range clients {
+		for _, text := range stackTexts {
+			src := Source{Kind: SourcePoisson, Rate: 300}
+			scr := Source{Kind: SourceScript, Script: []Arrival{{At: 100 * ms, Permits: 2}, {At: 100 * ms, Permits: 3}, {At: 200 * ms, Permits: 9}}}
+			sc := &Scenario{Horizon: 2 * sec, Seed: uint64(ci), Client: c, Lanes: stacks(t, text), Sources: []Source{src, scr},
+				Downstream: &Downstream{Pool: 3, Phases: []Phase{{Service: Distribution{Kind: DistExponential, Mean: 15 * ms}}}}}
+			require.NoError(t, sc.Validate())
+			l, err := NewLane(sc, 0)
+			require.NoError(t, err)
+			for {
+				more, err := l.Step()
+				require.NoError(t, err)
+				if !more {
+					break
+				}
+				held := 0
+				for i := range l.reqs {
+					if l.reqs[i].state == reqInService {
+						held += l.reqs[i].permits
+					}
+				}
+				for k, s := range l.Stages {
+					if s.Kind() == "concurrency" {
+						require.Equal(t, s.MaxPermits()-held, s.AvailableAt(0), "%s, %s: stage %d at %v", c.Policy, text, k+1, l.Now())
+					}
+				}
+				require.LessOrEqual(t, l.InFlight(), 3)
+			}
+			res := l.Result()
+			assert.Greater(t, res.Totals.Admitted, int64(0))
+		}
+	}
+}
