@@ -371,3 +371,25 @@ func TestConcurrencyPermitsNeverLeak(t *testing.T) {
 		}
 	}
 }
+
+// A request that can never pass (more permits than a stage can ever grant) and reached the
+// queue behind others must not block the queue until its timeout: it is refused as never.
+func TestQueueDropsNeverAtTheHead(t *testing.T) {
+	src := Source{Kind: SourceScript, Script: []Arrival{{At: 0, Permits: 3}, {At: ms, Permits: 1}, {At: 2 * ms, Permits: 5}, {At: 3 * ms, Permits: 1}}}
+	sc := queueScenario(t, "token-bucket:capacity=3,rate=100/1s", 10, 100*ms, src)
+	recs, lane := traced(t, sc, 0)
+	adm := filter(recs, OutcomeAdmitted)
+	require.Len(t, adm, 3)
+	assert.Equal(t, []uint64{1, 2, 4}, []uint64{adm[0].Request, adm[1].Request, adm[2].Request})
+	assert.Equal(t, []time.Duration{0, 10 * ms, 20 * ms}, times(adm))
+	assert.Equal(t, int64(1), lane.Totals.Never)
+	assert.Equal(t, int64(0), lane.Totals.TimedOut)
+	gave := filter(recs, OutcomeGaveUp)
+	require.Len(t, gave, 1)
+	assert.Equal(t, uint64(3), gave[0].Request)
+	assert.Equal(t, 10*ms, gave[0].At)
+	never := filter(recs, OutcomeNever)
+	require.Len(t, never, 1, "the refusal is explained")
+	assert.Equal(t, uint64(3), never[0].Request)
+	assert.Contains(t, never[0].Reason, "more than the 3")
+}

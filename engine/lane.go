@@ -500,7 +500,7 @@ func (l *Lane) tryStages(r *request, quiet bool) (limiters.Decision, int) {
 				l.result.Totals.Wasted += int64(r.permits)
 			}
 		}
-		if observing && !quiet {
+		if observing && (!quiet || d != limiters.Rejected) { // a never is traced even from the queue
 			outcome := OutcomeRejected
 			if d != limiters.Rejected {
 				outcome = OutcomeNever
@@ -671,6 +671,17 @@ func (l *Lane) drainQueue() {
 			continue
 		}
 		d, stage := l.tryStages(r, true)
+		if d != limiters.Admitted && d != limiters.Rejected {
+			// Never (or Invalid): it queued behind others without trying, and waiting cannot
+			// help. Refuse it now rather than block the queue until its timeout.
+			l.popWaiting()
+			l.queueLen--
+			l.result.Totals.Rejected++
+			l.result.Bins[l.bin].Rejected++
+			l.result.Totals.Never++
+			l.giveUp(q.req, OutcomeGaveUp)
+			continue
+		}
 		if d != limiters.Admitted {
 			l.scheduleWake(r, stage)
 			return
