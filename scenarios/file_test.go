@@ -217,3 +217,16 @@ func TestLoadFileAndResolve(t *testing.T) {
 	_, err = Resolve("nope")
 	assert.ErrorContains(t, err, `no built-in scenario "nope" (known: boundary-attack`)
 }
+
+// The performance scenario is the built-in poisson's six lanes at 10,000/s for an hour.
+func TestPerfScenarioMatchesPoisson(t *testing.T) {
+	perf, err := LoadFile(filepath.Join("testdata", "perf-poisson-1h.yaml"))
+	require.NoError(t, err)
+	poisson, err := Get("poisson")
+	require.NoError(t, err)
+	assert.Equal(t, poisson.Lanes, perf.Lanes)
+	assert.Equal(t, poisson.Downstream, perf.Downstream)
+	assert.Equal(t, poisson.Client, perf.Client)
+	assert.Equal(t, time.Hour, perf.Horizon)
+	assert.Equal(t, []engine.Source{{Kind: engine.SourcePoisson, Rate: 10_000}}, perf.Sources)
+}
