@@ -1,5 +1,24 @@
 package engine
 
+// Benchmarks of the simulation kernel. Run:
+//
+//	go test -run '^$' -bench . -count 5 ./engine/ | tee new.txt   # benchstat old.txt new.txt
+//
+// BenchmarkKernel/lane is ns per event of one lane with ~1000 events pending (10,000/s
+// through a bulkhead to a 100ms downstream); BenchmarkKernel/floor is one pop and one push of
+// a bare 32-byte event on a typed binary heap of 1000, the least a discrete-event kernel can
+// do per event. Measured on the 2-core development machine (one core busy with other work):
+// lane 72–74 ns/event, floor 79–81 ns, 0 allocs/event (before the arrival's successor
+// replaced it at the heap's top: 119 ns, 1.5× the floor).
+//
+// Whole runs are measured outside the test suite (36M requests per lane take a while):
+//
+//	go build -o /tmp/ratelab ./cmd/ratelab
+//	/usr/bin/time -v /tmp/ratelab run scenarios/testdata/perf-poisson-1h.yaml
+//
+// (the six poisson lanes at 10,000/s for one virtual hour; change horizon to 6m or 10h to see
+// that the peak RSS does not grow with the run's length).
+
 import (
 	"math/rand/v2"
 	"testing"

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -392,4 +393,35 @@ func TestQueueDropsNeverAtTheHead(t *testing.T) {
 	require.Len(t, never, 1, "the refusal is explained")
 	assert.Equal(t, uint64(3), never[0].Request)
 	assert.Contains(t, never[0].Reason, "more than the 3")
+}
+
+// A heavy-tailed service time can exceed int64 nanoseconds; it must saturate, not wrap
+// negative (which would schedule a completion in the past and stop the run).
+func TestServiceTimeNeverNegative(t *testing.T) {
+	sc := &Scenario{Horizon: time.Hour, Client: Client{Policy: PolicyDrop}, Lanes: stacks(t, "concurrency:max=1000000"),
+		Sources:    []Source{{Kind: SourceConstant, Rate: 1000}},
+		Downstream: &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistLogNormal, Mean: time.Hour, Sigma: 5}}}}}
+	require.NoError(t, sc.Validate())
+	l, err := NewLane(sc, 0)
+	require.NoError(t, err)
+	for range 50_000 { // P(median·e^(5z) > 2^63ns) = P(z > 2.95) ≈ 0.16%: ~80 overflows expected
+		require.GreaterOrEqual(t, l.serviceTime(), int64(0))
+	}
+	sc.Horizon = 10 * time.Minute
+	res := run(t, sc)
+	assert.Equal(t, res.Lanes[0].Totals.Offered, res.Lanes[0].Totals.Admitted)
+}
+
+func TestHugeDelaysSaturate(t *testing.T) {
+	huge := time.Duration(math.MaxInt64)
+	for _, c := range []Client{
+		{Policy: PolicyQueue, QueueSize: 5, Timeout: huge},
+		{Policy: PolicyRetry, Delay: huge, MaxAttempts: 2},
+		{Policy: PolicyBackoff, Delay: huge / 2, MaxAttempts: 5},
+	} {
+		sc := &Scenario{Horizon: 10 * sec, Client: c, Lanes: stacks(t, "token-bucket:capacity=1,rate=1/1s"),
+			Sources: []Source{{Kind: SourceConstant, Rate: 10}}}
+		_, err := runErr(sc)
+		assert.NoError(t, err, c.Policy)
+	}
 }

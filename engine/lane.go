@@ -465,7 +465,7 @@ func (l *Lane) attempt(i int32) {
 			l.giveUp(i, OutcomeGaveUp)
 			return
 		}
-		l.events.push(event{at: l.now + l.retryDelay(r, stage), kind: evAttempt, req: i, gen: r.gen})
+		l.events.push(event{at: l.after(l.retryDelay(r, stage)), kind: evAttempt, req: i, gen: r.gen})
 	case PolicyQueue:
 		l.enqueue(i, stage)
 	default:
@@ -591,7 +591,7 @@ func (l *Lane) admitted(i int32) {
 	t.MaxInFlight = max(t.MaxInFlight, l.busy)
 	b.MaxInFlight = max(b.MaxInFlight, l.busy)
 	r.state = reqInService
-	l.events.push(event{at: l.now + l.serviceTime(), kind: evComplete, req: i, gen: r.gen})
+	l.events.push(event{at: l.after(l.serviceTime()), kind: evComplete, req: i, gen: r.gen})
 }
 
 func (l *Lane) serviceTime() int64 {
@@ -604,11 +604,31 @@ func (l *Lane) serviceTime() int64 {
 	case DistUniform:
 		return int64(d.Min) + l.serviceRNG.Int64N(int64(d.Max-d.Min)+1)
 	case DistExponential:
-		return int64(l.serviceRNG.ExpFloat64() * float64(d.Mean))
+		return clampService(l.serviceRNG.ExpFloat64() * float64(d.Mean))
 	case DistLogNormal:
-		return int64(float64(d.Mean) * math.Exp(d.Sigma*l.serviceRNG.NormFloat64()))
+		return clampService(float64(d.Mean) * math.Exp(d.Sigma*l.serviceRNG.NormFloat64()))
 	}
 	return int64(d.Mean)
+}
+
+// maxService caps a drawn service time at 2^62ns (146 years): a lognormal tail can exceed the
+// int64 range, and converting such a float to int64 gives a negative number.
+const maxService = int64(1) << 62
+
+func clampService(ns float64) int64 {
+	if !(ns < float64(maxService)) { // also NaN
+		return maxService
+	}
+	return max(int64(ns), 0)
+}
+
+// after is now + d, saturating: an event past the end of time is scheduled at its end and
+// never runs (the horizon comes first), instead of wrapping into the past.
+func (l *Lane) after(d int64) int64 {
+	if d > math.MaxInt64-l.now {
+		return math.MaxInt64
+	}
+	return l.now + d
 }
 
 func (l *Lane) giveUp(i int32, outcome Outcome) {
@@ -634,7 +654,7 @@ func (l *Lane) enqueue(i int32, stage int) {
 	b := &l.result.Bins[l.bin]
 	b.MaxQueue = max(b.MaxQueue, l.queueLen)
 	l.waiting = append(l.waiting, queued{req: i, gen: r.gen})
-	l.events.push(event{at: l.now + int64(c.Timeout), kind: evTimeout, req: i, gen: r.gen})
+	l.events.push(event{at: l.after(int64(c.Timeout)), kind: evTimeout, req: i, gen: r.gen})
 	l.trace(r, OutcomeQueued, stage, nil, "")
 	if stage >= 0 {
 		l.scheduleWake(r, stage)
@@ -652,7 +672,7 @@ func (l *Lane) scheduleWake(r *request, stage int) {
 	if !ok {
 		return
 	}
-	at := l.now + max(int64(wait), 1)
+	at := l.after(max(int64(wait), 1))
 	if l.wakeAt >= 0 && l.wakeAt <= at {
 		return
 	}
