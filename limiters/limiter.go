@@ -75,9 +75,12 @@ func (d Decision) String() string {
 // are the fast path the simulator calls and the seam every test uses. The plain forms read
 // the limiter's clock and call them.
 //
-// Times passed to the At forms should not run backwards by more than the limiter's window;
-// a late caller is treated as arriving at the newest time the limiter has seen (GCRA) or is
-// refused (sliding window), never allowed to reset state that newer callers built.
+// Times passed to the At forms should not run backwards by more than the limiter's window.
+// A late caller is never allowed to reset state that newer callers built: GCRA kinds judge it
+// at its own time against the newer schedule (which can only make it stricter), the fixed
+// window counts it against the newest window, and the sliding window refuses it where a newer
+// generation owns its slot. Times are correct from 0 to 2^62 ns (146 years); a time before
+// 0 is taken as 0 by the sliding window.
 type Limiter interface {
 	// AcquireAt tries to take n permits at time now and says what happened.
 	AcquireAt(now time.Duration, n int) Decision

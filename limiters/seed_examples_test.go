@@ -193,3 +193,42 @@ func TestSeedBulkhead(t *testing.T) {
 	assert.Equal(t, 20, inFlight, "the bulkhead stops at 20")
 	assert.Equal(t, 20, bulkhead.InFlight())
 }
+
+// Callers whose time runs behind (a goroutine that read the clock, then was descheduled)
+// never undo what newer callers built: GCRA judges them at their own time against the
+// newer schedule (only stricter), the fixed window counts them against the newest window,
+// the sliding window refuses them where a newer generation owns their slot.
+func TestLateCallers(t *testing.T) {
+	const ms = time.Millisecond
+	t.Run("token-bucket", func(t *testing.T) {
+		runSteps(t, must(NewTokenBucket(2, PerSecond(100), virtualclock.New())), []step{
+			{100 * ms, 1, Admitted}, // TAT 110ms
+			{50 * ms, 1, Rejected},  // late: backlog 60ms from its own time
+			{100 * ms, 1, Admitted}, // the same request at the newest time passes
+			{95 * ms, 1, Rejected},
+		})
+	})
+	t.Run("fixed-window", func(t *testing.T) {
+		f := must(NewFixedWindow(3, time.Second, virtualclock.New()))
+		runSteps(t, f, []step{
+			{1500 * ms, 2, Admitted},
+			{900 * ms, 1, Admitted}, // late into window 0: counted against window 1, not a reset
+			{900 * ms, 1, Rejected}, // window 1 is full, although window 0 is empty
+			{1999 * ms, 1, Rejected},
+			{2 * time.Second, 3, Admitted},
+		})
+		assert.Equal(t, 0, f.AvailableAt(2*time.Second))
+		assert.Equal(t, 0, f.AvailableAt(1900*ms), "a late reader sees the newest window")
+	})
+	t.Run("sliding-window", func(t *testing.T) {
+		runSteps(t, must(NewSlidingWindow(5, time.Second, 10, virtualclock.New())), []step{
+			{250 * ms, 1, Admitted},
+			{150 * ms, 1, Admitted}, // late within the window: its slot is still its own
+			{1250 * ms, 1, Admitted},
+			{250 * ms, 1, Rejected}, // a window late: generation 1 owns slot 2's bucket
+			{1250 * ms, 3, Admitted}, // 150ms and 250ms expired at 1.1s and 1.2s
+			{1250 * ms, 1, Admitted},
+			{1250 * ms, 1, Rejected}, // 5 in the live slots [300ms, 1.3s)
+		})
+	})
+}
