@@ -225,7 +225,7 @@ func TestLateCallers(t *testing.T) {
 			{250 * ms, 1, Admitted},
 			{150 * ms, 1, Admitted}, // late within the window: its slot is still its own
 			{1250 * ms, 1, Admitted},
-			{250 * ms, 1, Rejected}, // a window late: generation 1 owns slot 2's bucket
+			{250 * ms, 1, Rejected},  // a window late: generation 1 owns slot 2's bucket
 			{1250 * ms, 3, Admitted}, // 150ms and 250ms expired at 1.1s and 1.2s
 			{1250 * ms, 1, Admitted},
 			{1250 * ms, 1, Rejected}, // 5 in the live slots [300ms, 1.3s)
