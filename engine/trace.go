@@ -56,6 +56,9 @@ func NewTraceReader(r io.Reader) (*TraceReader, error) {
 	}
 	t := &TraceReader{csv: c, timeCol: -1, permitsCol: -1, keyCol: -1, line: 1}
 	for i, name := range header {
+		if i == 0 {
+			name = strings.TrimPrefix(name, "\ufeff") // the byte-order mark spreadsheets write
+		}
 		switch strings.TrimSpace(strings.ToLower(name)) {
 		case "t_ns":
 			t.timeCol, t.nsColumn = i, true

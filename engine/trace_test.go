@@ -53,6 +53,11 @@ func TestTraceReaderColumns(t *testing.T) {
 	assert.Equal(t, []time.Duration{0, 500 * ms, 12 * sec, 12*sec + 1}, []time.Duration{rows[0].At, rows[1].At, rows[2].At, rows[3].At})
 	assert.ErrorContains(t, err, "line 6")
 
+	// A spreadsheet's byte-order mark before the header.
+	rows, err = readAll(t, "\ufefft_ns,permits\n7,2\n")
+	require.NoError(t, err)
+	assert.Equal(t, []TraceRow{{Line: 2, At: 7, Permits: 2}}, rows)
+
 	// t_ns wins over t wherever it is.
 	rows, err = readAll(t, "t,t_ns\n99,5\n")
 	require.NoError(t, err)
