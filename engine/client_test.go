@@ -425,3 +425,13 @@ func TestHugeDelaysSaturate(t *testing.T) {
 		assert.NoError(t, err, c.Policy)
 	}
 }
+
+// The queue's re-checks must not burn a rate stage's permits while a bulkhead behind it is
+// full: only the client's real attempt wastes one.
+func TestQueueRecheckDoesNotWasteRatePermits(t *testing.T) {
+	sc := queueScenario(t, "token-bucket:capacity=5,rate=10/1s+concurrency:max=1", 100, 10*sec, script(0, 0, 0, 0, 0))
+	sc.Downstream = &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: 10 * ms}}}}
+	recs, lane := traced(t, sc, 0)
+	assert.Equal(t, []time.Duration{0, 10 * ms, 20 * ms, 30 * ms, 100 * ms}, times(filter(recs, OutcomeAdmitted)))
+	assert.Equal(t, int64(1), lane.Totals.Wasted, "request 2's first attempt took a token the bulkhead then refused")
+}

@@ -690,6 +690,12 @@ func (l *Lane) drainQueue() {
 			l.popWaiting()
 			continue
 		}
+		if l.bulkheadFull(r.permits) {
+			// A concurrency stage cannot take it: a completion will drain the queue again.
+			// Trying anyway would take (and waste) the permits of rate stages before it on
+			// every completion: polling that no real caller does.
+			return
+		}
 		d, stage := l.tryStages(r, true)
 		if d != limiters.Admitted && d != limiters.Rejected {
 			// Never (or Invalid): it queued behind others without trying, and waiting cannot
@@ -725,6 +731,17 @@ func (l *Lane) queueHead() int32 {
 		l.popWaiting()
 	}
 	return -1
+}
+
+// bulkheadFull reports whether some concurrency stage lacks the permits for a request now.
+// Their availability is exact and does not depend on time.
+func (l *Lane) bulkheadFull(permits int) bool {
+	for k, rel := range l.releasers {
+		if rel != nil && l.Stages[k].AvailableAt(time.Duration(l.now)) < permits && permits <= l.Stages[k].MaxPermits() {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *Lane) popWaiting() {
