@@ -74,9 +74,36 @@ func TestCatalogueTeachesWhatItSays(t *testing.T) {
 	assert.Equal(t, res.Lanes[5].Totals.Offered, res.Lanes[5].Totals.Admitted)
 
 	res = run("retry-storm")
-	imm, backoff := res.Lanes[0].Totals, res.Lanes[1].Totals
+	imm, backoff, hint := res.Lanes[0].Totals, res.Lanes[1].Totals, res.Lanes[2].Totals
 	assert.Greater(t, imm.Retried, imm.Offered, "immediate retries: most attempts are retries")
-	assert.Less(t, backoff.Attempts, imm.Attempts, "backoff makes fewer attempts")
+	assert.Less(t, backoff.Attempts, imm.Attempts, "backoff makes the fewest attempts")
+	assert.Less(t, backoff.Attempts, hint.Attempts, "backoff makes the fewest attempts")
+	assert.Greater(t, hint.Rejected, hint.Offered, "retrying at the hint synchronises the retriers: refused again")
+
+	res = run("cold-start")
+	var warm, bucket int64
+	for _, b := range res.Lanes[0].Bins {
+		if b.Start < 10*s {
+			warm += b.Admitted
+		}
+	}
+	for _, b := range res.Lanes[1].Bins {
+		if b.Start < 10*s {
+			bucket += b.Admitted
+		}
+	}
+	assert.InDelta(t, 549, warm, 5, "about 549 during the warm-up")
+	assert.InDelta(t, 1000, bucket, 10, "instead of 1000")
+
+	res = run("slow-downstream")
+	var admitted, failed int64
+	for _, b := range res.Lanes[0].Bins {
+		if b.Start >= 10*s {
+			admitted += b.Admitted
+			failed += b.Failed
+		}
+	}
+	assert.InDelta(t, 1.0/3, float64(failed)/float64(admitted), 0.05, "once slow, the pool refuses about a third")
 }
 
 // firstBurst counts admissions before 100ms.
