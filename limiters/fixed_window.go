@@ -32,6 +32,7 @@ import (
 type FixedWindow struct {
 	state     atomic.Uint64
 	limit     uint64
+	mask      uint64 // 1<<countBits − 1: the count field
 	window    int64
 	countBits uint
 	clock     Clock
@@ -56,17 +57,34 @@ func NewFixedWindow(limit int, window time.Duration, clock Clock) (*FixedWindow,
 		return nil, err
 	}
 	return &FixedWindow{
-		limit: uint64(limit), window: int64(window),
+		limit: uint64(limit), window: int64(window), mask: 1<<bits.Len64(uint64(limit)) - 1,
 		countBits: uint(bits.Len64(uint64(limit))), clock: clock,
 	}, nil
 }
 
 func (f *FixedWindow) unpack(s uint64) (index, count uint64) {
-	return s >> f.countBits, s & (1<<f.countBits - 1)
+	return s >> f.countBits, s & f.mask
 }
 
 // AcquireAt takes n permits if the window containing now has at least n left.
+//
+// The common case, now in the stored window, is one load, one multiply and (to admit) one
+// CAS, with no division; everything else (a new window, a late caller, a lost CAS, a bad n)
+// is acquireSlow.
 func (f *FixedWindow) AcquireAt(now time.Duration, n int) Decision {
+	s := f.state.Load()
+	if uint(n-1) < uint(f.limit) && f.within(now, s>>f.countBits) {
+		if s&f.mask+uint64(n) > f.limit {
+			return Rejected
+		}
+		if f.state.CompareAndSwap(s, s+uint64(n)) { // count + n ≤ limit: no carry into the index
+			return Admitted
+		}
+	}
+	return f.acquireSlow(now, n)
+}
+
+func (f *FixedWindow) acquireSlow(now time.Duration, n int) Decision {
 	if uint(n-1) >= uint(f.limit) { // n ≤ 0 or n > limit, in one comparison
 		if n <= 0 {
 			return Invalid
