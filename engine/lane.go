@@ -42,7 +42,7 @@ type Record struct {
 	Outcome Outcome         `json:"outcome"`
 	Stage   int             `json:"stage"` // the stage that decided: the refusing one, or 0 when admitted
 	Reason  string          `json:"reason,omitempty"`
-	State   *limiters.State `json:"-"`
+	State   *limiters.State `json:"state,omitempty"` // the deciding stage, before it decided
 }
 
 type reqState uint8
@@ -236,6 +236,11 @@ func (l *Lane) closeStreams() {
 		s.close()
 	}
 }
+
+// Close releases what the lane holds open (a trace source's file). A lane abandoned before its
+// horizon, as the TUI does on restart, must be closed; one that ran to its horizon already is.
+// Closing twice is harmless.
+func (l *Lane) Close() { l.closeStreams() }
 
 // Now is the lane's virtual time.
 func (l *Lane) Now() time.Duration { return time.Duration(l.now) }

@@ -10,40 +10,40 @@ import (
 // apply to a kind are zero. The TUI draws it, the teaching log explains decisions with it
 // (Explain), and charts plot Available over time.
 type State struct {
-	Kind       Kind
-	At         time.Duration // the instant of the snapshot
-	Available  int           // permits a request at At could take
-	MaxPermits int           // the largest request that can ever pass
+	Kind       Kind          `json:"kind"`
+	At         time.Duration `json:"at_ns"`       // the instant of the snapshot
+	Available  int           `json:"available"`   // permits a request at At could take
+	MaxPermits int           `json:"max_permits"` // the largest request that can ever pass
 
 	// GCRA kinds (token bucket, leaky bucket, warm-up).
-	Arrival        time.Duration // theoretical arrival time: when the next permit is due
-	Interval       time.Duration // emission interval T at At (warm-up: the ramped interval)
-	Tolerance      time.Duration // τ at At
-	SteadyInterval time.Duration // warm-up: T once warm
-	Age            time.Duration // warm-up: time since the limiter was made
-	WarmUp         time.Duration // warm-up: the warm-up period
+	Arrival        time.Duration `json:"arrival_ns,omitempty"`         // theoretical arrival time: when the next permit is due
+	Interval       time.Duration `json:"interval_ns,omitempty"`        // emission interval T at At (warm-up: the ramped interval)
+	Tolerance      time.Duration `json:"tolerance_ns,omitempty"`       // τ at At
+	SteadyInterval time.Duration `json:"steady_interval_ns,omitempty"` // warm-up: T once warm
+	Age            time.Duration `json:"age_ns,omitempty"`             // warm-up: time since the limiter was made
+	WarmUp         time.Duration `json:"warm_up_ns,omitempty"`         // warm-up: the warm-up period
 
 	// Window kinds (fixed and sliding window).
-	Limit       int
-	Count       int           // permits counted in the current (fixed) or live (sliding) window
-	Window      time.Duration // the window length
-	WindowStart time.Duration // fixed: the aligned window's start; sliding: the oldest live slot's start
-	WindowEnd   time.Duration // fixed: the next boundary; sliding: the current slot's end
-	SlotLength  time.Duration // sliding: window / slots
-	Slots       []Slot        // sliding: every slot, oldest first, the current one last
+	Limit       int           `json:"limit,omitempty"`
+	Count       int           `json:"count,omitempty"`           // permits counted in the current (fixed) or live (sliding) window
+	Window      time.Duration `json:"window_ns,omitempty"`       // the window length
+	WindowStart time.Duration `json:"window_start_ns,omitempty"` // fixed: the aligned window's start; sliding: the oldest live slot's start
+	WindowEnd   time.Duration `json:"window_end_ns,omitempty"`   // fixed: the next boundary; sliding: the current slot's end
+	SlotLength  time.Duration `json:"slot_length_ns,omitempty"`  // sliding: window / slots
+	Slots       []Slot        `json:"slots,omitempty"`           // sliding: every slot, oldest first, the current one last
 
 	// Concurrency.
-	InFlight int
-	Max      int
+	InFlight int `json:"in_flight,omitempty"`
+	Max      int `json:"max,omitempty"`
 }
 
 // Slot is one bucket of a sliding window as seen from a snapshot.
 type Slot struct {
-	Start      time.Duration // start of the slot-index this position stands for now
-	Count      int           // permits counted, if Live
-	Live       bool          // the bucket holds this slot-index's generation
-	StaleCount int           // a count left from an older generation, ignored by reads
-	StaleStart time.Duration // the start of that older generation's slot
+	Start      time.Duration `json:"start_ns"`                 // start of the slot-index this position stands for now
+	Count      int           `json:"count"`                    // permits counted, if Live
+	Live       bool          `json:"live"`                     // the bucket holds this slot-index's generation
+	StaleCount int           `json:"stale_count,omitempty"`    // a count left from an older generation, ignored by reads
+	StaleStart time.Duration `json:"stale_start_ns,omitempty"` // the start of that older generation's slot
 }
 
 // Backlog is how far the GCRA schedule runs ahead of At: max(Arrival − At, 0).

@@ -268,6 +268,7 @@ func (m *Model) restart(status string) tea.Cmd {
 		m.fail(err)
 		return nil
 	}
+	m.sim.close()
 	m.sim, m.err, m.status = s, nil, status
 	m.focus = min(m.focus, len(s.lanes)-1)
 	if m.playing {
@@ -345,6 +346,7 @@ func (m *Model) updatePicker(msg tea.KeyMsg) tea.Cmd {
 			m.picker.err = err.Error()
 			return nil
 		}
+		m.sim.close()
 		m.sim, m.err, m.focus, m.playing = s, nil, 0, false
 		m.speed = defaultSpeed(sc.Horizon)
 		m.mode = modeMain

@@ -35,6 +35,7 @@ func newSim(sc *engine.Scenario) (*sim, error) {
 	for i := range sc.Lanes {
 		lane, err := engine.NewLane(sc, i)
 		if err != nil {
+			s.close()
 			return nil, err
 		}
 		s.lanes = append(s.lanes, lane)
@@ -43,6 +44,13 @@ func newSim(sc *engine.Scenario) (*sim, error) {
 		lane.OnEvent = s.observer(i)
 	}
 	return s, nil
+}
+
+// close releases every lane's open sources; the sim is not used afterwards.
+func (s *sim) close() {
+	for _, lane := range s.lanes {
+		lane.Close()
+	}
 }
 
 // observer counts lane i's decisions into its chart and keeps them for its log.
