@@ -78,8 +78,8 @@ func (d Decision) String() string {
 // Times passed to the At forms should not run backwards by more than the limiter's window.
 // A late caller is never allowed to reset state that newer callers built: GCRA kinds judge it
 // at its own time against the newer schedule (which can only make it stricter), the fixed
-// window counts it against the newest window, and the sliding window refuses it where a newer
-// generation owns its slot. Times are correct from 0 to 2^62 ns (146 years); a time before
+// window counts it against the newest window, and the sliding window refuses it once a newer
+// caller has moved any slot past its own. Times are correct from 0 to 2^62 ns (146 years); a time before
 // 0 is taken as 0 by the sliding window.
 type Limiter interface {
 	// AcquireAt tries to take n permits at time now and says what happened.

@@ -197,7 +197,7 @@ func TestSeedBulkhead(t *testing.T) {
 // Callers whose time runs behind (a goroutine that read the clock, then was descheduled)
 // never undo what newer callers built: GCRA judges them at their own time against the
 // newer schedule (only stricter), the fixed window counts them against the newest window,
-// the sliding window refuses them where a newer generation owns their slot.
+// the sliding window refuses them once a newer caller has moved a slot past theirs.
 func TestLateCallers(t *testing.T) {
 	const ms = time.Millisecond
 	t.Run("token-bucket", func(t *testing.T) {
@@ -222,8 +222,10 @@ func TestLateCallers(t *testing.T) {
 	})
 	t.Run("sliding-window", func(t *testing.T) {
 		runSteps(t, must(NewSlidingWindow(5, time.Second, 10, virtualclock.New())), []step{
+			{150 * ms, 1, Admitted},
 			{250 * ms, 1, Admitted},
-			{150 * ms, 1, Admitted}, // late within the window: its slot is still its own
+			{249 * ms, 1, Admitted}, // late within the newest slot: nothing it counts was moved on
+			{150 * ms, 1, Rejected}, // late by a slot: a newer caller has moved slot 2 on
 			{1250 * ms, 1, Admitted},
 			{250 * ms, 1, Rejected},  // a window late: generation 1 owns slot 2's bucket
 			{1250 * ms, 3, Admitted}, // 150ms and 250ms expired at 1.1s and 1.2s

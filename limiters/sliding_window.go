@@ -116,22 +116,33 @@ func (s *SlidingWindow) newer(w, gen uint64) int64 {
 
 // sum adds the counts of the buckets that are live at (gen, pos). A bucket newer than that
 // (a caller racing behind a newer one) counts as live: it fails closed.
-func (s *SlidingWindow) sum(gen uint64, pos int) uint64 {
-	var total uint64
+//
+// late reports that some bucket belongs to a slot-index after (gen, pos): a newer caller has
+// already moved a bucket on, and what it overwrote may have been live for this caller, so
+// this caller's view of its window is incomplete. Limit 20 per 10ms in 1ms slots: 20 at
+// 9.99ms, then 1 at 19ms (which reuses 9.99ms's bucket), then a caller whose clock read
+// 18.95ms would no longer see the 20 and could take 19 more — 39 within 9ms. AcquireAt
+// refuses a late caller instead.
+func (s *SlidingWindow) sum(gen uint64, pos int) (total uint64, late bool) {
 	mask := uint64(1)<<s.countBits - 1
 	cur := gen << s.countBits
 	prev := cur - 1<<s.countBits
+	newerGen := int64(1) << s.countBits
 	for i := range s.buckets[:pos+1] {
-		if w := s.buckets[i].Load(); int64(w-cur) >= 0 {
+		w := s.buckets[i].Load()
+		if d := int64(w - cur); d >= 0 {
 			total += w & mask
+			late = late || d >= newerGen // a later generation in a slot at or before pos
 		}
 	}
 	for i := pos + 1; i < len(s.buckets); i++ {
-		if w := s.buckets[i].Load(); int64(w-prev) >= 0 {
+		w := s.buckets[i].Load()
+		if d := int64(w - prev); d >= 0 {
 			total += w & mask
+			late = late || (d >= newerGen && w != 0) // this generation (or later) in a slot after pos
 		}
 	}
-	return total
+	return total, late
 }
 
 // AcquireAt takes n permits if the live slots hold at most limit − n.
@@ -144,7 +155,7 @@ func (s *SlidingWindow) AcquireAt(now time.Duration, n int) Decision {
 	mask := uint64(1)<<s.countBits - 1
 	tag := gen << s.countBits
 	for {
-		if s.sum(gen, pos)+uint64(n) > s.limit {
+		if used, late := s.sum(gen, pos); late || used+uint64(n) > s.limit {
 			return Rejected
 		}
 		w := bucket.Load()
@@ -161,7 +172,7 @@ func (s *SlidingWindow) AcquireAt(now time.Duration, n int) Decision {
 		if !bucket.CompareAndSwap(w, tag|(count+uint64(n))) {
 			continue
 		}
-		if s.sum(gen, pos) <= s.limit {
+		if used, late := s.sum(gen, pos); !late && used <= s.limit {
 			return Admitted
 		}
 		s.rollback(bucket, gen, n)
@@ -199,10 +210,11 @@ func (s *SlidingWindow) TryAcquireAt(now time.Duration, n int) bool {
 // TryAcquire takes n permits now, by the limiter's clock.
 func (s *SlidingWindow) TryAcquire(n int) bool { return s.TryAcquireAt(s.clock.Now(), n) }
 
-// AvailableAt is limit minus the live count (0 if a race has the window transiently over).
+// AvailableAt is limit minus the live count (0 if a race has the window transiently over, or
+// for a reader late behind a newer caller, who would be refused).
 func (s *SlidingWindow) AvailableAt(now time.Duration) int {
-	used := s.sum(s.position(now))
-	if used >= s.limit {
+	used, late := s.sum(s.position(now))
+	if late || used >= s.limit {
 		return 0
 	}
 	return int(s.limit - used)
@@ -218,7 +230,7 @@ func (s *SlidingWindow) RetryAfterAt(now time.Duration, n int) (time.Duration, b
 		return 0, false
 	}
 	gen, pos := s.position(now)
-	used := s.sum(gen, pos)
+	used, _ := s.sum(gen, pos)
 	if used+uint64(n) <= s.limit {
 		return 0, true
 	}

@@ -10,14 +10,12 @@ import (
 	"github.com/ratelab/ratelab/limiters"
 )
 
-// BUG (limiters, SlidingWindow.AcquireAt/sum): a caller whose clock reading is slightly late
-// (50µs here, far less than the window the Limiter contract allows) is admitted against a
-// window that has lost permits it still contains. The limiter doc says a late caller "is
-// refused (sliding window), never allowed to reset state that newer callers built"; the code
-// refuses it only when its own bucket belongs to a newer generation. Here its bucket does
-// not, but bucket 9 does: a caller at 19ms took it over for slot 19, overwriting the 20
-// permits of slot 9 (9.99ms) that the late caller's window [8.95ms, 18.95ms] still holds;
-// sum() counts the newer bucket's 1 instead and admits 19 more.
+// Regression (limiters, SlidingWindow.AcquireAt/sum, found by this package): a caller whose
+// clock reading is slightly late (50µs here) was admitted against a window that had lost
+// permits it still contains. Its own bucket was not newer, but bucket 9 was: a caller at
+// 19ms took it over for slot 19, overwriting the 20 permits of slot 9 (9.99ms) that the late
+// caller's window [8.95ms, 18.95ms] still holds. sum() now reports such a caller as late and
+// AcquireAt refuses it (fails closed).
 //
 // sliding-window:limit=20,window=10ms,slots=10:
 //
