@@ -11,17 +11,17 @@ import (
 	"github.com/ratelab/ratelab/engine"
 )
 
-// BUG (engine, Lane.drainQueue): a queued request that can never be admitted (it asks for
-// more permits than a stage's MaxPermits) is not given up when the queue reaches it: its
-// decision is Never, scheduleWake finds no retry time for it (RetryAfterAt is not ok) and
-// drainQueue returns with it still at the head. Every request behind it waits until it times
-// out. attempt() gives such a request up at once (Totals.Never); drainQueue should too.
+// Regression (engine, Lane.drainQueue, found by this package and fixed in the engine): a
+// queued request that can never be admitted (it asks for more permits than a stage's
+// MaxPermits) was not given up when the queue reached it: its decision is Never, there is no
+// retry time for it, and it sat at the head until it timed out, holding everyone behind it.
+// drainQueue now gives it up at once, as attempt() does (Totals.Never).
 //
 // leaky-bucket:rate=100/1s (T=10ms, MaxPermits 1), a queue of 10 with a 1s timeout:
 // 1 permit at 0 (admitted), 1 at 1ms (queued, due at 10ms), 2 permits at 2ms (queued behind
 // it: can never pass), 1 at 3ms (queued). Expected: the 2-permit request is given up as never
-// at 10ms and the 3ms request admitted at 20ms. Got: the 3ms request is admitted at
-// 1.002s, when the 2-permit request times out.
+// at 10ms and the 3ms request admitted at 20ms. Before the fix the 3ms request was admitted at
+// 1.002s, when the 2-permit request timed out.
 func TestEngineQueueGivesUpANeverRequestAtTheHead(t *testing.T) {
 	stack, err := engine.ParseStack("leaky-bucket:rate=100/1s")
 	require.NoError(t, err)
