@@ -73,12 +73,13 @@ func (f *FixedWindow) unpack(s uint64) (index, count uint64) {
 // is acquireSlow.
 func (f *FixedWindow) AcquireAt(now time.Duration, n int) Decision {
 	s := f.state.Load()
-	if uint(n-1) < uint(f.limit) && f.within(now, s>>f.countBits) {
-		if s&f.mask+uint64(n) > f.limit {
+	if f.within(now, s>>f.countBits) && uint(n-1) < uint(f.limit) {
+		if s&f.mask+uint64(n) <= f.limit {
+			if f.state.CompareAndSwap(s, s+uint64(n)) { // count + n ≤ limit: no carry into the index
+				return Admitted
+			}
+		} else {
 			return Rejected
-		}
-		if f.state.CompareAndSwap(s, s+uint64(n)) { // count + n ≤ limit: no carry into the index
-			return Admitted
 		}
 	}
 	return f.acquireSlow(now, n)
@@ -116,6 +117,9 @@ func (f *FixedWindow) within(now time.Duration, index uint64) bool {
 // not in the stored window: a new window with nothing used, or, for a caller whose reading
 // of the clock is older than the stored window, the newest window rather than a reset.
 func (f *FixedWindow) locate(now time.Duration, stored, count uint64) (index, used uint64) {
+	if f.within(now, stored+1) { // the next window, under steady traffic: no division either
+		return (stored + 1) & (math.MaxUint64 >> f.countBits), 0
+	}
 	index = uint64(int64(now)/f.window) & (math.MaxUint64 >> f.countBits)
 	if index == stored || int64((index-stored)<<f.countBits) < 0 {
 		return stored, count
