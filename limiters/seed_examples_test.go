@@ -234,3 +234,40 @@ func TestLateCallers(t *testing.T) {
 		})
 	})
 }
+
+// Snapshots show what explains the next decision: the sliding window's slots, oldest first,
+// with live counts and the stale counts a read ignores.
+func TestSnapshots(t *testing.T) {
+	const ms = time.Millisecond
+	s := must(NewSlidingWindow(10, time.Second, 4, virtualclock.New())) // slots of 250ms
+	require.Equal(t, Admitted, s.AcquireAt(100*ms, 2))                  // slot 0
+	require.Equal(t, Admitted, s.AcquireAt(600*ms, 3))                  // slot 2
+	st := s.Snapshot(1100 * ms)                                         // slot 4: slot 0's bucket is stale
+	assert.Equal(t, 3, st.Count)
+	assert.Equal(t, 7, st.Available)
+	assert.Equal(t, 250*ms, st.WindowStart)
+	assert.Equal(t, 1250*ms, st.WindowEnd)
+	assert.Equal(t, []Slot{
+		{Start: 250 * ms, Live: true}, // never written: its zero word is generation 0, empty
+		{Start: 500 * ms, Count: 3, Live: true},
+		{Start: 750 * ms, Live: true},
+		{Start: 1000 * ms, StaleCount: 2, StaleStart: 0}, // slot 0's permits, ignored
+	}, st.Slots)
+	assert.Contains(t, st.Explain(8, Rejected), "oldest live slot (3 permits, from 500ms) expires at 1.5s")
+
+	b := must(NewTokenBucket(3, PerSecond(100), virtualclock.New()))
+	b.AcquireAt(0, 2)
+	bs := b.Snapshot(5 * ms)
+	assert.Equal(t, State{Kind: KindTokenBucket, At: 5 * ms, Available: 1, MaxPermits: 3,
+		Arrival: 20 * ms, Interval: 10 * ms, Tolerance: 30 * ms}, bs)
+	assert.Equal(t, 15*ms, bs.Backlog())
+
+	f := must(NewFixedWindow(5, time.Second, virtualclock.New()))
+	f.AcquireAt(1200*ms, 4)
+	assert.Equal(t, State{Kind: KindFixedWindow, At: 1500 * ms, Available: 1, MaxPermits: 5, Limit: 5, Count: 4,
+		Window: time.Second, WindowStart: time.Second, WindowEnd: 2 * time.Second}, f.Snapshot(1500*ms))
+
+	c := must(NewConcurrency(4))
+	c.AcquireAt(0, 3)
+	assert.Equal(t, State{Kind: KindConcurrency, At: 7, Available: 1, MaxPermits: 4, InFlight: 3, Max: 4}, c.Snapshot(7))
+}
