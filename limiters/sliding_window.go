@@ -126,23 +126,59 @@ func (s *SlidingWindow) newer(w, gen uint64) int64 {
 func (s *SlidingWindow) sum(gen uint64, pos int) (total uint64, late bool) {
 	mask := uint64(1)<<s.countBits - 1
 	cur := gen << s.countBits
-	prev := cur - 1<<s.countBits
-	newerGen := int64(1) << s.countBits
+	// newest is the largest generation difference seen, in units of 1<<countBits (the count
+	// bits only add less than one unit): a bucket is late when it reaches one full unit.
+	newest := int64(math.MinInt64)
 	for i := range s.buckets[:pos+1] {
 		w := s.buckets[i].Load()
-		if d := int64(w - cur); d >= 0 {
+		d := int64(w - cur)
+		if d >= 0 {
 			total += w & mask
-			late = late || d >= newerGen // a later generation in a slot at or before pos
+		}
+		newest = max(newest, d)
+	}
+	rest := s.buckets[pos+1:]
+	if cur != 0 {
+		prev := cur - 1<<s.countBits
+		for i := range rest {
+			w := rest[i].Load()
+			d := int64(w - prev)
+			if d >= 0 {
+				total += w & mask
+			}
+			newest = max(newest, d)
+		}
+		return total, newest >= int64(1)<<s.countBits
+	}
+	// Window 0: the buckets after pos expect window −1, which no word holds; any word there
+	// is counted, and any written one (non-zero) was written by a newer caller.
+	var written uint64
+	for i := range rest {
+		w := rest[i].Load()
+		total += w & mask
+		written |= w
+	}
+	return total, newest >= int64(1)<<s.countBits || written != 0
+}
+
+// used is sum's total alone, for AcquireAt's first look: a late caller that passes it is
+// caught by the re-read after its reservation, which rolls the reservation back.
+func (s *SlidingWindow) used(gen uint64, pos int) uint64 {
+	var total uint64
+	mask := uint64(1)<<s.countBits - 1
+	cur := gen << s.countBits
+	prev := cur - 1<<s.countBits
+	for i := range s.buckets[:pos+1] {
+		if w := s.buckets[i].Load(); int64(w-cur) >= 0 {
+			total += w & mask
 		}
 	}
 	for i := pos + 1; i < len(s.buckets); i++ {
-		w := s.buckets[i].Load()
-		if d := int64(w - prev); d >= 0 {
+		if w := s.buckets[i].Load(); int64(w-prev) >= 0 {
 			total += w & mask
-			late = late || (d >= newerGen && w != 0) // this generation (or later) in a slot after pos
 		}
 	}
-	return total, late
+	return total
 }
 
 // AcquireAt takes n permits if the live slots hold at most limit − n.
@@ -155,7 +191,7 @@ func (s *SlidingWindow) AcquireAt(now time.Duration, n int) Decision {
 	mask := uint64(1)<<s.countBits - 1
 	tag := gen << s.countBits
 	for {
-		if used, late := s.sum(gen, pos); late || used+uint64(n) > s.limit {
+		if s.used(gen, pos)+uint64(n) > s.limit {
 			return Rejected
 		}
 		w := bucket.Load()
