@@ -17,14 +17,14 @@ var guaranteeFactory golden.Factory
 // guaranteesCommand lists the guarantee catalogue, or runs one guarantee and prints its
 // check's verdict and its golden text. A broken guarantee is a failure (exit 1).
 //
-//	ratelab guarantees            id, algorithms and claim of every guarantee
+//	ratelab guarantees            id, claim and algorithms of every guarantee
 //	ratelab guarantees run ID     run one: the verdict, then the golden text
 func guaranteesCommand(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tALGORITHMS\tCLAIM")
-		for _, g := range golden.Catalogue() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", g.ID, g.AlgorithmList(), g.Claim)
+		fmt.Fprintln(tw, "ID\tCLAIM [ALGORITHMS]")
+		for _, g := range golden.Catalogue() { // the claims are long: the algorithms go last
+			fmt.Fprintf(tw, "%s\t%s [%s]\n", g.ID, g.Claim, g.AlgorithmList())
 		}
 		return tw.Flush()
 	}
