@@ -150,9 +150,9 @@ func newAdmissionWindow(length time.Duration, bound int64) *admissionWindow {
 	}
 }
 
-// admit records n permits admitted at time now. The interval [now−L+1ns, now] is the
-// half-open [now−L, now+… ) family's worst case ending at now: every admission at or before
-// now−L has left it.
+// admit records n permits admitted at time now. The window then holds the admissions in
+// (now−L, now]: of all half-open intervals of length L, the fullest one whose last admission is
+// now. Every admission at or before now−L has left it.
 func (w *admissionWindow) admit(now int64, n int64) {
 	size := len(w.times)
 	for w.n > 0 && w.times[w.head] <= now-int64(w.Length) {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -419,4 +418,3 @@ type nopClock struct{}
 
 func (nopClock) Now() time.Duration { return 0 }
 
-var errStop = errors.New("engine: stopped")

@@ -261,7 +261,7 @@ type traceStream struct {
 func (s *traceStream) next() (arrival, bool, error) {
 	row, err := s.reader.Next()
 	if err != nil {
-		if err == errEndOfTrace {
+		if err == io.EOF {
 			return arrival{}, false, nil
 		}
 		return arrival{}, false, fmt.Errorf("%s: %w", s.name, err)

@@ -40,8 +40,6 @@ type TraceReader struct {
 	last       time.Duration
 }
 
-var errEndOfTrace = io.EOF
-
 // NewTraceReader reads the header and prepares to stream rows.
 func NewTraceReader(r io.Reader) (*TraceReader, error) {
 	c := csv.NewReader(r)

@@ -2,6 +2,7 @@ package limiters
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,7 +106,7 @@ func ParseSpec(text string) (Spec, error) {
 		if !hasValue {
 			return fail(key, "", "expected key=value")
 		}
-		if !contains(info.Required, key) && !contains(info.Optional, key) {
+		if !slices.Contains(info.Required, key) && !slices.Contains(info.Optional, key) {
 			return fail(key, value, fmt.Sprintf("not a field of %s (fields: %s)", info.Kind,
 				strings.Join(append(append([]string{}, info.Required...), info.Optional...), ", ")))
 		}
@@ -182,15 +183,6 @@ func parsePositiveDuration(text string) (time.Duration, error) {
 		return 0, fmt.Errorf("must be positive")
 	}
 	return d, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // New builds the limiter the spec describes on clock (ignored by the concurrency limiter).

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -174,16 +175,8 @@ func knownFields(fields map[string]fieldFunc) string {
 	for k := range fields {
 		names = append(names, k)
 	}
-	sortStrings(names)
+	slices.Sort(names)
 	return strings.Join(names, ", ")
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func describe(n *yaml.Node) string {
