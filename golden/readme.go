@@ -21,9 +21,10 @@ func ReadmeBlock() string {
 		"simulator, an explicit checker asserting the exact bound, and a golden file whose first lines state\n" +
 		"the claim, the parameters and the bound. `go test ./golden` runs them (`-update` rewrites the golden\n" +
 		"files and this table); `go run ./cmd/ratelab guarantees` lists them and `guarantees run ID` runs one.\n" +
-		"The same checkers run on a seeded randomized run of a million requests per algorithm, and must catch\n" +
-		"deliberately broken limiters (τ one interval too large, a window that never resets, a sliding window\n" +
-		"without rollback, a bulkhead that forgets a release, a warm-up ramped by traffic).\n\n")
+		"The same checkers run on a seeded randomized run of about a million requests per algorithm (a tenth of\n" +
+		"that under the race detector, where the full runs take 45s), and must catch deliberately broken\n" +
+		"limiters (τ one interval too large, a window that never resets, a sliding window without rollback,\n" +
+		"a bulkhead that forgets a release, a warm-up ramped by traffic).\n\n")
 	b.WriteString("| id | algorithms | claim | bound | golden | chart |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, g := range Catalogue() {
 		chart := ""
