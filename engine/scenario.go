@@ -417,4 +417,3 @@ func (d Distribution) validate(field string) error {
 type nopClock struct{}
 
 func (nopClock) Now() time.Duration { return 0 }
-
