@@ -88,7 +88,7 @@ func BenchmarkLanePoisson(b *testing.B) {
 		sc := &Scenario{Horizon: 24 * time.Hour, Client: Client{Policy: PolicyDrop}, Lanes: stacks(b, text),
 			Sources:    []Source{{Kind: SourcePoisson, Rate: 10_000}},
 			Downstream: &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: 50 * time.Millisecond}}}}}
-		b.Run(string(sc.Lanes[0].Stack[0].Kind), func(b *testing.B) { benchLane(b, sc, 0) })
+		b.Run(string(sc.Lanes[0].Stack[0].Kind()), func(b *testing.B) { benchLane(b, sc, 0) })
 	}
 }
 

@@ -225,7 +225,7 @@ func (sc *Scenario) Validate() error {
 			if lane.Build != nil {
 				break
 			}
-			if _, err := spec.New(nopClock{}); err != nil {
+			if err := spec.Validate(); err != nil {
 				return fieldErr(fmt.Sprintf("limiters[%d]", i), "stage %d: %v", j+1, err)
 			}
 		}
@@ -413,7 +413,3 @@ func (d Distribution) validate(field string) error {
 	}
 	return nil
 }
-
-type nopClock struct{}
-
-func (nopClock) Now() time.Duration { return 0 }

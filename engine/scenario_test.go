@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/limiters"
 )
 
 func validScenario(t *testing.T) *Scenario {
@@ -72,7 +74,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"client.timeout", func(sc *Scenario) { sc.Client = queue; sc.Client.Timeout = 0 }},
 		{"limiters", func(sc *Scenario) { sc.Lanes = nil }},
 		{"limiters[1]", func(sc *Scenario) { sc.Lanes = append(sc.Lanes, LaneSpec{}) }},
-		{"limiters[0]", func(sc *Scenario) { sc.Lanes[0].Stack[0].Capacity = 0 }},
+		{"limiters[0]", func(sc *Scenario) { sc.Lanes[0].Stack[0] = limiters.TokenBucketSpec{Rate: limiters.PerSecond(100)} }},
 		{"limiters[0].client.delay", func(sc *Scenario) { c := retry; c.Delay = -1; sc.Lanes[0].Client = &c }},
 		{"downstream.pool", func(sc *Scenario) { sc.Downstream.Pool = -1 }},
 		{"downstream.service", func(sc *Scenario) { sc.Downstream.Phases = nil }},

@@ -29,18 +29,19 @@ func (b *base) TryAcquireAt(now time.Duration, n int) bool {
 }
 func (b *base) TryAcquire(n int) bool { return b.TryAcquireAt(b.clock.Now(), n) }
 func (b *base) Available() int        { return b.self.AvailableAt(b.clock.Now()) }
-func (b *base) Kind() limiters.Kind   { return b.spec.Kind }
+func (b *base) Kind() limiters.Kind   { return b.spec.Kind() }
 func (b *base) String() string        { return b.spec.String() }
 
 // fixedNeverResets is a fixed window whose count never resets at a window boundary.
 type fixedNeverResets struct {
 	base
+	cfg   limiters.FixedWindowSpec
 	mu    sync.Mutex
 	count int
 }
 
-func newFixedNeverResets(s limiters.Spec, clock limiters.Clock) *fixedNeverResets {
-	f := &fixedNeverResets{base: base{clock: clock, spec: s}}
+func newFixedNeverResets(s limiters.FixedWindowSpec, clock limiters.Clock) *fixedNeverResets {
+	f := &fixedNeverResets{base: base{clock: clock, spec: s}, cfg: s}
 	f.self = f
 	return f
 }
@@ -48,7 +49,7 @@ func newFixedNeverResets(s limiters.Spec, clock limiters.Clock) *fixedNeverReset
 func (f *fixedNeverResets) AcquireAt(_ time.Duration, n int) limiters.Decision {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.count+n > f.spec.Limit {
+	if f.count+n > f.cfg.Limit {
 		return limiters.Rejected
 	}
 	f.count += n
@@ -58,12 +59,12 @@ func (f *fixedNeverResets) AcquireAt(_ time.Duration, n int) limiters.Decision {
 func (f *fixedNeverResets) AvailableAt(time.Duration) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.spec.Limit - f.count
+	return f.cfg.Limit - f.count
 }
-func (f *fixedNeverResets) MaxPermits() int { return f.spec.Limit }
+func (f *fixedNeverResets) MaxPermits() int { return f.cfg.Limit }
 func (f *fixedNeverResets) Snapshot(now time.Duration) limiters.State {
-	return limiters.State{Kind: f.spec.Kind, At: now, Available: f.AvailableAt(now), MaxPermits: f.spec.Limit,
-		Limit: f.spec.Limit, Count: f.spec.Limit - f.AvailableAt(now), Window: f.spec.Window}
+	return limiters.State{Kind: f.spec.Kind(), At: now, Available: f.AvailableAt(now), MaxPermits: f.cfg.Limit,
+		Limit: f.cfg.Limit, Count: f.cfg.Limit - f.AvailableAt(now), Window: f.cfg.Window}
 }
 
 // fixedLateResets is a fixed window that resets whenever the window index changes, backwards
@@ -73,15 +74,15 @@ type fixedLateResets struct {
 	index int64
 }
 
-func newFixedLateResets(s limiters.Spec, clock limiters.Clock) *fixedLateResets {
-	f := &fixedLateResets{fixedNeverResets: fixedNeverResets{base: base{clock: clock, spec: s}}, index: -1}
+func newFixedLateResets(s limiters.FixedWindowSpec, clock limiters.Clock) *fixedLateResets {
+	f := &fixedLateResets{fixedNeverResets: fixedNeverResets{base: base{clock: clock, spec: s}, cfg: s}, index: -1}
 	f.self = f
 	return f
 }
 
 func (f *fixedLateResets) AcquireAt(now time.Duration, n int) limiters.Decision {
 	f.mu.Lock()
-	if idx := int64(now / f.spec.Window); idx != f.index {
+	if idx := int64(now / f.cfg.Window); idx != f.index {
 		f.index, f.count = idx, 0
 	}
 	f.mu.Unlock()
@@ -92,14 +93,15 @@ func (f *fixedLateResets) AcquireAt(now time.Duration, n int) limiters.Decision 
 // one does, but forgets to roll a refused reservation back.
 type slidingNoRollback struct {
 	base
+	cfg   limiters.SlidingWindowSpec
 	mu    sync.Mutex
 	slot  time.Duration
 	index []int64 // slot-index each bucket's count belongs to
 	count []int
 }
 
-func newSlidingNoRollback(s limiters.Spec, clock limiters.Clock) *slidingNoRollback {
-	w := &slidingNoRollback{base: base{clock: clock, spec: s}, slot: s.Window / time.Duration(s.Slots),
+func newSlidingNoRollback(s limiters.SlidingWindowSpec, clock limiters.Clock) *slidingNoRollback {
+	w := &slidingNoRollback{base: base{clock: clock, spec: s}, cfg: s, slot: s.Window / time.Duration(s.Slots),
 		index: make([]int64, s.Slots), count: make([]int, s.Slots)}
 	for i := range w.index {
 		w.index[i] = -1
@@ -127,7 +129,7 @@ func (w *slidingNoRollback) AcquireAt(now time.Duration, n int) limiters.Decisio
 		w.index[b], w.count[b] = cur, 0
 	}
 	w.count[b] += n // reserve
-	if w.sum(cur) > w.spec.Limit {
+	if w.sum(cur) > w.cfg.Limit {
 		return limiters.Rejected // the real one rolls the reservation back here
 	}
 	return limiters.Admitted
@@ -136,15 +138,15 @@ func (w *slidingNoRollback) AcquireAt(now time.Duration, n int) limiters.Decisio
 func (w *slidingNoRollback) AvailableAt(now time.Duration) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return max(w.spec.Limit-w.sum(int64(now/w.slot)), 0)
+	return max(w.cfg.Limit-w.sum(int64(now/w.slot)), 0)
 }
-func (w *slidingNoRollback) MaxPermits() int { return w.spec.Limit }
+func (w *slidingNoRollback) MaxPermits() int { return w.cfg.Limit }
 func (w *slidingNoRollback) Snapshot(now time.Duration) limiters.State {
 	w.mu.Lock()
 	count := w.sum(int64(now / w.slot))
 	w.mu.Unlock()
-	return limiters.State{Kind: w.spec.Kind, At: now, Available: max(w.spec.Limit-count, 0), MaxPermits: w.spec.Limit,
-		Limit: w.spec.Limit, Count: count, Window: w.spec.Window, SlotLength: w.slot}
+	return limiters.State{Kind: w.spec.Kind(), At: now, Available: max(w.cfg.Limit-count, 0), MaxPermits: w.cfg.Limit,
+		Limit: w.cfg.Limit, Count: count, Window: w.cfg.Window, SlotLength: w.slot}
 }
 
 // forgetfulConcurrency is a bulkhead that forgets every 7th release.
@@ -169,15 +171,16 @@ func (c *forgetfulConcurrency) Release(n int) {
 // of the tolerance to at least one current interval, so a small capacity starves while cold.
 type warmUpBroken struct {
 	base
+	cfg                limiters.WarmUpSpec
 	mu                 sync.Mutex
 	tat, warmth        time.Duration
 	T, tau             time.Duration
 	byTraffic, noClamp bool
 }
 
-func newWarmUpBroken(s limiters.Spec, clock limiters.Clock, byTraffic, noClamp bool) *warmUpBroken {
+func newWarmUpBroken(s limiters.WarmUpSpec, clock limiters.Clock, byTraffic, noClamp bool) *warmUpBroken {
 	T := s.Rate.Interval()
-	w := &warmUpBroken{base: base{clock: clock, spec: s}, T: T, tau: time.Duration(s.Capacity) * T, byTraffic: byTraffic, noClamp: noClamp}
+	w := &warmUpBroken{base: base{clock: clock, spec: s}, cfg: s, T: T, tau: time.Duration(s.Capacity) * T, byTraffic: byTraffic, noClamp: noClamp}
 	w.self = w
 	return w
 }
@@ -187,10 +190,10 @@ func (w *warmUpBroken) interval(now time.Duration) time.Duration {
 	if w.byTraffic {
 		age = w.warmth
 	}
-	if age >= w.spec.WarmUp {
+	if age >= w.cfg.WarmUp {
 		return w.T
 	}
-	return w.T + time.Duration(float64(2*w.T)*float64(w.spec.WarmUp-age)/float64(w.spec.WarmUp))
+	return w.T + time.Duration(float64(2*w.T)*float64(w.cfg.WarmUp-age)/float64(w.cfg.WarmUp))
 }
 
 func (w *warmUpBroken) tolerance(I time.Duration) time.Duration {
@@ -219,14 +222,14 @@ func (w *warmUpBroken) AvailableAt(now time.Duration) int {
 	I := w.interval(now)
 	return max(int((w.tolerance(I)-max(w.tat-now, 0))/I), 0)
 }
-func (w *warmUpBroken) MaxPermits() int { return w.spec.Capacity }
+func (w *warmUpBroken) MaxPermits() int { return w.cfg.Capacity }
 func (w *warmUpBroken) Snapshot(now time.Duration) limiters.State {
 	w.mu.Lock()
 	I := w.interval(now)
 	tat := w.tat
 	w.mu.Unlock()
-	return limiters.State{Kind: w.spec.Kind, At: now, Available: w.AvailableAt(now), MaxPermits: w.spec.Capacity,
-		Arrival: tat, Interval: I, Tolerance: w.tolerance(I), SteadyInterval: w.T, Age: now, WarmUp: w.spec.WarmUp}
+	return limiters.State{Kind: w.spec.Kind(), At: now, Available: w.AvailableAt(now), MaxPermits: w.cfg.Capacity,
+		Arrival: tat, Interval: I, Tolerance: w.tolerance(I), SteadyInterval: w.T, Age: now, WarmUp: w.cfg.WarmUp}
 }
 
 // allocating wraps a limiter and allocates on every decision.
@@ -250,12 +253,12 @@ func (l neverAsRejected) AcquireAt(now time.Duration, n int) limiters.Decision {
 	return limiters.Rejected
 }
 
-// only returns a factory that builds broken(spec) for specs of kind and the real limiter for
-// every other spec.
-func only(kind limiters.Kind, broken func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error)) Factory {
+// only returns a factory that builds broken(spec) for specs of type T and the real limiter
+// for every other spec.
+func only[T limiters.Spec](broken func(s T, c limiters.Clock) (limiters.Limiter, error)) Factory {
 	return func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
-		if s.Kind == kind {
-			return broken(s, c)
+		if t, ok := s.(T); ok {
+			return broken(t, c)
 		}
 		return s.New(c)
 	}
@@ -264,10 +267,10 @@ func only(kind limiters.Kind, broken func(s limiters.Spec, c limiters.Clock) (li
 // tauTooLarge builds token and leaky buckets whose tolerance is one emission interval too
 // large: capacity+1 intervals (a leaky bucket: 2).
 var tauTooLarge Factory = func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
-	switch s.Kind {
-	case limiters.KindTokenBucket:
+	switch s := s.(type) {
+	case limiters.TokenBucketSpec:
 		return limiters.NewTokenBucket(s.Capacity+1, s.Rate, c)
-	case limiters.KindLeakyBucket:
+	case limiters.LeakyBucketSpec:
 		return limiters.NewTokenBucket(2, s.Rate, c)
 	}
 	return s.New(c)
@@ -289,48 +292,48 @@ var brokenCases = []struct {
 		"monotonic-time":              {"after 2^32 windows (1193046h28m16s) of idle admitted 4 at once: the bound is exactly the full burst 3"},
 		"low-rate":                    {"token-bucket:capacity=1,rate=1/1h: admissions at 0s and 1s are 1s apart: under the bound of one emission interval T = 1h"},
 	}},
-	{"fixed window that never resets", only(limiters.KindFixedWindow, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	{"fixed window that never resets", only(func(s limiters.FixedWindowSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return newFixedNeverResets(s, c), nil
 	}), map[string][]string{
 		"fixed-window-boundary": {"100 admitted in [990ms, 1.01s)", "the boundary attack's take, 2·limit, is exactly 200"},
 		"monotonic-time":        {"refused a request at 3s, when the next permit is due: the limiter stalled"},
 	}},
-	{"fixed window reset by a late clock reading", only(limiters.KindFixedWindow, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	{"fixed window reset by a late clock reading", only(func(s limiters.FixedWindowSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return newFixedLateResets(s, c), nil
 	}), map[string][]string{
 		"monotonic-time": {"admitted a request read at 1.999999999s: a late reading must not grant a burst (bound 0)"},
 	}},
-	{"sliding window without rollback", only(limiters.KindSlidingWindow, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	{"sliding window without rollback", only(func(s limiters.SlidingWindowSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return newSlidingNoRollback(s, c), nil
 	}), map[string][]string{
 		"sliding-window-fails-closed": {"the window counts 36 after granting 20 and refusing 16", "pushed the count past the limit 20"},
 	}},
-	{"sliding window that forgets the previous window (a fixed window)", only(limiters.KindSlidingWindow, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	{"sliding window that forgets the previous window (a fixed window)", only(func(s limiters.SlidingWindowSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return limiters.NewFixedWindow(s.Limit, s.Window, c)
 	}), map[string][]string{
 		"sliding-window-boundary":  {"200 admitted in [990ms, 1.01s)", "over the bound limit·⌈k/slots⌉ = 100 for intervals of length 20ms"},
 		"sliding-window-slot-edge": {"200 admitted in [99.999999ms, 1.099s)", "over the bound limit·⌈k/slots⌉ = 100 for intervals of length 999.000001ms"},
 	}},
-	{"concurrency limiter that forgets a release", only(limiters.KindConcurrency, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	{"concurrency limiter that forgets a release", only(func(s limiters.ConcurrencySpec, c limiters.Clock) (limiters.Limiter, error) {
 		inner, err := limiters.NewConcurrency(s.Max)
 		return &forgetfulConcurrency{Concurrency: inner}, err
 	}), map[string][]string{
 		"concurrency-in-flight": {"the limiter counts", "in flight must be exactly what was admitted and not released"},
 		"slow-downstream":       {"concurrency:max=20: at", "in flight must be exactly what was admitted and not released"},
 	}},
-	{"warm-up that ramps by traffic instead of age", only(limiters.KindWarmUpTokenBucket, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	{"warm-up that ramps by traffic instead of age", only(func(s limiters.WarmUpSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return newWarmUpBroken(s, c, true, false), nil
 	}), map[string][]string{
 		"warm-up-curve":         {"admitted in [2s, 3s): the curve admits 40.02 there (±2)"},
 		"warm-up-burst-and-age": {"admitted at once at age 5s: the burst at that age is exactly ⌊τ/I(a)⌋ = ⌊100ms/20ms⌋ = 5"},
 		"monotonic-time":        {"warm-up:capacity=3,rate=100/1s,warmup=1s drained at 2s refused a request at 2.01s, when the next permit is due: the limiter stalled"},
 	}},
-	{"warm-up without the one-interval clamp", only(limiters.KindWarmUpTokenBucket, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	{"warm-up without the one-interval clamp", only(func(s limiters.WarmUpSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return newWarmUpBroken(s, c, false, true), nil
 	}), map[string][]string{
 		"warm-up-capacity-one": {"the first request at 0 was not admitted", "bound: first admission at 0"},
 	}},
-	{"a token bucket that answers an impossible size rejected instead of never", only(limiters.KindTokenBucket, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	{"a token bucket that answers an impossible size rejected instead of never", only(func(s limiters.TokenBucketSpec, c limiters.Clock) (limiters.Limiter, error) {
 		l, err := s.New(c)
 		return neverAsRejected{l}, err
 	}), map[string][]string{

@@ -28,15 +28,19 @@ func TestAdmissionBoundAgreesWithCheckers(t *testing.T) {
 			got, ok := limiters.AdmissionBound(s, L)
 			require.True(t, ok)
 			var want int64
-			switch s.Kind {
-			case limiters.KindTokenBucket, limiters.KindWarmUpTokenBucket:
+			switch s := s.(type) {
+			case limiters.TokenBucketSpec:
 				want = tokenBucketBound(s.Capacity, emissionInterval(s.Rate.Permits, s.Rate.Window), L)
-			case limiters.KindLeakyBucket:
+			case limiters.WarmUpSpec:
+				want = tokenBucketBound(s.Capacity, emissionInterval(s.Rate.Permits, s.Rate.Window), L)
+			case limiters.LeakyBucketSpec:
 				want = ceilDiv(int64(L), int64(emissionInterval(s.Rate.Permits, s.Rate.Window)))
-			case limiters.KindSlidingWindow:
+			case limiters.SlidingWindowSpec:
 				want = slidingBound(s.Limit, s.Slots, s.Window, L)
-			case limiters.KindFixedWindow:
+			case limiters.FixedWindowSpec:
 				want = int64(s.Limit) * (ceilDiv(int64(L)-1, int64(s.Window)) + 1)
+			default:
+				t.Fatalf("%s: no independent bound to cross-check", s)
 			}
 			assert.Equal(t, want, got, "%s, L=%s", s, ms(L))
 		}

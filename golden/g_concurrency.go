@@ -62,7 +62,7 @@ var concurrencyInFlight = &Guarantee{
 	Checker: "a ledger of admissions and completions from the trace, compared with the limiter's pre-decision state at every decision",
 	run: func(r *run) error {
 		const spec = "concurrency:max=5"
-		s := mustSpec(spec)
+		s := specOf[limiters.ConcurrencySpec](spec)
 		sc := &engine.Scenario{Name: "concurrency-in-flight", Seed: 1, Horizon: 2 * sec, Bins: 1,
 			Client: engine.Client{Policy: engine.PolicyDrop}, Lanes: []engine.LaneSpec{r.lane(spec)},
 			Downstream: &engine.Downstream{Phases: []engine.Phase{{Service: engine.Distribution{Kind: engine.DistUniform, Min: 20 * msec, Max: 60 * msec}}}},
@@ -97,7 +97,7 @@ var concurrencyInFlight = &Guarantee{
 
 // checkRelease takes 2 permits and returns 3, then 0: both must panic with a message naming
 // the release and what is held, and leave the state as it was.
-func (r *run) checkRelease(s limiters.Spec) error {
+func (r *run) checkRelease(s limiters.ConcurrencySpec) error {
 	l, err := r.factory.build(s, fixedClock(0))
 	if err != nil {
 		return err

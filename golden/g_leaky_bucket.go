@@ -40,7 +40,7 @@ var leakyBucket = &Guarantee{
 		if err != nil {
 			return err
 		}
-		leak := mustSpec(lb.Name)
+		leak := specOf[limiters.LeakyBucketSpec](lb.Name)
 		T := emissionInterval(leak.Rate.Permits, leak.Rate.Window)
 		tbAdm, lbAdm := Admissions(tb.Trace), Admissions(lb.Trace)
 		gap, err := CheckSpacing(lbAdm, T)

@@ -35,9 +35,13 @@ func (r *run) race(spec limiters.Spec) (raceResult, error) {
 	}
 	clock.Freeze()
 	defer clock.Thaw()
-	l, err := r.factory.build(spec, clock)
+	built, err := r.factory.build(spec, clock)
 	if err != nil {
 		return raceResult{}, err
+	}
+	l, ok := built.(limiters.Clocked)
+	if !ok {
+		return raceResult{}, fmt.Errorf("%s reads no clock of its own (not limiters.Clocked): goroutines cannot race on it", built)
 	}
 	var granted atomic.Int64
 	var ready, done sync.WaitGroup
@@ -67,7 +71,7 @@ func (r *run) race(spec limiters.Spec) (raceResult, error) {
 	}
 	st := l.Snapshot(clock.Now())
 	res := raceResult{granted: granted.Load(), available: st.Available, count: st.Count}
-	if spec.Kind == limiters.KindConcurrency {
+	if st.Shape() == limiters.ShapeBulkhead {
 		res.count = st.InFlight
 	}
 	return res, nil

@@ -73,11 +73,11 @@ var requestSizes = &Guarantee{
 				r.failf("%s: a request for MaxPermits+1 = %d got %s after %d attempts: the bound is never, in exactly 1 attempt", s, max+1, outcome[1], attempts[1])
 			}
 			from, to := time.Duration(0), time.Duration(0)
-			if s.Kind == limiters.KindWarmUpTokenBucket {
+			if w, ok := s.(limiters.WarmUpSpec); ok {
 				// Cold, a full burst of capacity fits only once the interval is down to T: at
 				// the warm-up period, or up to 1µs before it, as the ramp's interval is
 				// floored to a whole nanosecond.
-				from, to = s.WarmUp-time.Microsecond, s.WarmUp
+				from, to = w.WarmUp-time.Microsecond, w.WarmUp
 			}
 			if at, ok := admittedAt[2]; !ok || at < from || at > to {
 				r.failf("%s: a request for MaxPermits = %d was admitted at %s (admitted: %v): the bound is admitted in [%s, %s] (MaxPermits is grantable; the one before took nothing)",

@@ -20,25 +20,21 @@ var rateSpecs = []string{
 }
 
 // dueAfterDrain is when a limiter drained at t (a whole second) next admits a permit: one
-// emission interval later for the GCRA kinds, at the next window for the window kinds (the
+// emission interval later for the schedule kinds, at the next window for the window kinds (the
 // sliding window's slot of t leaves the window one window later).
 func dueAfterDrain(s limiters.Spec, t time.Duration) time.Duration {
-	switch s.Kind {
-	case limiters.KindSlidingWindow, limiters.KindFixedWindow:
-		return t + s.Window
+	if info, _ := limiters.Lookup(s.Kind()); info.Shape == limiters.ShapeWindow || info.Shape == limiters.ShapeSlots {
+		return t + s.NaturalWindow()
 	}
-	return t + emissionInterval(s.Rate.Permits, s.Rate.Window)
+	rate, _ := s.NominalRate()
+	return t + emissionInterval(rate.Permits, rate.Window)
 }
 
-// fullBurst is what a limiter of s admits at once after any idle once warm.
+// fullBurst is what a limiter of s admits at once after any idle once warm: its bound for an
+// interval of 1ns (capacity, 1 or limit).
 func fullBurst(s limiters.Spec) int {
-	switch s.Kind {
-	case limiters.KindTokenBucket, limiters.KindWarmUpTokenBucket:
-		return s.Capacity
-	case limiters.KindLeakyBucket:
-		return 1
-	}
-	return s.Limit
+	n, _ := limiters.AdmissionBound(s, ns)
+	return int(n)
 }
 
 var monotonicTime = &Guarantee{

@@ -33,7 +33,7 @@ var tokenBucketBurst = &Guarantee{
 	Checker: "admission instants equal the schedule t0,t0,t0,t0+T,t0+2T,…; every decision's pre-decision available <= capacity",
 	run: func(r *run) error {
 		const spec = "token-bucket:capacity=3,rate=100/1s"
-		s := mustSpec(spec)
+		s := specOf[limiters.TokenBucketSpec](spec)
 		T := emissionInterval(s.Rate.Permits, s.Rate.Window)
 		bursts := append(pacedBurst(50*msec, 5, 50*msec), pacedBurst(hour, 5, 50*msec)...)
 		sc := &engine.Scenario{Name: "token-bucket-burst", Seed: 1, Horizon: hour + 100*msec, Bins: 1,
@@ -98,7 +98,7 @@ var tokenBucketInterval = &Guarantee{
 	Checker: "the exact worst half-open interval of each length (two-pointer sweep over the admissions) against the bound",
 	run: func(r *run) error {
 		const spec = "token-bucket:capacity=3,rate=100/1s"
-		s := mustSpec(spec)
+		s := specOf[limiters.TokenBucketSpec](spec)
 		T := emissionInterval(s.Rate.Permits, s.Rate.Window)
 		sc := &engine.Scenario{Name: "token-bucket-interval-bound", Seed: 1, Horizon: 3 * sec, Bins: 1,
 			Client: engine.Client{Policy: engine.PolicyDrop}, Lanes: []engine.LaneSpec{r.lane(spec)},
@@ -136,7 +136,7 @@ var tokenBucketNoDrift = &Guarantee{
 	Checker: "the admitted count over the whole hour equals both bounds; the worst 1s interval <= capacity + ⌈1s/T⌉ − 1",
 	run: func(r *run) error {
 		const spec = "token-bucket:capacity=3,rate=3/1s"
-		s := mustSpec(spec)
+		s := specOf[limiters.TokenBucketSpec](spec)
 		T := emissionInterval(s.Rate.Permits, s.Rate.Window)
 		H := hour + ns
 		gap := 100 * msec

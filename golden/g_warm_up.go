@@ -49,7 +49,7 @@ var warmUpCurve = &Guarantee{
 	Checker: "per-bin admitted count against the integral of the curve, and the total over the warm-up period",
 	run: func(r *run) error {
 		const spec = "warm-up:capacity=10,rate=100/1s,warmup=10s"
-		s := mustSpec(spec)
+		s := specOf[limiters.WarmUpSpec](spec)
 		T := emissionInterval(s.Rate.Permits, s.Rate.Window)
 		P := s.WarmUp
 		burst := s.Capacity / 3
@@ -96,7 +96,7 @@ var warmUpBurst = &Guarantee{
 	Checker: "exact count admitted at each burst instant against ⌊τ/I(a)⌋; once warm, the exact instants: capacity at once, then one per T",
 	run: func(r *run) error {
 		const spec = "warm-up:capacity=10,rate=100/1s,warmup=10s"
-		s := mustSpec(spec)
+		s := specOf[limiters.WarmUpSpec](spec)
 		T := emissionInterval(s.Rate.Permits, s.Rate.Window)
 		tau := time.Duration(s.Capacity) * T
 		var bursts []engine.Burst
@@ -151,7 +151,7 @@ var warmUpCapacityOne = &Guarantee{
 	Checker: "first admission instant, largest and smallest gap between consecutive admissions",
 	run: func(r *run) error {
 		const spec = "warm-up:capacity=1,rate=100/1s,warmup=10s"
-		s := mustSpec(spec)
+		s := specOf[limiters.WarmUpSpec](spec)
 		T := emissionInterval(s.Rate.Permits, s.Rate.Window)
 		sc := &engine.Scenario{Name: "warm-up-capacity-one", Seed: 1, Horizon: sec, Bins: 1,
 			Client: engine.Client{Policy: engine.PolicyDrop}, Lanes: []engine.LaneSpec{r.lane(spec)},

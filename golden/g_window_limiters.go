@@ -57,7 +57,7 @@ var slidingWindowBoundary = &Guarantee{
 		if err != nil {
 			return err
 		}
-		spec := mustSpec(lane.Name)
+		spec := specOf[limiters.SlidingWindowSpec](lane.Name)
 		adm := Admissions(lane.Trace)
 		slot := spec.Window / time.Duration(spec.Slots)
 		r.linef("%s: offered %d, admitted %d", lane.Name, lane.Totals.Offered, lane.Totals.Admitted)
@@ -101,7 +101,7 @@ var fixedWindowBoundary = &Guarantee{
 		if err != nil {
 			return err
 		}
-		spec := mustSpec(lane.Name)
+		spec := specOf[limiters.FixedWindowSpec](lane.Name)
 		adm := Admissions(lane.Trace)
 		limit := int64(spec.Limit)
 		counts, err := CheckAligned(adm, spec.Window, limit)
@@ -146,7 +146,7 @@ var slidingWindowSlotEdge = &Guarantee{
 			return err
 		}
 		for i, lane := range res.Lanes {
-			spec := mustSpec(lane.Name)
+			spec := specOf[limiters.SlidingWindowSpec](lane.Name)
 			adm := Admissions(lane.Trace)
 			slot := spec.Window / time.Duration(spec.Slots)
 			r.linef("%s (slot %s): %d admitted at %s, %d at %s", lane.Name, ms(slot), Count(adm, first, first+ns), ms(first), Count(adm, sec, sec+ns), ms(sec))

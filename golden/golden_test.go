@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/limiters"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files and the README's Guarantees block")
@@ -164,4 +167,27 @@ func TestUnifiedDiff(t *testing.T) {
 	assert.Equal(t, "", UnifiedDiff("a", "b", "x\n", "x\n"))
 	d := UnifiedDiff("want", "got", "1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nfive\n6\n7\n8\n9\n")
 	assert.Equal(t, "--- want\n+++ got\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n", d)
+}
+
+// Every kind in the limiters registry is pinned by at least one guarantee, and the guarantees
+// that hold for every algorithm (request sizes, no allocation) list every kind: a new kind
+// without a guarantee fails here, by name.
+func TestEveryKindHasAGuarantee(t *testing.T) {
+	pinned := map[limiters.Kind][]string{}
+	for _, g := range Catalogue() {
+		for _, k := range g.Algorithms {
+			pinned[k] = append(pinned[k], g.ID)
+		}
+	}
+	forAll := []string{"request-sizes", "no-alloc"}
+	for _, info := range limiters.Kinds() {
+		if len(pinned[info.Kind]) == 0 {
+			t.Errorf("%s: no guarantee pins it (add it to a guarantee's Algorithms, with a checker)", info.Kind)
+		}
+		for _, id := range forAll {
+			if !slices.Contains(pinned[info.Kind], id) {
+				t.Errorf("%s: not covered by %s, which holds for every kind", info.Kind, id)
+			}
+		}
+	}
 }

@@ -134,7 +134,7 @@ func laneOf(res *engine.Results, kinds ...limiters.Kind) (engine.LaneResult, err
 		}
 		match := true
 		for i, text := range l.Stack {
-			if s, err := limiters.ParseSpec(text); err != nil || s.Kind != kinds[i] {
+			if s, err := limiters.ParseSpec(text); err != nil || s.Kind() != kinds[i] {
 				match = false
 				break
 			}
@@ -144,4 +144,13 @@ func laneOf(res *engine.Results, kinds ...limiters.Kind) (engine.LaneResult, err
 		}
 	}
 	return engine.LaneResult{}, fmt.Errorf("scenario %s has no lane %v", res.Scenario, kinds)
+}
+
+// specOf parses a spec of the catalogue that must be of kind type T.
+func specOf[T limiters.Spec](text string) T {
+	s, ok := mustSpec(text).(T)
+	if !ok {
+		panic(fmt.Sprintf("golden: spec %q is a %T", text, mustSpec(text)))
+	}
+	return s
 }

@@ -30,7 +30,7 @@ import (
 // broke the 9ms bound in 72 of 100 rounds (e.g. 28 admitted in [9.850109ms, 18.850109ms)),
 // while the fixed window and the GCRA limiters held theirs in every round.
 func TestSlidingWindowLateCallerCannotBeatTheWindow(t *testing.T) {
-	s := mustSpec("sliding-window:limit=20,window=10ms,slots=10")
+	s := specOf[limiters.SlidingWindowSpec]("sliding-window:limit=20,window=10ms,slots=10")
 	l, err := s.New(fixedClock(0))
 	require.NoError(t, err)
 	var adm []Admission

@@ -47,38 +47,49 @@ func mixed(rate float64) []engine.Source {
 	}
 }
 
+// checkAs adapts a check of one spec type to longRun.check.
+func checkAs[T limiters.Spec](check func(s T, adm []Admission, ledger *inFlightLedger, logf logFunc) error) func(limiters.Spec, []Admission, *inFlightLedger, logFunc) error {
+	return func(s limiters.Spec, adm []Admission, ledger *inFlightLedger, logf logFunc) error {
+		t, ok := s.(T)
+		if !ok {
+			return fmt.Errorf("%s is not a %T", s, t)
+		}
+		return check(t, adm, ledger, logf)
+	}
+}
+
 var longRuns = []longRun{
 	{spec: "token-bucket:capacity=50,rate=1000/1s", sources: mixed(1500), horizon: 500 * sec,
-		check: func(s limiters.Spec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
+		check: checkAs(func(s limiters.TokenBucketSpec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
 			T := emissionInterval(s.Rate.Permits, s.Rate.Window)
 			return intervals(adm, logf, func(L time.Duration) int64 { return tokenBucketBound(s.Capacity, T, L) }, "capacity + ⌈L/T⌉ − 1",
 				ns, msec, 10*msec, 100*msec, sec, 10*sec)
-		}},
+		})},
 	{spec: "leaky-bucket:rate=1000/1s", sources: mixed(1500), horizon: 500 * sec,
-		check: func(s limiters.Spec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
+		check: checkAs(func(s limiters.LeakyBucketSpec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
 			T := emissionInterval(s.Rate.Permits, s.Rate.Window)
 			if _, err := CheckSpacing(adm, T); err != nil {
 				return err
 			}
 			return intervals(adm, logf, func(L time.Duration) int64 { return ceilDiv(int64(L), int64(T)) }, "⌈L/T⌉", msec, 100*msec, sec)
-		}},
+		})},
 	{spec: "sliding-window:limit=500,window=1s,slots=10", sources: mixed(1500), horizon: 500 * sec,
-		check: func(s limiters.Spec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
+		check: checkAs(func(s limiters.SlidingWindowSpec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
 			slot := s.Window / time.Duration(s.Slots)
 			return intervals(adm, logf, func(L time.Duration) int64 { return slidingBound(s.Limit, s.Slots, s.Window, L) }, "limit·⌈k/slots⌉",
 				10*msec, s.Window-slot, s.Window-slot+ns, s.Window, 2*s.Window)
-		}},
+		})},
 	{spec: "fixed-window:limit=500,window=1s", sources: mixed(1500), horizon: 500 * sec,
-		check: func(s limiters.Spec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
+		check: checkAs(func(s limiters.FixedWindowSpec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
 			if _, err := CheckAligned(adm, s.Window, int64(s.Limit)); err != nil {
 				return err
 			}
 			return intervals(adm, logf, func(L time.Duration) int64 {
 				return int64(s.Limit) * (ceilDiv(int64(L)-1, int64(s.Window)) + 1)
 			}, "limit·(⌈(L−1ns)/window⌉ + 1)", 10*msec, s.Window, 2*s.Window)
-		}},
+		})},
 	{spec: "warm-up:capacity=50,rate=1000/1s,warmup=100s", sources: mixed(1500), horizon: 500 * sec,
-		check: func(s limiters.Spec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
+		check: checkAs(func(s limiters.WarmUpSpec, adm []Admission, _ *inFlightLedger, logf logFunc) error {
 			T := emissionInterval(s.Rate.Permits, s.Rate.Window)
 			err := intervals(adm, logf, func(L time.Duration) int64 { return tokenBucketBound(s.Capacity, T, L) }, "capacity + ⌈L/T⌉ − 1",
 				ns, msec, 100*msec, sec, 10*sec)
@@ -94,13 +105,13 @@ var longRuns = []longRun{
 				}
 			}
 			return nil
-		}},
+		})},
 	{spec: "concurrency:max=50", sources: mixed(1500), horizon: 500 * sec,
 		ds: &engine.Downstream{Phases: []engine.Phase{{Service: engine.Distribution{Kind: engine.DistExponential, Mean: 40 * msec}}}},
-		check: func(s limiters.Spec, _ []Admission, ledger *inFlightLedger, logf logFunc) error {
+		check: checkAs(func(s limiters.ConcurrencySpec, _ []Admission, ledger *inFlightLedger, logf logFunc) error {
 			logf("decisions %d, most in flight %d (bound %d)", ledger.decisions, ledger.most, s.Max)
 			return ledger.err
-		}},
+		})},
 }
 
 // runLong runs lr over its horizon divided by scale, with limiters from factory, and returns
@@ -111,7 +122,9 @@ func runLong(lr longRun, factory Factory, scale time.Duration) (*engine.Results,
 		Client: engine.Client{Policy: engine.PolicyDrop}, Sources: lr.sources, Downstream: lr.ds,
 		Lanes: []engine.LaneSpec{{Stack: []limiters.Spec{s}}}, Windows: []time.Duration{10 * msec, 900 * msec, sec}}
 	rec := &recorder{}
-	rec.ledger.max = s.Max
+	if c, ok := s.(limiters.ConcurrencySpec); ok {
+		rec.ledger.max = c.Max
+	}
 	sc.Lanes[0].Build = func(clock limiters.Clock) ([]limiters.Limiter, error) {
 		l, err := factory.build(s, clock)
 		if err != nil {
@@ -159,14 +172,14 @@ func TestLongRandomizedRuns(t *testing.T) {
 
 // The long runs' checkers fail too, on broken limiters (at a tenth of the length).
 func TestLongRunCheckersCatchBrokenLimiters(t *testing.T) {
-	noRamp := only(limiters.KindWarmUpTokenBucket, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	noRamp := only(func(s limiters.WarmUpSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return limiters.NewTokenBucket(s.Capacity, s.Rate, c) // warm from the start: no ramp at all
 	})
-	forgetful := only(limiters.KindConcurrency, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	forgetful := only(func(s limiters.ConcurrencySpec, c limiters.Clock) (limiters.Limiter, error) {
 		inner, err := limiters.NewConcurrency(s.Max)
 		return &forgetfulConcurrency{Concurrency: inner}, err
 	})
-	asFixed := only(limiters.KindSlidingWindow, func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+	asFixed := only(func(s limiters.SlidingWindowSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return limiters.NewFixedWindow(s.Limit, s.Window, c)
 	})
 	cases := map[string]struct {
@@ -198,7 +211,7 @@ func TestLongRunCheckersCatchBrokenLimiters(t *testing.T) {
 
 // concurrencyLimiter is what the recording bulkhead needs of a concurrency limiter.
 type concurrencyLimiter interface {
-	limiters.Limiter
+	limiters.Clocked
 	Release(n int)
 	InFlight() int
 }

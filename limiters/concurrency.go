@@ -26,12 +26,66 @@ type Concurrency struct {
 	max      int32
 }
 
-var _ Limiter = (*Concurrency)(nil)
+var (
+	_ Releaser = (*Concurrency)(nil)
+	_ Clocked  = (*Concurrency)(nil)
+)
+
+// KindConcurrency is the concurrency limiter's name in specs.
+const KindConcurrency Kind = "concurrency"
+
+// ConcurrencySpec configures a Concurrency limiter: "concurrency:max=20".
+type ConcurrencySpec struct {
+	Max int // permits held at once
+}
+
+var concurrencyKind = KindInfo{
+	Kind: KindConcurrency, Family: FamilyRatelab, Shape: ShapeBulkhead,
+	Summary: "at most max in flight at once (bulkhead); no time axis",
+	Example: "concurrency:max=20",
+	Color:   "#56b4e9", ColorName: "sky blue", Glyph: "box",
+	Fields:  fieldInfos[ConcurrencySpec](),
+	parse:   specParser(ConcurrencySpec{}),
+	explain: explainConcurrency,
+}
+
+func (s *ConcurrencySpec) fields() []field {
+	return []field{intField("max", true, "permits held at once", &s.Max)}
+}
+
+// Kind is KindConcurrency.
+func (s ConcurrencySpec) Kind() Kind { return KindConcurrency }
+
+// String is "concurrency:max=20".
+func (s ConcurrencySpec) String() string { return formatSpec(KindConcurrency, s.fields()) }
+
+// Validate refuses max below 1 or above 2³¹−1.
+func (s ConcurrencySpec) Validate() error {
+	if s.Max < 1 || s.Max > math.MaxInt32 {
+		return configError(KindConcurrency, "max", fmt.Sprint(s.Max), "must be between 1 and 2^31-1")
+	}
+	return nil
+}
+
+// New is NewConcurrency(s.Max); the clock is not used.
+func (s ConcurrencySpec) New(Clock) (Limiter, error) { return NewConcurrency(s.Max) }
+
+// AdmissionBound is false: a bulkhead has no time axis.
+func (s ConcurrencySpec) AdmissionBound(time.Duration) (int64, bool) { return 0, false }
+
+// NaturalWindow is 0: no time axis.
+func (s ConcurrencySpec) NaturalWindow() time.Duration { return 0 }
+
+// NominalRate is false: no time axis.
+func (s ConcurrencySpec) NominalRate() (Rate, bool) { return Rate{}, false }
+
+// InitialPermits is max.
+func (s ConcurrencySpec) InitialPermits() int { return s.Max }
 
 // NewConcurrency returns a bulkhead of max permits. It refuses max below 1 or above 2³¹−1.
 func NewConcurrency(max int) (*Concurrency, error) {
-	if max < 1 || max > math.MaxInt32 {
-		return nil, configError(KindConcurrency, "max", fmt.Sprint(max), "must be between 1 and 2^31-1")
+	if err := (ConcurrencySpec{Max: max}).Validate(); err != nil {
+		return nil, err
 	}
 	return &Concurrency{max: int32(max)}, nil
 }
@@ -101,11 +155,23 @@ func (c *Concurrency) MaxPermits() int { return int(c.max) }
 func (c *Concurrency) Kind() Kind { return KindConcurrency }
 
 // String is the spec: "concurrency:max=20".
-func (c *Concurrency) String() string { return fmt.Sprintf("%s:max=%d", KindConcurrency, c.max) }
+func (c *Concurrency) String() string { return c.Spec().String() }
+
+// Spec is the limiter's configuration.
+func (c *Concurrency) Spec() ConcurrencySpec { return ConcurrencySpec{Max: int(c.max)} }
 
 // Snapshot returns in flight and max.
 func (c *Concurrency) Snapshot(now time.Duration) State {
 	held := int(c.inFlight.Load())
 	return State{Kind: KindConcurrency, At: now, Available: int(c.max) - held, MaxPermits: int(c.max),
 		InFlight: held, Max: int(c.max)}
+}
+
+// explainConcurrency: permits in flight against max.
+func explainConcurrency(s State, n int, d Decision) string {
+	head := fmt.Sprintf("%d of %d in flight", s.InFlight, s.Max)
+	if d == Admitted {
+		return fmt.Sprintf("%s; %d more fit", head, n)
+	}
+	return fmt.Sprintf("%s; %d more would exceed the bulkhead until permits are released", head, n)
 }

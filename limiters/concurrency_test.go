@@ -37,7 +37,7 @@ func (g *startGate) wait() {
 
 // race starts goroutines that wait on a gate, then each take permits one at a time with
 // TryAcquire until refused; it returns the total taken.
-func race(goroutines int, l Limiter) int {
+func race(goroutines int, l Clocked) int {
 	var (
 		gate  = newStartGate(goroutines)
 		wg    sync.WaitGroup
@@ -65,12 +65,12 @@ func TestRaceForTwentyPermits(t *testing.T) {
 	const goroutines, permits, rounds = 16, 20, 200
 	kinds := []struct {
 		name string
-		make func(c Clock) Limiter
+		make func(c Clock) Clocked
 	}{
-		{"token-bucket", func(c Clock) Limiter { return must(NewTokenBucket(permits, PerSecond(1), c)) }},
-		{"sliding-window", func(c Clock) Limiter { return must(NewSlidingWindow(permits, time.Second, 10, c)) }},
-		{"fixed-window", func(c Clock) Limiter { return must(NewFixedWindow(permits, time.Second, c)) }},
-		{"concurrency", func(Clock) Limiter { return must(NewConcurrency(permits)) }},
+		{"token-bucket", func(c Clock) Clocked { return must(NewTokenBucket(permits, PerSecond(1), c)) }},
+		{"sliding-window", func(c Clock) Clocked { return must(NewSlidingWindow(permits, time.Second, 10, c)) }},
+		{"fixed-window", func(c Clock) Clocked { return must(NewFixedWindow(permits, time.Second, c)) }},
+		{"concurrency", func(Clock) Clocked { return must(NewConcurrency(permits)) }},
 	}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {

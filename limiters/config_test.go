@@ -96,7 +96,7 @@ func TestConfigEdgesAccepted(t *testing.T) {
 // ok=false; n = MaxPermits can pass.
 func TestRequestSizes(t *testing.T) {
 	c := virtualclock.New()
-	limiters := []Limiter{
+	limiters := []testLimiter{
 		must(NewTokenBucket(3, PerSecond(100), c)),
 		must(NewLeakyBucket(PerSecond(100), c)),
 		must(NewSlidingWindow(5, time.Second, 10, c)),
@@ -174,12 +174,12 @@ func TestParseSpecErrors(t *testing.T) {
 func TestParseSpec(t *testing.T) {
 	spec, err := ParseSpec("  token-bucket: capacity = 3 , rate=100/s ")
 	require.NoError(t, err)
-	assert.Equal(t, Spec{Kind: KindTokenBucket, Capacity: 3, Rate: PerSecond(100)}, spec)
+	assert.Equal(t, TokenBucketSpec{Capacity: 3, Rate: PerSecond(100)}, spec)
 	assert.Equal(t, "token-bucket:capacity=3,rate=100/1s", spec.String())
 
 	spec, err = ParseSpec("sliding-window:limit=7,window=100ms")
 	require.NoError(t, err)
-	assert.Equal(t, DefaultSlots, spec.Slots)
+	assert.Equal(t, DefaultSlots, spec.(SlidingWindowSpec).Slots)
 
 	r, err := ParseRate("7/100ms")
 	require.NoError(t, err)

@@ -38,19 +38,82 @@ type FixedWindow struct {
 	clock     Clock
 }
 
-var _ RateLimiter = (*FixedWindow)(nil)
+var (
+	_ RateLimiter = (*FixedWindow)(nil)
+	_ Refunder    = (*FixedWindow)(nil)
+	_ Clocked     = (*FixedWindow)(nil)
+)
 
-// NewFixedWindow returns a fixed window limiter of limit permits per window. It refuses a
-// limit below 1 or above 2³²−1, a non-positive window, a window beyond 2⁶² ns, a window
-// shorter than 2^(bits.Len(limit)−1) ns (see the bit layout above) and a nil clock.
+// KindFixedWindow is the fixed window's name in specs.
+const KindFixedWindow Kind = "fixed-window"
+
+// FixedWindowSpec configures a FixedWindow: "fixed-window:limit=100,window=1s".
+type FixedWindowSpec struct {
+	Limit  int           // permits per window
+	Window time.Duration // windows aligned to the clock's origin: [0, w), [w, 2w), …
+}
+
+var fixedWindowKind = KindInfo{
+	Kind: KindFixedWindow, Family: FamilyRatelab, Shape: ShapeWindow,
+	Summary: "limit per clock-aligned window; 2×limit at a boundary",
+	Example: "fixed-window:limit=100,window=1s",
+	Color:   "#d55e00", ColorName: "vermillion", Glyph: "triangle",
+	Fields:  fieldInfos[FixedWindowSpec](),
+	parse:   specParser(FixedWindowSpec{}),
+	explain: explainFixedWindow,
+}
+
+func (s *FixedWindowSpec) fields() []field {
+	return []field{
+		intField("limit", true, "permits per window", &s.Limit),
+		durationField("window", true, "the window, aligned to the clock's origin", &s.Window),
+	}
+}
+
+// Kind is KindFixedWindow.
+func (s FixedWindowSpec) Kind() Kind { return KindFixedWindow }
+
+// String is "fixed-window:limit=100,window=1s".
+func (s FixedWindowSpec) String() string { return formatSpec(KindFixedWindow, s.fields()) }
+
+// Validate refuses a limit below 1 or above 2³²−1, a non-positive window, a window beyond
+// 2⁶² ns and a window shorter than 2^(bits.Len(limit)−1) ns (see the bit layout above).
+func (s FixedWindowSpec) Validate() error {
+	if s.Limit < 1 || uint64(s.Limit) > math.MaxUint32 {
+		return configError(KindFixedWindow, "limit", fmt.Sprint(s.Limit), "must be between 1 and 2^32-1")
+	}
+	if s.Window <= 0 || int64(s.Window) > maxSpan {
+		return configError(KindFixedWindow, "window", FormatDuration(s.Window), "must be positive and at most 2^62ns")
+	}
+	return checkWindow(KindFixedWindow, uint64(s.Limit), s.Window)
+}
+
+// New is NewFixedWindow(s.Limit, s.Window, clock).
+func (s FixedWindowSpec) New(clock Clock) (Limiter, error) {
+	return NewFixedWindow(s.Limit, s.Window, clock)
+}
+
+// AdmissionBound is limit·(⌈(L−1ns)/window⌉ + 1), the windows the interval can touch: 100
+// per 1s over 1s: 200 — the boundary burst.
+func (s FixedWindowSpec) AdmissionBound(L time.Duration) (int64, bool) {
+	return int64(s.Limit) * touched(L, s.Window), true
+}
+
+// NaturalWindow is the window.
+func (s FixedWindowSpec) NaturalWindow() time.Duration { return s.Window }
+
+// NominalRate is limit per window.
+func (s FixedWindowSpec) NominalRate() (Rate, bool) {
+	return Rate{Permits: s.Limit, Window: s.Window}, true
+}
+
+// InitialPermits is the limit.
+func (s FixedWindowSpec) InitialPermits() int { return s.Limit }
+
+// NewFixedWindow returns a fixed window limiter of limit permits per window. It refuses what
+// FixedWindowSpec.Validate refuses and a nil clock.
 func NewFixedWindow(limit int, window time.Duration, clock Clock) (*FixedWindow, error) {
-	if limit < 1 || uint64(limit) > math.MaxUint32 {
-		return nil, configError(KindFixedWindow, "limit", fmt.Sprint(limit), "must be between 1 and 2^32-1")
-	}
-	if window <= 0 || int64(window) > maxSpan {
-		return nil, configError(KindFixedWindow, "window", FormatDuration(window), "must be positive and at most 2^62ns")
-	}
-	if err := checkWindow(KindFixedWindow, uint64(limit), window); err != nil {
+	if err := (FixedWindowSpec{Limit: limit, Window: window}).Validate(); err != nil {
 		return nil, err
 	}
 	if err := requireClock(KindFixedWindow, clock); err != nil {
@@ -160,6 +223,23 @@ func (f *FixedWindow) RetryAfterAt(now time.Duration, n int) (time.Duration, boo
 	return time.Duration(f.window - int64(now)%f.window), true
 }
 
+// RefundAt gives back n permits granted in now's window: the count falls by n if the stored
+// window is still now's and holds at least n; a window that has moved on owes nothing.
+func (f *FixedWindow) RefundAt(now time.Duration, n int) {
+	if uint(n-1) >= uint(f.limit) {
+		return
+	}
+	for {
+		s := f.state.Load()
+		if !f.within(now, s>>f.countBits) || s&f.mask < uint64(n) {
+			return
+		}
+		if f.state.CompareAndSwap(s, s-uint64(n)) {
+			return
+		}
+	}
+}
+
 // MaxPermits is the limit.
 func (f *FixedWindow) MaxPermits() int { return int(f.limit) }
 
@@ -167,8 +247,11 @@ func (f *FixedWindow) MaxPermits() int { return int(f.limit) }
 func (f *FixedWindow) Kind() Kind { return KindFixedWindow }
 
 // String is the spec: "fixed-window:limit=100,window=1s".
-func (f *FixedWindow) String() string {
-	return fmt.Sprintf("%s:limit=%d,window=%s", KindFixedWindow, f.limit, FormatDuration(time.Duration(f.window)))
+func (f *FixedWindow) String() string { return f.Spec().String() }
+
+// Spec is the limiter's configuration.
+func (f *FixedWindow) Spec() FixedWindowSpec {
+	return FixedWindowSpec{Limit: int(f.limit), Window: time.Duration(f.window)}
 }
 
 // Snapshot returns now's window, its count and its limit.
@@ -180,4 +263,13 @@ func (f *FixedWindow) Snapshot(now time.Duration) State {
 		Limit: int(f.limit), Count: int(used), Window: time.Duration(f.window),
 		WindowStart: time.Duration(start), WindowEnd: time.Duration(start + f.window),
 	}
+}
+
+// explainFixedWindow: the window's count against the limit, and when it resets.
+func explainFixedWindow(s State, n int, d Decision) string {
+	head := fmt.Sprintf("window [%s, %s) has used %d of %d", FormatDuration(s.WindowStart), FormatDuration(s.WindowEnd), s.Count, s.Limit)
+	if d == Admitted {
+		return fmt.Sprintf("%s; %d more fit", head, n)
+	}
+	return fmt.Sprintf("%s; %d more would exceed it until the window resets in %s", head, n, FormatDuration(s.WindowEnd-s.At))
 }

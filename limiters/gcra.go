@@ -1,6 +1,7 @@
 package limiters
 
 import (
+	"fmt"
 	"sync/atomic"
 	"time"
 )
@@ -54,6 +55,52 @@ func (g *gcra) acquire(now int64, n int) Decision {
 	}
 }
 
+// reserve admits n permits due within maxWait: wait = backlog + n·T − τ, admitted when
+// wait ≤ maxWait, and then TAT = max(TAT, now) + n·T as for acquire. 100/s, capacity 3, four
+// reservations at once: three pass at once (wait 0), the fourth waits 10ms. The reservation
+// horizon is capped at 2⁶² ns − τ so that TAT cannot overflow.
+func (g *gcra) reserve(now int64, n int, maxWait time.Duration) Reservation {
+	r := Reservation{Permits: n, At: time.Duration(now)}
+	if uint(n-1) >= uint(g.maxN) {
+		r.Decision = checkN(n, g.maxN)
+		return r
+	}
+	cost := int64(n) * g.interval
+	limit := min(max(int64(maxWait), 0), maxSpan-g.tolerance)
+	for {
+		tat := g.arrival.Load()
+		backlog := max(tat-now, 0)
+		wait := backlog - (g.tolerance - cost) // backlog + cost − τ, without overflow
+		if wait > limit {
+			r.Decision, r.Wait = Rejected, time.Duration(wait)
+			return r
+		}
+		if g.arrival.CompareAndSwap(tat, now+backlog+cost) {
+			r.Decision, r.Wait = Admitted, time.Duration(max(wait, 0))
+			return r
+		}
+	}
+}
+
+// refund takes n·T back off the schedule: TAT = max(TAT − n·T, now). At the instant of the
+// grant that is exact (the grant moved TAT to at least now + n·T); later, once TAT has
+// fallen behind now, nothing is owed any more and the bucket is simply full.
+func (g *gcra) refund(now int64, n int) {
+	if uint(n-1) >= uint(g.maxN) {
+		return
+	}
+	cost := int64(n) * g.interval
+	for {
+		tat := g.arrival.Load()
+		if tat <= now {
+			return
+		}
+		if g.arrival.CompareAndSwap(tat, max(tat-cost, now)) {
+			return
+		}
+	}
+}
+
 // available is ⌊(τ − backlog) / T⌋, where backlog = max(TAT − now, 0).
 func (g *gcra) available(now int64) int {
 	backlog := max(g.arrival.Load()-now, 0)
@@ -82,4 +129,29 @@ func (g *gcra) snapshot(kind Kind, now int64) State {
 		Interval:   time.Duration(g.interval),
 		Tolerance:  time.Duration(g.tolerance),
 	}
+}
+
+// explainGCRA is the sentence of the GCRA kinds (token bucket, leaky bucket, warm-up):
+// where the schedule stands and where n more permits would put it against τ.
+func explainGCRA(s State, n int, d Decision) string {
+	ramp := ""
+	if s.Kind == KindWarmUpTokenBucket {
+		if s.Age < s.WarmUp {
+			ramp = fmt.Sprintf("warming (age %s of %s, T=%s); ", FormatDuration(s.Age), FormatDuration(s.WarmUp), FormatDuration(s.Interval))
+		} else {
+			ramp = "warm; "
+		}
+	}
+	backlog := s.Backlog()
+	due := "bucket full, next permit due now"
+	if backlog > 0 {
+		due = fmt.Sprintf("next permit due at %s, %s ahead", FormatDuration(s.Arrival), FormatDuration(backlog))
+	}
+	after := backlog + time.Duration(n)*s.Interval
+	verdict := "within"
+	if d != Admitted {
+		verdict = "over"
+	}
+	return fmt.Sprintf("%s%s; %d more (T=%s) would put it %s ahead, %s the %s tolerance",
+		ramp, due, n, FormatDuration(s.Interval), FormatDuration(after), verdict, FormatDuration(s.Tolerance))
 }

@@ -1,9 +1,6 @@
 package limiters
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // LeakyBucket paces requests strictly evenly: after one permit is granted the next is
 // exactly one emission interval T = window/permits away, however long the limiter was idle.
@@ -24,21 +21,79 @@ type LeakyBucket struct {
 	clock Clock
 }
 
-var _ RateLimiter = (*LeakyBucket)(nil)
+var (
+	_ RateLimiter = (*LeakyBucket)(nil)
+	_ Reserver    = (*LeakyBucket)(nil)
+	_ Refunder    = (*LeakyBucket)(nil)
+	_ Clocked     = (*LeakyBucket)(nil)
+)
 
-// NewLeakyBucket returns a leaky bucket draining at rate. It refuses the same bad rates as
-// NewTokenBucket and a nil clock.
+// KindLeakyBucket is the leaky bucket's name in specs.
+const KindLeakyBucket Kind = "leaky-bucket"
+
+// LeakyBucketSpec configures a LeakyBucket: "leaky-bucket:rate=100/1s".
+type LeakyBucketSpec struct {
+	Rate Rate // one permit per emission interval T = window/permits
+}
+
+var leakyBucketKind = KindInfo{
+	Kind: KindLeakyBucket, Family: FamilyRatelab, Shape: ShapeSchedule,
+	Summary: "strictly even pacing, one permit per emission interval",
+	Example: "leaky-bucket:rate=100/1s",
+	Color:   "#009e73", ColorName: "green", Glyph: "square",
+	Fields:  fieldInfos[LeakyBucketSpec](),
+	parse:   specParser(LeakyBucketSpec{}),
+	explain: explainGCRA,
+}
+
+func (s *LeakyBucketSpec) fields() []field {
+	return []field{rateField("rate", true, "permits per window, e.g. 100/1s", &s.Rate)}
+}
+
+// Kind is KindLeakyBucket.
+func (s LeakyBucketSpec) Kind() Kind { return KindLeakyBucket }
+
+// String is "leaky-bucket:rate=100/1s".
+func (s LeakyBucketSpec) String() string { return formatSpec(KindLeakyBucket, s.fields()) }
+
+// Validate refuses the bad rates TokenBucketSpec refuses and an emission interval beyond 2⁶² ns.
+func (s LeakyBucketSpec) Validate() error {
+	if err := s.Rate.validate(KindLeakyBucket); err != nil {
+		return err
+	}
+	if int64(s.Rate.Interval()) > maxSpan {
+		return configError(KindLeakyBucket, "rate", s.Rate.String(), "emission interval exceeds 2^62ns (146 years)")
+	}
+	return nil
+}
+
+// New is NewLeakyBucket(s.Rate, clock).
+func (s LeakyBucketSpec) New(clock Clock) (Limiter, error) { return NewLeakyBucket(s.Rate, clock) }
+
+// AdmissionBound is ⌈L/T⌉; 100/s over 1s: 100.
+func (s LeakyBucketSpec) AdmissionBound(L time.Duration) (int64, bool) {
+	return divCeil(int64(L), int64(s.Rate.Interval())), true
+}
+
+// NaturalWindow is the rate's window.
+func (s LeakyBucketSpec) NaturalWindow() time.Duration { return s.Rate.Window }
+
+// NominalRate is the rate.
+func (s LeakyBucketSpec) NominalRate() (Rate, bool) { return s.Rate, true }
+
+// InitialPermits is 1: nothing accumulates beyond the next permit.
+func (s LeakyBucketSpec) InitialPermits() int { return 1 }
+
+// NewLeakyBucket returns a leaky bucket draining at rate. It refuses what
+// LeakyBucketSpec.Validate refuses and a nil clock.
 func NewLeakyBucket(rate Rate, clock Clock) (*LeakyBucket, error) {
-	if err := rate.validate(KindLeakyBucket); err != nil {
+	if err := (LeakyBucketSpec{Rate: rate}).Validate(); err != nil {
 		return nil, err
 	}
 	if err := requireClock(KindLeakyBucket, clock); err != nil {
 		return nil, err
 	}
 	t := int64(rate.Interval())
-	if t > maxSpan {
-		return nil, configError(KindLeakyBucket, "rate", rate.String(), "emission interval exceeds 2^62ns (146 years)")
-	}
 	b := &LeakyBucket{rate: rate, clock: clock}
 	b.init(t, t)
 	return b, nil
@@ -67,6 +122,22 @@ func (b *LeakyBucket) RetryAfterAt(now time.Duration, n int) (time.Duration, boo
 	return b.retryAfter(int64(now), n)
 }
 
+// ReserveAt takes n permits due within maxWait: admitted with wait
+// max(backlog + n·T − τ, 0) when that is at most maxWait.
+func (b *LeakyBucket) ReserveAt(now time.Duration, n int, maxWait time.Duration) Reservation {
+	return b.reserve(int64(now), n, maxWait)
+}
+
+// CancelAt gives an admitted reservation's n·T back to the schedule.
+func (b *LeakyBucket) CancelAt(now time.Duration, r Reservation) {
+	if r.Decision == Admitted {
+		b.refund(int64(now), r.Permits)
+	}
+}
+
+// RefundAt gives n permits granted at now back: TAT = max(TAT − n·T, now).
+func (b *LeakyBucket) RefundAt(now time.Duration, n int) { b.refund(int64(now), n) }
+
 // MaxPermits is 1.
 func (b *LeakyBucket) MaxPermits() int { return 1 }
 
@@ -74,7 +145,10 @@ func (b *LeakyBucket) MaxPermits() int { return 1 }
 func (b *LeakyBucket) Kind() Kind { return KindLeakyBucket }
 
 // String is the spec: "leaky-bucket:rate=100/1s".
-func (b *LeakyBucket) String() string { return fmt.Sprintf("%s:rate=%s", KindLeakyBucket, b.rate) }
+func (b *LeakyBucket) String() string { return b.Spec().String() }
+
+// Spec is the limiter's configuration.
+func (b *LeakyBucket) Spec() LeakyBucketSpec { return LeakyBucketSpec{Rate: b.rate} }
 
 // Snapshot returns TAT, T, τ (= T) and the permits available at now.
 func (b *LeakyBucket) Snapshot(now time.Duration) State {

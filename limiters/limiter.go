@@ -2,7 +2,6 @@ package limiters
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 	"time"
 )
@@ -24,20 +23,6 @@ func NewMonotonicClock() *MonotonicClock { return &MonotonicClock{start: time.No
 
 // Now returns the time elapsed since the clock was made.
 func (c *MonotonicClock) Now() time.Duration { return time.Since(c.start) }
-
-// Kind names an algorithm. Its value is the name used in limiter specs ("token-bucket:…").
-type Kind string
-
-// The six algorithms of ratelab. Later kinds are added as new constants; nothing here
-// assumes there are exactly six.
-const (
-	KindTokenBucket       Kind = "token-bucket"
-	KindLeakyBucket       Kind = "leaky-bucket"
-	KindSlidingWindow     Kind = "sliding-window"
-	KindFixedWindow       Kind = "fixed-window"
-	KindWarmUpTokenBucket Kind = "warm-up"
-	KindConcurrency       Kind = "concurrency"
-)
 
 // Decision is the outcome of an acquire.
 type Decision uint8
@@ -68,12 +53,15 @@ func (d Decision) String() string {
 	return fmt.Sprintf("Decision(%d)", uint8(d))
 }
 
-// Limiter is what every algorithm offers. All methods are safe for concurrent use, take no
-// lock and allocate nothing (Snapshot and String excepted).
+// Limiter is the core every kind implements: decide n permits at time t, and say what it is.
+// What only some kinds can do (say when to retry, make a caller wait, release, refund, take
+// feedback) is a capability: a small interface of its own beside this one (capability.go),
+// discovered by CapabilitiesOf.
 //
-// The ...At forms take the time explicitly, in the style of x/time/rate's AllowN(t, n): they
-// are the fast path the simulator calls and the seam every test uses. The plain forms read
-// the limiter's clock and call them.
+// All methods are safe for concurrent use, take no lock and allocate nothing (Snapshot and
+// String excepted). Time is explicit, in the style of x/time/rate's AllowN(t, n): it is the
+// fast path the simulator calls and the seam every test uses; the kinds that hold a clock
+// also offer the plain forms (Clocked).
 //
 // Times passed to the At forms should not run backwards by more than the limiter's window.
 // A late caller is never allowed to reset state that newer callers built: GCRA kinds judge it
@@ -84,14 +72,8 @@ func (d Decision) String() string {
 type Limiter interface {
 	// AcquireAt tries to take n permits at time now and says what happened.
 	AcquireAt(now time.Duration, n int) Decision
-	// TryAcquireAt reports whether n permits were taken at time now.
-	TryAcquireAt(now time.Duration, n int) bool
-	// TryAcquire is TryAcquireAt at the clock's current time.
-	TryAcquire(n int) bool
 	// AvailableAt is how many permits a request at time now could take.
 	AvailableAt(now time.Duration) int
-	// Available is AvailableAt at the clock's current time.
-	Available() int
 	// MaxPermits is the largest n that can ever be granted at once. A request for more is
 	// answered Never.
 	MaxPermits() int
@@ -104,13 +86,21 @@ type Limiter interface {
 	Snapshot(now time.Duration) State
 }
 
-// RateLimiter is a Limiter on a time axis: it can say when a refused request would pass.
+// Clocked is a limiter that reads its own clock: the plain forms a production caller uses.
+// Every ratelab kind is Clocked.
+type Clocked interface {
+	Limiter
+	// TryAcquire reports whether n permits were taken now, by the limiter's clock.
+	TryAcquire(n int) bool
+	// Available is AvailableAt at the clock's current time.
+	Available() int
+}
+
+// RateLimiter is a Limiter on a time axis that can say when a refused request would pass:
+// the core with the retry-after capability.
 type RateLimiter interface {
 	Limiter
-	// RetryAfterAt is how long after now a request for n permits would first be admitted,
-	// assuming nothing else takes permits meanwhile: what a Retry-After header carries.
-	// 0 means now. ok is false when n can never be admitted (n > MaxPermits(), or n <= 0).
-	RetryAfterAt(now time.Duration, n int) (wait time.Duration, ok bool)
+	RetryAfter
 }
 
 // Rate is Permits per Window, e.g. Rate{100, time.Second} for 100/s.
@@ -227,14 +217,4 @@ func FormatDuration(d time.Duration) string {
 		s = s[:n-2] // "1h0m" → "1h"
 	}
 	return s
-}
-
-func saturatingMul(a, b int64) int64 {
-	if a == 0 || b == 0 {
-		return 0
-	}
-	if a > math.MaxInt64/b {
-		return math.MaxInt64
-	}
-	return a * b
 }

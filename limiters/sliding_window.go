@@ -53,32 +53,102 @@ type SlidingWindow struct {
 	clock      Clock
 }
 
-var _ RateLimiter = (*SlidingWindow)(nil)
+var (
+	_ RateLimiter = (*SlidingWindow)(nil)
+	_ Refunder    = (*SlidingWindow)(nil)
+	_ Clocked     = (*SlidingWindow)(nil)
+)
 
 // DefaultSlots is the slot count used when a spec does not give one.
 const DefaultSlots = 10
 
+// KindSlidingWindow is the sliding window's name in specs.
+const KindSlidingWindow Kind = "sliding-window"
+
+// SlidingWindowSpec configures a SlidingWindow: "sliding-window:limit=100,window=1s,slots=10".
+type SlidingWindowSpec struct {
+	Limit  int           // permits per rolling window
+	Window time.Duration // the rolling window
+	Slots  int           // buckets the window is measured in (DefaultSlots when a spec omits it)
+}
+
+var slidingWindowKind = KindInfo{
+	Kind: KindSlidingWindow, Family: FamilyRatelab, Shape: ShapeSlots,
+	Summary: "limit per rolling window, measured in slots",
+	Example: "sliding-window:limit=100,window=1s,slots=10",
+	Color:   "#e69f00", ColorName: "orange", Glyph: "ring",
+	Fields:  fieldInfos[SlidingWindowSpec](),
+	parse:   specParser(SlidingWindowSpec{Slots: DefaultSlots}),
+	explain: explainSlidingWindow,
+}
+
+func (s *SlidingWindowSpec) fields() []field {
+	return []field{
+		intField("limit", true, "permits per rolling window", &s.Limit),
+		durationField("window", true, "the rolling window", &s.Window),
+		intField("slots", false, fmt.Sprintf("buckets the window is measured in (default %d)", DefaultSlots), &s.Slots),
+	}
+}
+
+// Kind is KindSlidingWindow.
+func (s SlidingWindowSpec) Kind() Kind { return KindSlidingWindow }
+
+// String is "sliding-window:limit=100,window=1s,slots=10".
+func (s SlidingWindowSpec) String() string { return formatSpec(KindSlidingWindow, s.fields()) }
+
+// Validate refuses a limit below 1 or above 2³²−1, a non-positive window or one beyond
+// 2⁶² ns, a window shorter than 2^(bits.Len(limit)−1) ns (only needed above about one permit
+// per ns), slots below 1 or above 4096, and a window that is not a whole number of
+// nanoseconds per slot (1s in 7 slots).
+func (s SlidingWindowSpec) Validate() error {
+	if s.Limit < 1 || uint64(s.Limit) > math.MaxUint32 {
+		return configError(KindSlidingWindow, "limit", fmt.Sprint(s.Limit), "must be between 1 and 2^32-1")
+	}
+	if s.Window <= 0 || int64(s.Window) > maxSpan {
+		return configError(KindSlidingWindow, "window", FormatDuration(s.Window), "must be positive and at most 2^62ns")
+	}
+	if err := checkWindow(KindSlidingWindow, uint64(s.Limit), s.Window); err != nil {
+		return err
+	}
+	if s.Slots < 1 || s.Slots > 4096 {
+		return configError(KindSlidingWindow, "slots", fmt.Sprint(s.Slots), "must be between 1 and 4096")
+	}
+	if int64(s.Window)%int64(s.Slots) != 0 {
+		return configError(KindSlidingWindow, "slots", fmt.Sprint(s.Slots),
+			fmt.Sprintf("window %s is not a whole number of nanoseconds per slot", FormatDuration(s.Window)))
+	}
+	return nil
+}
+
+// New is NewSlidingWindow(s.Limit, s.Window, s.Slots, clock).
+func (s SlidingWindowSpec) New(clock Clock) (Limiter, error) {
+	return NewSlidingWindow(s.Limit, s.Window, s.Slots, clock)
+}
+
+// AdmissionBound is limit·⌈k/slots⌉ where k = ⌈(L−1ns)/slotLength⌉ + 1 is the number of
+// slot-indices the interval can touch: 100 per 1s in 10 slots: 100 over 900ms, 200 over 1s.
+func (s SlidingWindowSpec) AdmissionBound(L time.Duration) (int64, bool) {
+	slots := int64(max(s.Slots, 1))
+	k := touched(L, s.Window/time.Duration(slots))
+	return int64(s.Limit) * divCeil(k, slots), true
+}
+
+// NaturalWindow is the window.
+func (s SlidingWindowSpec) NaturalWindow() time.Duration { return s.Window }
+
+// NominalRate is limit per window.
+func (s SlidingWindowSpec) NominalRate() (Rate, bool) {
+	return Rate{Permits: s.Limit, Window: s.Window}, true
+}
+
+// InitialPermits is the limit.
+func (s SlidingWindowSpec) InitialPermits() int { return s.Limit }
+
 // NewSlidingWindow returns a sliding window limiter of limit permits per window, measured in
-// slots buckets. It refuses a limit below 1 or above 2³²−1, a non-positive window, a window
-// shorter than 2^(bits.Len(limit)−1) ns (only needed above about one permit per ns), slots
-// below 1 or above 4096, a window that is not a whole number of nanoseconds per slot (1s in 7
-// slots), and a nil clock.
+// slots buckets. It refuses what SlidingWindowSpec.Validate refuses and a nil clock.
 func NewSlidingWindow(limit int, window time.Duration, slots int, clock Clock) (*SlidingWindow, error) {
-	if limit < 1 || uint64(limit) > math.MaxUint32 {
-		return nil, configError(KindSlidingWindow, "limit", fmt.Sprint(limit), "must be between 1 and 2^32-1")
-	}
-	if window <= 0 || int64(window) > maxSpan {
-		return nil, configError(KindSlidingWindow, "window", FormatDuration(window), "must be positive and at most 2^62ns")
-	}
-	if err := checkWindow(KindSlidingWindow, uint64(limit), window); err != nil {
+	if err := (SlidingWindowSpec{Limit: limit, Window: window, Slots: slots}).Validate(); err != nil {
 		return nil, err
-	}
-	if slots < 1 || slots > 4096 {
-		return nil, configError(KindSlidingWindow, "slots", fmt.Sprint(slots), "must be between 1 and 4096")
-	}
-	if int64(window)%int64(slots) != 0 {
-		return nil, configError(KindSlidingWindow, "slots", fmt.Sprint(slots),
-			fmt.Sprintf("window %s is not a whole number of nanoseconds per slot", FormatDuration(window)))
 	}
 	if err := requireClock(KindSlidingWindow, clock); err != nil {
 		return nil, err
@@ -291,6 +361,26 @@ func (s *SlidingWindow) RetryAfterAt(now time.Duration, n int) (time.Duration, b
 	return time.Duration(curStart + int64(slots)*s.slotLength - int64(now)), true
 }
 
+// RefundAt gives back n permits granted at now: now's slot's count falls by n if its bucket
+// still holds now's generation with at least n; a slot that has expired owes nothing.
+func (s *SlidingWindow) RefundAt(now time.Duration, n int) {
+	if checkN(n, int(s.limit)) != Admitted {
+		return
+	}
+	gen, pos := s.position(now)
+	bucket := &s.buckets[pos]
+	mask := uint64(1)<<s.countBits - 1
+	for {
+		w := bucket.Load()
+		if s.newer(w, gen) != 0 || w&mask < uint64(n) {
+			return
+		}
+		if bucket.CompareAndSwap(w, w-uint64(n)) {
+			return
+		}
+	}
+}
+
 // MaxPermits is the limit.
 func (s *SlidingWindow) MaxPermits() int { return int(s.limit) }
 
@@ -298,9 +388,11 @@ func (s *SlidingWindow) MaxPermits() int { return int(s.limit) }
 func (s *SlidingWindow) Kind() Kind { return KindSlidingWindow }
 
 // String is the spec: "sliding-window:limit=100,window=1s,slots=10".
-func (s *SlidingWindow) String() string {
-	return fmt.Sprintf("%s:limit=%d,window=%s,slots=%d", KindSlidingWindow, s.limit,
-		FormatDuration(time.Duration(s.window)), len(s.buckets))
+func (s *SlidingWindow) String() string { return s.Spec().String() }
+
+// Spec is the limiter's configuration.
+func (s *SlidingWindow) Spec() SlidingWindowSpec {
+	return SlidingWindowSpec{Limit: int(s.limit), Window: time.Duration(s.window), Slots: len(s.buckets)}
 }
 
 // Snapshot returns every slot of the window ending at now's slot, oldest first, with its
@@ -332,4 +424,19 @@ func (s *SlidingWindow) Snapshot(now time.Duration) State {
 		st.Slots = append(st.Slots, slot)
 	}
 	return st
+}
+
+// explainSlidingWindow: the live slots' count against the limit, and which slot must expire.
+func explainSlidingWindow(s State, n int, d Decision) string {
+	head := fmt.Sprintf("live slots [%s, %s) hold %d of %d", FormatDuration(s.WindowStart), FormatDuration(s.WindowEnd), s.Count, s.Limit)
+	if d == Admitted {
+		return fmt.Sprintf("%s; %d more fit", head, n)
+	}
+	for _, slot := range s.Slots {
+		if slot.Live && slot.Count > 0 {
+			return fmt.Sprintf("%s; %d more would exceed it until the oldest live slot (%d permits, from %s) expires at %s",
+				head, n, slot.Count, FormatDuration(slot.Start), FormatDuration(slot.Start+s.Window))
+		}
+	}
+	return fmt.Sprintf("%s; %d more would exceed it", head, n)
 }

@@ -18,17 +18,39 @@ import (
 //	warm-up:capacity=10,rate=100/1s,warmup=10s
 //	concurrency:max=20
 //
-// A rate is permits/window; "100/s" is short for "100/1s". Fields that do not apply to the
-// kind are zero.
-type Spec struct {
-	Kind     Kind
-	Capacity int
-	Rate     Rate
-	Limit    int
-	Window   time.Duration
-	Slots    int
-	WarmUp   time.Duration
-	Max      int
+// A rate is permits/window; "100/s" is short for "100/1s". Each kind has its own spec type
+// (TokenBucketSpec, …) holding just its fields; ParseSpec reads any of them and String prints
+// it back. A spec is a plain comparable value: two specs are equal when they describe the
+// same limiter.
+type Spec interface {
+	// Kind names the algorithm.
+	Kind() Kind
+	// String is the spec as ParseSpec reads it; the limiter built from it prints the same.
+	String() string
+	// Validate refuses, with a *ConfigError naming the field, what New would refuse (a nil
+	// clock apart), without building anything.
+	Validate() error
+	// New builds the limiter on clock (ignored by kinds with no time axis).
+	New(clock Clock) (Limiter, error)
+	// AdmissionBound is the most permits the kind promises to admit in any half-open
+	// interval of length L > 0 — the exact worst case, reachable by an adversarial arrival
+	// pattern — and false for kinds with no time axis.
+	AdmissionBound(L time.Duration) (int64, bool)
+	// NaturalWindow is the span the spec is usually judged over (a rate's window, a window
+	// limiter's window), 0 for kinds with no time axis.
+	NaturalWindow() time.Duration
+	// NominalRate is the steady rate the spec promises, false for kinds with no time axis.
+	NominalRate() (Rate, bool)
+	// InitialPermits is what a fresh limiter of this spec has available at time 0.
+	InitialPermits() int
+}
+
+// AdmissionBound is spec.AdmissionBound(L), and 0 for an empty interval (L ≤ 0).
+func AdmissionBound(spec Spec, L time.Duration) (int64, bool) {
+	if L <= 0 {
+		return 0, true
+	}
+	return spec.AdmissionBound(L)
 }
 
 // SpecError is a spec that could not be read. It names the field and the value.
@@ -46,101 +68,142 @@ func (e *SpecError) Error() string {
 	return fmt.Sprintf("limiter spec %q: %s=%s: %s", e.Spec, e.Field, e.Value, e.Reason)
 }
 
-// KindInfo describes one algorithm for listings and spec parsing.
-type KindInfo struct {
-	Kind     Kind
-	Summary  string
-	Example  string
-	Required []string
-	Optional []string
-}
-
-// Kinds lists every algorithm, in the order ratelab shows them.
-func Kinds() []KindInfo {
-	return []KindInfo{
-		{KindTokenBucket, "average rate, bursts up to capacity after idle (GCRA)", "token-bucket:capacity=3,rate=100/1s", []string{"capacity", "rate"}, nil},
-		{KindLeakyBucket, "strictly even pacing, one permit per emission interval", "leaky-bucket:rate=100/1s", []string{"rate"}, nil},
-		{KindSlidingWindow, "limit per rolling window, measured in slots", "sliding-window:limit=100,window=1s,slots=10", []string{"limit", "window"}, []string{"slots"}},
-		{KindFixedWindow, "limit per clock-aligned window; 2×limit at a boundary", "fixed-window:limit=100,window=1s", []string{"limit", "window"}, nil},
-		{KindWarmUpTokenBucket, "token bucket whose rate ramps from 1/3 to full over the warm-up", "warm-up:capacity=10,rate=100/1s,warmup=10s", []string{"capacity", "rate", "warmup"}, nil},
-		{KindConcurrency, "at most max in flight at once (bulkhead); no time axis", "concurrency:max=20", []string{"max"}, nil},
-	}
-}
-
-func kindInfo(k Kind) (KindInfo, bool) {
-	for _, info := range Kinds() {
-		if info.Kind == k {
-			return info, true
-		}
-	}
-	return KindInfo{}, false
-}
-
 // ParseSpec reads one limiter spec. Every field the kind needs must be given once; unknown
 // fields, duplicates and bad values are errors naming the field and value. It checks syntax;
-// New checks the values against the algorithm's limits.
+// Validate (and New) check the values against the algorithm's limits.
 func ParseSpec(text string) (Spec, error) {
 	fail := func(field, value, reason string) (Spec, error) {
-		return Spec{}, &SpecError{Spec: text, Field: field, Value: value, Reason: reason}
+		return nil, &SpecError{Spec: text, Field: field, Value: value, Reason: reason}
 	}
 	kindText, params, _ := strings.Cut(strings.TrimSpace(text), ":")
-	info, ok := kindInfo(Kind(kindText))
-	if !ok {
-		names := make([]string, 0, 6)
-		for _, k := range Kinds() {
-			names = append(names, string(k.Kind))
-		}
-		return fail("", "", fmt.Sprintf("unknown kind %q (known: %s)", kindText, strings.Join(names, ", ")))
+	info := lookup(Kind(kindText))
+	if info == nil {
+		return fail("", "", fmt.Sprintf("unknown kind %q (known: %s)", kindText, KindNames()))
 	}
-	spec := Spec{Kind: info.Kind}
-	if info.Kind == KindSlidingWindow {
-		spec.Slots = DefaultSlots
-	}
+	fields, done := info.parse()
 	seen := map[string]bool{}
-	for _, field := range strings.Split(params, ",") {
-		if strings.TrimSpace(field) == "" {
+	for _, text := range strings.Split(params, ",") {
+		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		key, value, hasValue := strings.Cut(field, "=")
+		key, value, hasValue := strings.Cut(text, "=")
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 		if !hasValue {
 			return fail(key, "", "expected key=value")
 		}
-		if !slices.Contains(info.Required, key) && !slices.Contains(info.Optional, key) {
+		i := slices.IndexFunc(fields, func(f field) bool { return f.Name == key })
+		if i < 0 {
 			return fail(key, value, fmt.Sprintf("not a field of %s (fields: %s)", info.Kind,
-				strings.Join(append(append([]string{}, info.Required...), info.Optional...), ", ")))
+				strings.Join(append(info.Required(), info.Optional()...), ", ")))
 		}
 		if seen[key] {
 			return fail(key, value, "given twice")
 		}
 		seen[key] = true
-		var err error
-		switch key {
-		case "capacity":
-			spec.Capacity, err = parsePositiveInt(value)
-		case "limit":
-			spec.Limit, err = parsePositiveInt(value)
-		case "slots":
-			spec.Slots, err = parsePositiveInt(value)
-		case "max":
-			spec.Max, err = parsePositiveInt(value)
-		case "window":
-			spec.Window, err = parsePositiveDuration(value)
-		case "warmup":
-			spec.WarmUp, err = parsePositiveDuration(value)
-		case "rate":
-			spec.Rate, err = ParseRate(value)
-		}
-		if err != nil {
+		if err := fields[i].set(value); err != nil {
 			return fail(key, value, err.Error())
 		}
 	}
-	for _, key := range info.Required {
-		if !seen[key] {
-			return fail(key, "", "missing (e.g. "+info.Example+")")
+	for _, f := range fields {
+		if f.Required && !seen[f.Name] {
+			return fail(f.Name, "", "missing (e.g. "+info.Example+")")
 		}
 	}
-	return spec, nil
+	return done(), nil
+}
+
+// Parse reads a spec and builds its limiter on clock.
+func Parse(text string, clock Clock) (Limiter, error) {
+	spec, err := ParseSpec(text)
+	if err != nil {
+		return nil, err
+	}
+	return spec.New(clock)
+}
+
+// field is one spec field bound to the spec value being read or printed.
+type field struct {
+	FieldInfo
+	set  func(text string) error
+	get  func() string
+	omit func() bool // nil: always printed
+}
+
+func intField(name string, required bool, meaning string, v *int) field {
+	return field{
+		FieldInfo: FieldInfo{Name: name, Required: required, Meaning: meaning},
+		set: func(text string) (err error) {
+			*v, err = parsePositiveInt(text)
+			return err
+		},
+		get: func() string { return strconv.Itoa(*v) },
+	}
+}
+
+func durationField(name string, required bool, meaning string, v *time.Duration) field {
+	return field{
+		FieldInfo: FieldInfo{Name: name, Required: required, Meaning: meaning},
+		set: func(text string) (err error) {
+			*v, err = parsePositiveDuration(text)
+			return err
+		},
+		get: func() string { return FormatDuration(*v) },
+	}
+}
+
+func rateField(name string, required bool, meaning string, v *Rate) field {
+	return field{
+		FieldInfo: FieldInfo{Name: name, Required: required, Meaning: meaning},
+		set: func(text string) (err error) {
+			*v, err = ParseRate(text)
+			return err
+		},
+		get: func() string { return v.String() },
+	}
+}
+
+// formatSpec prints kind:name=value,… in the fields' order: the one formatter every spec
+// type's String uses, so that a spec and its limiter cannot print differently.
+func formatSpec(kind Kind, fields []field) string {
+	var b strings.Builder
+	b.WriteString(string(kind))
+	sep := byte(':')
+	for _, f := range fields {
+		if f.omit != nil && f.omit() {
+			continue
+		}
+		b.WriteByte(sep)
+		b.WriteString(f.Name)
+		b.WriteByte('=')
+		b.WriteString(f.get())
+		sep = ','
+	}
+	return b.String()
+}
+
+// specParser makes a KindInfo's parse function for spec type T, starting from defaults.
+func specParser[T Spec, P interface {
+	*T
+	fields() []field
+}](defaults T) func() ([]field, func() Spec) {
+	return func() ([]field, func() Spec) {
+		s := defaults
+		return P(&s).fields(), func() Spec { return s }
+	}
+}
+
+// fieldInfos lists spec type T's fields for its KindInfo.
+func fieldInfos[T any, P interface {
+	*T
+	fields() []field
+}]() []FieldInfo {
+	var zero T
+	fields := P(&zero).fields()
+	infos := make([]FieldInfo, len(fields))
+	for i, f := range fields {
+		infos[i] = f.FieldInfo
+	}
+	return infos
 }
 
 // ParseRate reads "100/1s", "7/100ms" or "100/s" (one second).
@@ -185,50 +248,11 @@ func parsePositiveDuration(text string) (time.Duration, error) {
 	return d, nil
 }
 
-// New builds the limiter the spec describes on clock (ignored by the concurrency limiter).
-// Values the algorithm cannot honour are refused with a *ConfigError.
-func (s Spec) New(clock Clock) (Limiter, error) {
-	switch s.Kind {
-	case KindTokenBucket:
-		return NewTokenBucket(s.Capacity, s.Rate, clock)
-	case KindLeakyBucket:
-		return NewLeakyBucket(s.Rate, clock)
-	case KindSlidingWindow:
-		return NewSlidingWindow(s.Limit, s.Window, s.Slots, clock)
-	case KindFixedWindow:
-		return NewFixedWindow(s.Limit, s.Window, clock)
-	case KindWarmUpTokenBucket:
-		return NewWarmUpTokenBucket(s.Capacity, s.Rate, s.WarmUp, clock)
-	case KindConcurrency:
-		return NewConcurrency(s.Max)
-	}
-	return nil, fmt.Errorf("limiters: unknown kind %q", s.Kind)
+// touched is the number of spans of length span that a half-open interval of length L > 0
+// can touch: ⌈(L−1ns)/span⌉ + 1.
+func touched(L, span time.Duration) int64 {
+	return (int64(L)-1+int64(span)-1)/int64(span) + 1
 }
 
-// String formats the spec as ParseSpec reads it; the limiter built from it prints the same.
-func (s Spec) String() string {
-	switch s.Kind {
-	case KindTokenBucket:
-		return fmt.Sprintf("%s:capacity=%d,rate=%s", s.Kind, s.Capacity, s.Rate)
-	case KindLeakyBucket:
-		return fmt.Sprintf("%s:rate=%s", s.Kind, s.Rate)
-	case KindSlidingWindow:
-		return fmt.Sprintf("%s:limit=%d,window=%s,slots=%d", s.Kind, s.Limit, FormatDuration(s.Window), s.Slots)
-	case KindFixedWindow:
-		return fmt.Sprintf("%s:limit=%d,window=%s", s.Kind, s.Limit, FormatDuration(s.Window))
-	case KindWarmUpTokenBucket:
-		return fmt.Sprintf("%s:capacity=%d,rate=%s,warmup=%s", s.Kind, s.Capacity, s.Rate, FormatDuration(s.WarmUp))
-	case KindConcurrency:
-		return fmt.Sprintf("%s:max=%d", s.Kind, s.Max)
-	}
-	return string(s.Kind)
-}
-
-// Parse reads a spec and builds its limiter on clock.
-func Parse(text string, clock Clock) (Limiter, error) {
-	spec, err := ParseSpec(text)
-	if err != nil {
-		return nil, err
-	}
-	return spec.New(clock)
-}
+// divCeil is ⌈a/b⌉ for a ≥ 0, b > 0.
+func divCeil(a, b int64) int64 { return (a + b - 1) / b }

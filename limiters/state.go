@@ -46,6 +46,15 @@ type Slot struct {
 	StaleStart time.Duration `json:"stale_start_ns,omitempty"` // the start of that older generation's slot
 }
 
+// Shape is how the state is drawn: its kind's registry entry's Shape, "" for a kind outside
+// the registry.
+func (s State) Shape() Shape {
+	if info := lookup(s.Kind); info != nil {
+		return info.Shape
+	}
+	return ""
+}
+
 // Backlog is how far the GCRA schedule runs ahead of At: max(Arrival − At, 0).
 func (s State) Backlog() time.Duration { return max(s.Arrival-s.At, 0) }
 
@@ -61,56 +70,8 @@ func (s State) Explain(n int, d Decision) string {
 	case Never:
 		return fmt.Sprintf("asks for %d permits, more than the %d this %s can ever grant at once", n, s.MaxPermits, s.Kind)
 	}
-	switch s.Kind {
-	case KindTokenBucket, KindLeakyBucket, KindWarmUpTokenBucket:
-		return s.explainGCRA(n, d)
-	case KindFixedWindow:
-		head := fmt.Sprintf("window [%s, %s) has used %d of %d", FormatDuration(s.WindowStart), FormatDuration(s.WindowEnd), s.Count, s.Limit)
-		if d == Admitted {
-			return fmt.Sprintf("%s; %d more fit", head, n)
-		}
-		return fmt.Sprintf("%s; %d more would exceed it until the window resets in %s", head, n, FormatDuration(s.WindowEnd-s.At))
-	case KindSlidingWindow:
-		head := fmt.Sprintf("live slots [%s, %s) hold %d of %d", FormatDuration(s.WindowStart), FormatDuration(s.WindowEnd), s.Count, s.Limit)
-		if d == Admitted {
-			return fmt.Sprintf("%s; %d more fit", head, n)
-		}
-		for _, slot := range s.Slots {
-			if slot.Live && slot.Count > 0 {
-				return fmt.Sprintf("%s; %d more would exceed it until the oldest live slot (%d permits, from %s) expires at %s",
-					head, n, slot.Count, FormatDuration(slot.Start), FormatDuration(slot.Start+s.Window))
-			}
-		}
-		return fmt.Sprintf("%s; %d more would exceed it", head, n)
-	case KindConcurrency:
-		head := fmt.Sprintf("%d of %d in flight", s.InFlight, s.Max)
-		if d == Admitted {
-			return fmt.Sprintf("%s; %d more fit", head, n)
-		}
-		return fmt.Sprintf("%s; %d more would exceed the bulkhead until permits are released", head, n)
+	if info := lookup(s.Kind); info != nil {
+		return info.explain(s, n, d)
 	}
 	return fmt.Sprintf("%s (%s)", d, s.Kind)
-}
-
-func (s State) explainGCRA(n int, d Decision) string {
-	ramp := ""
-	if s.Kind == KindWarmUpTokenBucket {
-		if s.Age < s.WarmUp {
-			ramp = fmt.Sprintf("warming (age %s of %s, T=%s); ", FormatDuration(s.Age), FormatDuration(s.WarmUp), FormatDuration(s.Interval))
-		} else {
-			ramp = "warm; "
-		}
-	}
-	backlog := s.Backlog()
-	due := "bucket full, next permit due now"
-	if backlog > 0 {
-		due = fmt.Sprintf("next permit due at %s, %s ahead", FormatDuration(s.Arrival), FormatDuration(backlog))
-	}
-	after := backlog + time.Duration(n)*s.Interval
-	verdict := "within"
-	if d != Admitted {
-		verdict = "over"
-	}
-	return fmt.Sprintf("%s%s; %d more (T=%s) would put it %s ahead, %s the %s tolerance",
-		ramp, due, n, FormatDuration(s.Interval), FormatDuration(after), verdict, FormatDuration(s.Tolerance))
 }

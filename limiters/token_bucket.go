@@ -32,27 +32,92 @@ type TokenBucket struct {
 	clock    Clock
 }
 
-var _ RateLimiter = (*TokenBucket)(nil)
+var (
+	_ RateLimiter = (*TokenBucket)(nil)
+	_ Reserver    = (*TokenBucket)(nil)
+	_ Refunder    = (*TokenBucket)(nil)
+	_ Clocked     = (*TokenBucket)(nil)
+)
+
+// KindTokenBucket is the token bucket's name in specs.
+const KindTokenBucket Kind = "token-bucket"
+
+// TokenBucketSpec configures a TokenBucket: "token-bucket:capacity=3,rate=100/1s".
+type TokenBucketSpec struct {
+	Capacity int  // the largest burst, admitted at once after idle
+	Rate     Rate // the steady rate
+}
+
+var tokenBucketKind = KindInfo{
+	Kind: KindTokenBucket, Family: FamilyRatelab, Shape: ShapeSchedule,
+	Summary: "average rate, bursts up to capacity after idle (GCRA)",
+	Example: "token-bucket:capacity=3,rate=100/1s",
+	Color:   "#0072b2", ColorName: "blue", Glyph: "circle",
+	Fields:  fieldInfos[TokenBucketSpec](),
+	parse:   specParser(TokenBucketSpec{}),
+	explain: explainGCRA,
+}
+
+func (s *TokenBucketSpec) fields() []field {
+	return []field{
+		intField("capacity", true, "the largest burst, admitted at once after idle", &s.Capacity),
+		rateField("rate", true, "permits per window, e.g. 100/1s", &s.Rate),
+	}
+}
+
+// Kind is KindTokenBucket.
+func (s TokenBucketSpec) Kind() Kind { return KindTokenBucket }
+
+// String is "token-bucket:capacity=3,rate=100/1s".
+func (s TokenBucketSpec) String() string { return formatSpec(KindTokenBucket, s.fields()) }
+
+// Validate refuses a capacity below 1, a rate of zero permits or a non-positive window, an
+// emission interval below 1ns and a tolerance beyond 2⁶² ns (146 years).
+func (s TokenBucketSpec) Validate() error {
+	if s.Capacity < 1 {
+		return configError(KindTokenBucket, "capacity", fmt.Sprint(s.Capacity), "must be at least 1")
+	}
+	if err := s.Rate.validate(KindTokenBucket); err != nil {
+		return err
+	}
+	if int64(s.Capacity) > maxSpan/int64(s.Rate.Interval()) {
+		return configError(KindTokenBucket, "capacity", fmt.Sprint(s.Capacity),
+			"tolerance capacity×T exceeds 2^62ns (146 years)")
+	}
+	return nil
+}
+
+// New is NewTokenBucket(s.Capacity, s.Rate, clock).
+func (s TokenBucketSpec) New(clock Clock) (Limiter, error) {
+	return NewTokenBucket(s.Capacity, s.Rate, clock)
+}
+
+// AdmissionBound is capacity + ⌈L/T⌉ − 1: a full burst, then one per T. 100/s capacity 3
+// over 1s: 102.
+func (s TokenBucketSpec) AdmissionBound(L time.Duration) (int64, bool) {
+	return int64(s.Capacity) + divCeil(int64(L), int64(s.Rate.Interval())) - 1, true
+}
+
+// NaturalWindow is the rate's window.
+func (s TokenBucketSpec) NaturalWindow() time.Duration { return s.Rate.Window }
+
+// NominalRate is the rate.
+func (s TokenBucketSpec) NominalRate() (Rate, bool) { return s.Rate, true }
+
+// InitialPermits is the capacity: a token bucket starts full.
+func (s TokenBucketSpec) InitialPermits() int { return s.Capacity }
 
 // NewTokenBucket returns a full token bucket holding at most capacity permits (the largest
-// burst) and refilled at rate. It refuses a capacity below 1, a rate of zero permits or a
-// non-positive window, an emission interval below 1ns, a tolerance beyond 2⁶² ns (146 years),
-// and a nil clock.
+// burst) and refilled at rate. It refuses what TokenBucketSpec.Validate refuses and a nil
+// clock.
 func NewTokenBucket(capacity int, rate Rate, clock Clock) (*TokenBucket, error) {
-	if capacity < 1 {
-		return nil, configError(KindTokenBucket, "capacity", fmt.Sprint(capacity), "must be at least 1")
-	}
-	if err := rate.validate(KindTokenBucket); err != nil {
+	if err := (TokenBucketSpec{Capacity: capacity, Rate: rate}).Validate(); err != nil {
 		return nil, err
 	}
 	if err := requireClock(KindTokenBucket, clock); err != nil {
 		return nil, err
 	}
 	t := int64(rate.Interval())
-	if int64(capacity) > maxSpan/t {
-		return nil, configError(KindTokenBucket, "capacity", fmt.Sprint(capacity),
-			"tolerance capacity×T exceeds 2^62ns (146 years)")
-	}
 	b := &TokenBucket{capacity: capacity, rate: rate, clock: clock}
 	b.init(t, int64(capacity)*t)
 	return b, nil
@@ -82,6 +147,22 @@ func (b *TokenBucket) RetryAfterAt(now time.Duration, n int) (time.Duration, boo
 	return b.retryAfter(int64(now), n)
 }
 
+// ReserveAt takes n permits due within maxWait: admitted with wait
+// max(backlog + n·T − τ, 0) when that is at most maxWait.
+func (b *TokenBucket) ReserveAt(now time.Duration, n int, maxWait time.Duration) Reservation {
+	return b.reserve(int64(now), n, maxWait)
+}
+
+// CancelAt gives an admitted reservation's n·T back to the schedule.
+func (b *TokenBucket) CancelAt(now time.Duration, r Reservation) {
+	if r.Decision == Admitted {
+		b.refund(int64(now), r.Permits)
+	}
+}
+
+// RefundAt gives n permits granted at now back: TAT = max(TAT − n·T, now).
+func (b *TokenBucket) RefundAt(now time.Duration, n int) { b.refund(int64(now), n) }
+
 // MaxPermits is the capacity.
 func (b *TokenBucket) MaxPermits() int { return b.capacity }
 
@@ -89,8 +170,11 @@ func (b *TokenBucket) MaxPermits() int { return b.capacity }
 func (b *TokenBucket) Kind() Kind { return KindTokenBucket }
 
 // String is the spec: "token-bucket:capacity=3,rate=100/1s".
-func (b *TokenBucket) String() string {
-	return fmt.Sprintf("%s:capacity=%d,rate=%s", KindTokenBucket, b.capacity, b.rate)
+func (b *TokenBucket) String() string { return b.Spec().String() }
+
+// Spec is the limiter's configuration.
+func (b *TokenBucket) Spec() TokenBucketSpec {
+	return TokenBucketSpec{Capacity: b.capacity, Rate: b.rate}
 }
 
 // Snapshot returns TAT, T, τ and the permits available at now.

@@ -51,36 +51,117 @@ type WarmUpTokenBucket struct {
 	clock     Clock
 }
 
-var _ RateLimiter = (*WarmUpTokenBucket)(nil)
+var (
+	_ RateLimiter = (*WarmUpTokenBucket)(nil)
+	_ Refunder    = (*WarmUpTokenBucket)(nil)
+	_ Clocked     = (*WarmUpTokenBucket)(nil)
+)
+
+// KindWarmUpTokenBucket is the warm-up token bucket's name in specs.
+const KindWarmUpTokenBucket Kind = "warm-up"
+
+// WarmUpSpec configures a WarmUpTokenBucket: "warm-up:capacity=10,rate=100/1s,warmup=10s".
+type WarmUpSpec struct {
+	Capacity int           // the largest burst once warm
+	Rate     Rate          // the steady rate, reached at the end of the warm-up
+	WarmUp   time.Duration // the warm-up period P
+}
+
+var warmUpKind = KindInfo{
+	Kind: KindWarmUpTokenBucket, Family: FamilyRatelab, Shape: ShapeRamp,
+	Summary: "token bucket whose rate ramps from 1/3 to full over the warm-up",
+	Example: "warm-up:capacity=10,rate=100/1s,warmup=10s",
+	Color:   "#cc79a7", ColorName: "purple", Glyph: "pyramid",
+	Fields:  fieldInfos[WarmUpSpec](),
+	parse:   specParser(WarmUpSpec{}),
+	explain: explainGCRA,
+}
+
+func (s *WarmUpSpec) fields() []field {
+	return []field{
+		intField("capacity", true, "the largest burst once warm", &s.Capacity),
+		rateField("rate", true, "the steady rate once warm, e.g. 100/1s", &s.Rate),
+		durationField("warmup", true, "the warm-up period over which the rate ramps from 1/3 to full", &s.WarmUp),
+	}
+}
+
+// Kind is KindWarmUpTokenBucket.
+func (s WarmUpSpec) Kind() Kind { return KindWarmUpTokenBucket }
+
+// String is "warm-up:capacity=10,rate=100/1s,warmup=10s".
+func (s WarmUpSpec) String() string { return formatSpec(KindWarmUpTokenBucket, s.fields()) }
+
+// Validate refuses what TokenBucketSpec.Validate refuses (but for the tolerance, checked at
+// the cold interval: capacity×3T, the cost of a full burst while cold, beyond 2⁶² ns), a
+// non-positive warm-up period or one beyond 2⁶² ns, and a cold interval 3T beyond 2⁶² ns.
+func (s WarmUpSpec) Validate() error {
+	if s.Capacity < 1 {
+		return configError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(s.Capacity), "must be at least 1")
+	}
+	if err := s.Rate.validate(KindWarmUpTokenBucket); err != nil {
+		return err
+	}
+	if s.WarmUp <= 0 || int64(s.WarmUp) > maxSpan {
+		return configError(KindWarmUpTokenBucket, "warmup", FormatDuration(s.WarmUp), "must be positive and at most 2^62ns")
+	}
+	t := int64(s.Rate.Interval())
+	if t > maxSpan/ColdFactor {
+		return configError(KindWarmUpTokenBucket, "rate", s.Rate.String(),
+			"the cold interval 3T exceeds 2^62ns (146 years)")
+	}
+	// The largest cost a request can have is capacity × 3T (all of it while cold); it must
+	// not overflow.
+	if int64(s.Capacity) > maxSpan/(ColdFactor*t) {
+		return configError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(s.Capacity),
+			"capacity×3T (the cost of a full burst while cold) exceeds 2^62ns (146 years)")
+	}
+	return nil
+}
+
+// New is NewWarmUpTokenBucket(s.Capacity, s.Rate, s.WarmUp, clock).
+func (s WarmUpSpec) New(clock Clock) (Limiter, error) {
+	return NewWarmUpTokenBucket(s.Capacity, s.Rate, s.WarmUp, clock)
+}
+
+// AdmissionBound is the token bucket's, capacity + ⌈L/T⌉ − 1: the ramp only makes it stricter.
+func (s WarmUpSpec) AdmissionBound(L time.Duration) (int64, bool) {
+	return TokenBucketSpec{Capacity: s.Capacity, Rate: s.Rate}.AdmissionBound(L)
+}
+
+// NaturalWindow is the rate's window.
+func (s WarmUpSpec) NaturalWindow() time.Duration { return s.Rate.Window }
+
+// NominalRate is the steady rate, reached once warm.
+func (s WarmUpSpec) NominalRate() (Rate, bool) { return s.Rate, true }
+
+// InitialPermits is the cold burst, ⌊capacity/3⌋ but at least 1.
+func (s WarmUpSpec) InitialPermits() int { return max(s.Capacity/ColdFactor, 1) }
+
+// WarmUpPeriod is the period P over which the rate ramps.
+func (s WarmUpSpec) WarmUpPeriod() time.Duration { return s.WarmUp }
+
+// RateAt is the admission rate (permits per second) under saturating demand at limiter age
+// a: 1/I(a) = rate·1/(3 − 2a/P) before P, the rate after.
+func (s WarmUpSpec) RateAt(age time.Duration) float64 {
+	rate := float64(s.Rate.Permits) / s.Rate.Window.Seconds()
+	if age >= s.WarmUp {
+		return rate
+	}
+	a := float64(age) / float64(s.WarmUp)
+	return rate / (ColdFactor - (ColdFactor-1)*a)
+}
 
 // NewWarmUpTokenBucket returns a cold token bucket of the given capacity and steady rate,
-// warming up over warmUp from the clock's current time. It refuses what NewTokenBucket
-// refuses, a non-positive warm-up period and one beyond 2⁶² ns, and a capacity×3T (a full
-// burst at the cold interval) beyond 2⁶² ns.
+// warming up over warmUp from the clock's current time. It refuses what WarmUpSpec.Validate
+// refuses and a nil clock.
 func NewWarmUpTokenBucket(capacity int, rate Rate, warmUp time.Duration, clock Clock) (*WarmUpTokenBucket, error) {
-	if capacity < 1 {
-		return nil, configError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(capacity), "must be at least 1")
-	}
-	if err := rate.validate(KindWarmUpTokenBucket); err != nil {
+	if err := (WarmUpSpec{Capacity: capacity, Rate: rate, WarmUp: warmUp}).Validate(); err != nil {
 		return nil, err
-	}
-	if warmUp <= 0 || int64(warmUp) > maxSpan {
-		return nil, configError(KindWarmUpTokenBucket, "warmup", FormatDuration(warmUp), "must be positive and at most 2^62ns")
 	}
 	if err := requireClock(KindWarmUpTokenBucket, clock); err != nil {
 		return nil, err
 	}
 	t := int64(rate.Interval())
-	if t > maxSpan/ColdFactor {
-		return nil, configError(KindWarmUpTokenBucket, "rate", rate.String(),
-			"the cold interval 3T exceeds 2^62ns (146 years)")
-	}
-	// The largest cost a request can have is capacity × 3T (all of it while cold); it must
-	// not overflow.
-	if int64(capacity) > maxSpan/(ColdFactor*t) {
-		return nil, configError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(capacity),
-			"capacity×3T (the cost of a full burst while cold) exceeds 2^62ns (146 years)")
-	}
 	born := int64(clock.Now())
 	w := &WarmUpTokenBucket{
 		interval: t, tolerance: int64(capacity) * t, warmUp: int64(warmUp), born: born,
@@ -174,6 +255,21 @@ func (w *WarmUpTokenBucket) RetryAfterAt(now time.Duration, n int) (time.Duratio
 	return time.Duration(hi - int64(now)), true
 }
 
+// RefundAt gives n permits granted at now back: TAT = max(TAT − n·I(now), now), the cost
+// the grant paid at the interval of its instant.
+func (w *WarmUpTokenBucket) RefundAt(now time.Duration, n int) {
+	if checkN(n, w.capacity) != Admitted {
+		return
+	}
+	cost := int64(n) * w.intervalAt(int64(now))
+	for {
+		tat := w.arrival.Load()
+		if tat <= int64(now) || w.arrival.CompareAndSwap(tat, max(tat-cost, int64(now))) {
+			return
+		}
+	}
+}
+
 // MaxPermits is the capacity (only reachable once warm).
 func (w *WarmUpTokenBucket) MaxPermits() int { return w.capacity }
 
@@ -181,9 +277,11 @@ func (w *WarmUpTokenBucket) MaxPermits() int { return w.capacity }
 func (w *WarmUpTokenBucket) Kind() Kind { return KindWarmUpTokenBucket }
 
 // String is the spec: "warm-up:capacity=10,rate=100/1s,warmup=10s".
-func (w *WarmUpTokenBucket) String() string {
-	return fmt.Sprintf("%s:capacity=%d,rate=%s,warmup=%s", KindWarmUpTokenBucket, w.capacity, w.rate,
-		FormatDuration(time.Duration(w.warmUp)))
+func (w *WarmUpTokenBucket) String() string { return w.Spec().String() }
+
+// Spec is the limiter's configuration.
+func (w *WarmUpTokenBucket) Spec() WarmUpSpec {
+	return WarmUpSpec{Capacity: w.capacity, Rate: w.rate, WarmUp: time.Duration(w.warmUp)}
 }
 
 // Snapshot returns TAT, the current interval and tolerance, the age and the warm-up period.

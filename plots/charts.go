@@ -104,7 +104,10 @@ func hasWindow(sc *engine.Scenario, res *engine.Results) bool {
 	return ok
 }
 
-func hasWarmUp(sc *engine.Scenario, res *engine.Results) bool { return warmUpLane(sc) >= 0 }
+func hasWarmUp(sc *engine.Scenario, res *engine.Results) bool {
+	i, _ := warmUpLane(sc)
+	return i >= 0
+}
 
 func hasDownstream(sc *engine.Scenario, res *engine.Results) bool { return sc.Downstream != nil }
 
@@ -481,7 +484,8 @@ func State(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	queue := sc.Client.Policy == engine.PolicyQueue
 	for _, l := range sc.Lanes {
 		for _, s := range l.Stack {
-			inFlight = inFlight || s.Kind == limiters.KindConcurrency
+			_, timed := s.NominalRate()
+			inFlight = inFlight || !timed
 		}
 		queue = queue || (l.Client != nil && l.Client.Policy == engine.PolicyQueue)
 	}
@@ -497,10 +501,10 @@ func State(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 		pn := &Panel{Title: laneTitle(sc, res, i), TitleColor: LaneColor(sc.Lanes[i]), YLabel: "count", IntY: true,
 			XMin: 0, XMax: toUnit(res.Horizon, per)}
 		for k, spec := range stackOf(sc.Lanes[i], l) {
-			s := Series{Label: fmt.Sprintf("available permits: stage %d (%s)", k+1, spec.Kind), Role: RoleAvailable,
-				Color: KindColor(spec.Kind), Step: true}
+			s := Series{Label: fmt.Sprintf("available permits: stage %d (%s)", k+1, spec.Kind()), Role: RoleAvailable,
+				Color: KindColor(spec.Kind()), Step: true}
 			s.X = append(s.X, 0)
-			s.Y = append(s.Y, float64(initialAvailable(spec)))
+			s.Y = append(s.Y, float64(spec.InitialPermits()))
 			for _, b := range l.Bins {
 				if k < len(b.Available) {
 					s.X = append(s.X, toUnit(min(b.Start+res.BinWidth, res.Horizon), per))
@@ -508,9 +512,9 @@ func State(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 				}
 			}
 			pn.Series = append(pn.Series, s)
-			if !kinds[spec.Kind] {
-				kinds[spec.Kind] = true
-				kindOrder = append(kindOrder, spec.Kind)
+			if !kinds[spec.Kind()] {
+				kinds[spec.Kind()] = true
+				kindOrder = append(kindOrder, spec.Kind())
 			}
 		}
 		spans := group(l.Bins, res.BinWidth, res.Horizon, 1)
@@ -545,23 +549,6 @@ func stackOf(spec engine.LaneSpec, r engine.LaneResult) []limiters.Spec {
 	return spec.Stack
 }
 
-// initialAvailable is a fresh stage's available permits: what it shows at time 0.
-func initialAvailable(s limiters.Spec) int {
-	switch s.Kind {
-	case limiters.KindTokenBucket:
-		return s.Capacity
-	case limiters.KindWarmUpTokenBucket:
-		return max(s.Capacity/limiters.ColdFactor, 1)
-	case limiters.KindLeakyBucket:
-		return 1
-	case limiters.KindFixedWindow, limiters.KindSlidingWindow:
-		return s.Limit
-	case limiters.KindConcurrency:
-		return s.Max
-	}
-	return 0
-}
-
 // --- 4. guarantee ---
 
 // guaranteeWindow is the rolling window the guarantee chart uses: the natural window most
@@ -590,16 +577,11 @@ func guaranteeWindow(sc *engine.Scenario) (time.Duration, bool) {
 func nominal(stack []limiters.Spec, L time.Duration) (float64, bool) {
 	best, ok := math.Inf(1), false
 	for _, s := range stack {
-		var v float64
-		switch s.Kind {
-		case limiters.KindTokenBucket, limiters.KindLeakyBucket, limiters.KindWarmUpTokenBucket:
-			v = float64(s.Rate.Permits) * float64(L) / float64(s.Rate.Window)
-		case limiters.KindFixedWindow, limiters.KindSlidingWindow:
-			v = float64(s.Limit) * float64(L) / float64(s.Window)
-		default:
+		rate, timed := s.NominalRate()
+		if !timed {
 			continue
 		}
-		best, ok = min(best, v), true
+		best, ok = min(best, float64(rate.Permits)*float64(L)/float64(rate.Window)), true
 	}
 	return best, ok
 }
@@ -626,19 +608,13 @@ func Guarantee(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 }
 
 // shortestInterval is the least time between two permits at the steady rate over every
-// lane's timed stages: T for the GCRA kinds, window/limit for the window kinds.
+// lane's timed stages: the emission interval of each stage's nominal rate.
 func shortestInterval(sc *engine.Scenario) (time.Duration, bool) {
 	var best time.Duration
 	for _, l := range sc.Lanes {
 		for _, s := range l.Stack {
-			var T time.Duration
-			switch s.Kind {
-			case limiters.KindTokenBucket, limiters.KindLeakyBucket, limiters.KindWarmUpTokenBucket:
-				T = s.Rate.Interval()
-			case limiters.KindFixedWindow, limiters.KindSlidingWindow:
-				T = s.Window / time.Duration(max(s.Limit, 1))
-			}
-			if T > 0 && (best == 0 || T < best) {
+			rate, _ := s.NominalRate()
+			if T := rate.Interval(); T > 0 && (best == 0 || T < best) {
 				best = T
 			}
 		}
@@ -793,36 +769,26 @@ func rollingFromBins(l engine.LaneResult, width, L time.Duration) []float64 {
 
 // --- 5. warm-up ---
 
-func warmUpLane(sc *engine.Scenario) int {
+// warmUpLane is the first lane whose first stage is a warm-up bucket, and its spec.
+func warmUpLane(sc *engine.Scenario) (int, limiters.WarmUpSpec) {
 	for i, l := range sc.Lanes {
-		if len(l.Stack) > 0 && l.Stack[0].Kind == limiters.KindWarmUpTokenBucket {
-			return i
+		if len(l.Stack) > 0 {
+			if spec, ok := l.Stack[0].(limiters.WarmUpSpec); ok {
+				return i, spec
+			}
 		}
 	}
-	return -1
-}
-
-// WarmUpRate is the documented steady-demand admission rate of a warm-up bucket at age a, in
-// permits per second: rate·T/I(a) with I(a) = T·(3 − 2a/P) before the warm-up period P ends,
-// the full rate after.
-func WarmUpRate(spec limiters.Spec, age time.Duration) float64 {
-	rate := float64(spec.Rate.Permits) / spec.Rate.Window.Seconds()
-	if age >= spec.WarmUp {
-		return rate
-	}
-	a := float64(age) / float64(spec.WarmUp)
-	return rate / (limiters.ColdFactor - (limiters.ColdFactor-1)*a)
+	return -1, limiters.WarmUpSpec{}
 }
 
 // WarmUp plots the warm-up lane's admitted rate against the limiter's age (the run starts
 // with the limiter), with the documented curve rate·T/I(a) and, for comparison, the token
 // bucket lane of the same rate (or, without one, the token bucket's flat rate).
 func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
-	wi := warmUpLane(sc)
+	wi, spec := warmUpLane(sc)
 	if wi < 0 {
 		return nil, fmt.Errorf("warmup: %w: no warm-up lane", ErrNotApplicable)
 	}
-	spec := sc.Lanes[wi].Stack[0]
 	wl := res.Lanes[wi]
 	// The chart is about the warm-up: it shows the first 2P of a longer run.
 	end := res.Horizon
@@ -843,7 +809,7 @@ func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	for k := 0; k <= samples; k++ {
 		t := end * time.Duration(k) / samples
 		curve.X = append(curve.X, toUnit(t, per))
-		curve.Y = append(curve.Y, WarmUpRate(spec, t))
+		curve.Y = append(curve.Y, spec.RateAt(t))
 	}
 	warmAdmitted := func(l engine.LaneResult) int64 {
 		var n int64
@@ -856,9 +822,11 @@ func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	}
 	tb := -1
 	for i, l := range sc.Lanes {
-		if len(l.Stack) == 1 && l.Stack[0].Kind == limiters.KindTokenBucket && l.Stack[0].Rate == spec.Rate {
-			tb = i
-			break
+		if len(l.Stack) == 1 {
+			if b, ok := l.Stack[0].(limiters.TokenBucketSpec); ok && b.Rate == spec.Rate {
+				tb = i
+				break
+			}
 		}
 	}
 	legend := []LegendEntry{{Label: "offered", Role: RoleOffered}}
@@ -900,7 +868,7 @@ func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 			f.Note += fmt.Sprintf(", %d by the token bucket", warmAdmitted(res.Lanes[tb]))
 		}
 		f.Note += fmt.Sprintf("; under saturating demand the curve predicts (ln 3 / 2)·rate·P ≈ %.0f plus the cold burst of %d.",
-			math.Log(3)/2*rate*spec.WarmUp.Seconds(), max(spec.Capacity/limiters.ColdFactor, 1))
+			math.Log(3)/2*rate*spec.WarmUp.Seconds(), spec.InitialPermits())
 	}
 	return f, nil
 }

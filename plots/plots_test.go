@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
@@ -206,21 +208,6 @@ func TestApplicableCharts(t *testing.T) {
 	}
 }
 
-func TestWarmUpRateIsTheDocumentedCurve(t *testing.T) {
-	sc, _ := scenarios.Get("cold-start")
-	spec := sc.Lanes[0].Stack[0] // 100/s, warm-up 10s
-	for _, tc := range []struct {
-		age  time.Duration
-		want float64
-	}{
-		{0, 100.0 / 3}, {5 * time.Second, 50}, {10 * time.Second, 100}, {time.Minute, 100},
-	} {
-		if got := WarmUpRate(spec, tc.age); got < tc.want-1e-9 || got > tc.want+1e-9 {
-			t.Errorf("age %v: %v req/s, want %v", tc.age, got, tc.want)
-		}
-	}
-}
-
 func TestEnvelopeKeepsEveryColumnsExtremes(t *testing.T) {
 	var xs, ys []float64
 	for i := range 100_000 {
@@ -383,5 +370,24 @@ func TestSVGFontsAndColours(t *testing.T) {
 	}
 	if strings.Contains(svg, "font-family:Liberation Sans;") || strings.Contains(svg, "#-") {
 		t.Error("the SVG has a bare font family or an invalid colour")
+	}
+}
+
+// Every kind in the registry has a chart colour of its own, read from the registry; only a
+// kind outside it falls back to the neutral dark grey.
+func TestEveryKindHasItsColour(t *testing.T) {
+	seen := map[color.Color]limiters.Kind{}
+	for _, info := range limiters.Kinds() {
+		c := KindColor(info.Kind)
+		if c == color.Color(darkGrey) {
+			t.Errorf("%s: drawn in the neutral grey: its registry colour %q does not parse", info.Kind, info.Color)
+		}
+		if other, ok := seen[c]; ok {
+			t.Errorf("%s and %s are drawn in the same colour", info.Kind, other)
+		}
+		seen[c] = info.Kind
+	}
+	if KindColor("not-a-kind") != color.Color(darkGrey) {
+		t.Error("a kind outside the registry: want dark grey")
 	}
 }

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"fmt"
 	"image/color"
 
 	xfont "golang.org/x/image/font"
@@ -12,44 +13,43 @@ import (
 	"github.com/ratelab/ratelab/limiters"
 )
 
-// The Okabe–Ito palette: eight colours that stay distinct under the common forms of colour
-// blindness. Yellow is left out (too faint on white).
+// Neutrals, for what is not a limiter: offered traffic, refusals, bounds, grid. Limiter kinds
+// take their colours from the registry (limiters.KindInfo.Color): ratelab's own six are the
+// Okabe–Ito palette, which stays distinct under the common forms of colour blindness.
 var (
-	black         = color.RGBA{0x00, 0x00, 0x00, 0xff}
-	orange        = color.RGBA{0xe6, 0x9f, 0x00, 0xff}
-	skyBlue       = color.RGBA{0x56, 0xb4, 0xe9, 0xff}
-	bluishGreen   = color.RGBA{0x00, 0x9e, 0x73, 0xff}
-	blue          = color.RGBA{0x00, 0x72, 0xb2, 0xff}
-	vermillion    = color.RGBA{0xd5, 0x5e, 0x00, 0xff}
-	reddishPurple = color.RGBA{0xcc, 0x79, 0xa7, 0xff}
-
-	// Neutrals, for what is not a limiter: offered traffic, refusals, bounds, grid.
+	black     = color.RGBA{0x00, 0x00, 0x00, 0xff}
 	darkGrey  = color.RGBA{0x33, 0x33, 0x33, 0xff}
 	midGrey   = color.RGBA{0x88, 0x88, 0x88, 0xff}
 	lightFill = color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
 	gridGrey  = color.RGBA{0xeb, 0xeb, 0xeb, 0xff}
 )
 
-// KindColor is the one colour a limiter kind has in every chart:
-//
-//	token-bucket blue, leaky-bucket bluish green, sliding-window orange,
-//	fixed-window vermillion, warm-up reddish purple, concurrency sky blue.
+// KindColor is the one colour a limiter kind has in every chart, from its registry entry:
+// token-bucket blue, leaky-bucket bluish green, sliding-window orange, fixed-window
+// vermillion, warm-up reddish purple, concurrency sky blue. A kind outside the registry (a
+// test's stand-in) is dark grey.
 func KindColor(k limiters.Kind) color.Color {
-	switch k {
-	case limiters.KindTokenBucket:
-		return blue
-	case limiters.KindLeakyBucket:
-		return bluishGreen
-	case limiters.KindSlidingWindow:
-		return orange
-	case limiters.KindFixedWindow:
-		return vermillion
-	case limiters.KindWarmUpTokenBucket:
-		return reddishPurple
-	case limiters.KindConcurrency:
-		return skyBlue
+	info, ok := limiters.Lookup(k)
+	if !ok {
+		return darkGrey
 	}
-	return darkGrey
+	c, err := parseHexColor(info.Color)
+	if err != nil {
+		return darkGrey
+	}
+	return c
+}
+
+// parseHexColor reads "#rrggbb".
+func parseHexColor(s string) (color.RGBA, error) {
+	var r, g, b uint8
+	if len(s) != 7 || s[0] != '#' {
+		return color.RGBA{}, fmt.Errorf("plots: colour %q is not #rrggbb", s)
+	}
+	if _, err := fmt.Sscanf(s[1:], "%02x%02x%02x", &r, &g, &b); err != nil {
+		return color.RGBA{}, fmt.Errorf("plots: colour %q is not #rrggbb", s)
+	}
+	return color.RGBA{r, g, b, 0xff}, nil
 }
 
 // LaneColor is the colour of a lane: its first stage's kind.
@@ -57,7 +57,7 @@ func LaneColor(spec engine.LaneSpec) color.Color {
 	if len(spec.Stack) == 0 {
 		return darkGrey
 	}
-	return KindColor(spec.Stack[0].Kind)
+	return KindColor(spec.Stack[0].Kind())
 }
 
 // Font sizes, in points at 96 dpi: chosen so that a 1000-pixel-wide figure scaled down to a

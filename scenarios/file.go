@@ -460,7 +460,7 @@ func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 		return lane, d.fail(specNode, path, "%v", err)
 	}
 	for i, spec := range stack {
-		if _, err := spec.New(nopClock{}); err != nil {
+		if err := spec.Validate(); err != nil {
 			return lane, d.fail(specNode, path, "stage %d: %v", i+1, err)
 		}
 	}
@@ -532,7 +532,3 @@ func (d *decoder) distribution(n *yaml.Node, path string, dist *engine.Distribut
 	dist.Kind = engine.DistKind(kind)
 	return nil
 }
-
-type nopClock struct{}
-
-func (nopClock) Now() time.Duration { return 0 }

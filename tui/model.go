@@ -297,7 +297,7 @@ func (m *Model) applyEdit(text string) tea.Cmd {
 	stack, err := engine.ParseStack(text)
 	if err == nil {
 		for _, spec := range stack {
-			if _, err = spec.New(nopClock{}); err != nil {
+			if err = spec.Validate(); err != nil {
 				break
 			}
 		}
@@ -318,10 +318,6 @@ func (m *Model) applyEdit(text string) tea.Cmd {
 	m.input.Blur()
 	return m.restart("lane " + fmt.Sprint(m.focus+1) + " is now " + engine.StackString(stack) + "; restarted")
 }
-
-type nopClock struct{}
-
-func (nopClock) Now() time.Duration { return 0 }
 
 func (m *Model) updatePicker(msg tea.KeyMsg) tea.Cmd {
 	switch msg.String() {

@@ -9,30 +9,31 @@ import (
 )
 
 // stateLines draws a limiter's State the way the algorithms document draws it, in at most k
-// lines of at most width cells, the most telling line first:
+// lines of at most width cells, the most telling line first. It draws by the kind's shape
+// (limiters.Shape), never by the kind's name:
 //
-//	GCRA (token/leaky bucket):  TAT 80ms, 20ms ahead · T 10ms · 1/3 free
-//	                            now├▓▓▓▓▓▓▓▓▓▓▓▓●·······┤τ 30ms
-//	warm-up, in addition:       ramp[━━━━━━╸──────] age 3.2s of 10s, 45% of the rate
-//	sliding window:             live 37 of 100 · 10 slots of 100ms · ~n stale
-//	                            │ 3│ 9│~4│ .│12│ 8│ 5│ .│ .│ 1│
-//	fixed window:               window [1s, 2s) · resets in 430ms
-//	                            [██████░░░░░░░░░░] 37 of 100 used
-//	concurrency:                4 of 5 in flight · 1 free
-//	                            [████████████████░░░░]
+//	schedule (token, leaky bucket): TAT 80ms, 20ms ahead · T 10ms · 1/3 free
+//	                                now├▓▓▓▓▓▓▓▓▓▓▓▓●·······┤τ 30ms
+//	ramp (warm-up), in addition:    ramp[━━━━━━╸──────] age 3.2s of 10s, 45% of the rate
+//	slots (sliding window):         live 37 of 100 · 10 slots of 100ms · ~n stale
+//	                                │ 3│ 9│~4│ .│12│ 8│ 5│ .│ .│ 1│
+//	window (fixed window):          window [1s, 2s) · resets in 430ms
+//	                                [██████░░░░░░░░░░] 37 of 100 used
+//	bulkhead (concurrency):         4 of 5 in flight · 1 free
+//	                                [████████████████░░░░]
 func stateLines(st limiters.State, width, k int, sty Styles) []string {
 	if k <= 0 || width <= 0 {
 		return nil
 	}
 	var lines []string
-	switch st.Kind {
-	case limiters.KindTokenBucket, limiters.KindLeakyBucket, limiters.KindWarmUpTokenBucket:
+	switch st.Shape() {
+	case limiters.ShapeSchedule, limiters.ShapeRamp:
 		lines = gcraLines(st, width, k, sty)
-	case limiters.KindSlidingWindow:
+	case limiters.ShapeSlots:
 		lines = slidingLines(st, width, k, sty)
-	case limiters.KindFixedWindow:
+	case limiters.ShapeWindow:
 		lines = fixedLines(st, width, k, sty)
-	case limiters.KindConcurrency:
+	case limiters.ShapeBulkhead:
 		lines = concurrencyLines(st, width, k, sty)
 	default:
 		lines = []string{fmt.Sprintf("%s · %d free", st.Kind, st.Available)}
@@ -53,7 +54,7 @@ func gcraLines(st limiters.State, width, k int, sty Styles) []string {
 		numbers = fmt.Sprintf("TAT ≤ now (full) · T %s · %s", short(st.Interval), free)
 	}
 	schedule := gcraSchedule(st, width, sty)
-	if st.Kind != limiters.KindWarmUpTokenBucket {
+	if st.Shape() != limiters.ShapeRamp {
 		if k == 1 {
 			return []string{gcraSchedule(st, width-len(free)-1, sty) + " " + free}
 		}

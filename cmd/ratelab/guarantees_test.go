@@ -59,7 +59,7 @@ func TestGuaranteesUsage(t *testing.T) {
 // not a usage error (exit 1), in one line.
 func TestGuaranteesRunFails(t *testing.T) {
 	guaranteeFactory = func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
-		if s.Kind == limiters.KindTokenBucket {
+		if s, ok := s.(limiters.TokenBucketSpec); ok {
 			return limiters.NewTokenBucket(s.Capacity+1, s.Rate, c) // τ one interval too large
 		}
 		return s.New(c)

@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"golang.org/x/term"
+
+	"github.com/ratelab/ratelab/limiters"
 )
 
 func main() {
@@ -97,9 +99,16 @@ func usage() string {
 	for _, c := range commands {
 		fmt.Fprintf(&b, "  ratelab %s %s\n      %s\n", c.name, c.args, c.summary)
 	}
-	b.WriteString("\nLimiter specs: token-bucket:capacity=3,rate=100/1s  leaky-bucket:rate=100/1s\n" +
-		"  sliding-window:limit=100,window=1s,slots=10  fixed-window:limit=100,window=1s\n" +
-		"  warm-up:capacity=10,rate=100/1s,warmup=10s  concurrency:max=20   (join with + to stack)\n")
+	b.WriteString("\nLimiter specs (join with + to stack; `ratelab list` explains each kind):\n")
+	line := ""
+	for _, k := range limiters.Kinds() {
+		if line != "" && len(line)+2+len(k.Example) > 92 {
+			b.WriteString(line + "\n")
+			line = ""
+		}
+		line += "  " + k.Example
+	}
+	b.WriteString(line + "\n")
 	return b.String()
 }
 

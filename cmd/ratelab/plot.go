@@ -201,17 +201,12 @@ func writeGallery(ctx context.Context, e *env, dir string, names []string, opt p
 	return nil
 }
 
+// kindLegend names every kind's chart colour, from the registry: "token-bucket blue, …".
 func kindLegend() string {
-	kinds := []struct {
-		k    limiters.Kind
-		name string
-	}{
-		{limiters.KindTokenBucket, "blue"}, {limiters.KindLeakyBucket, "green"}, {limiters.KindSlidingWindow, "orange"},
-		{limiters.KindFixedWindow, "vermillion"}, {limiters.KindWarmUpTokenBucket, "purple"}, {limiters.KindConcurrency, "sky blue"},
-	}
+	kinds := limiters.Kinds()
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
-		parts[i] = fmt.Sprintf("%s %s", k.k, k.name)
+		parts[i] = fmt.Sprintf("%s %s", k.Kind, k.ColorName)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,169 @@
+package limiters
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Kind names an algorithm. Its value is the name used in limiter specs ("token-bucket:…").
+type Kind string
+
+// Family groups kinds by where they come from: ratelab's own algorithms, and (as they are
+// added) each peer library's. Charts give a family one range of hues, so kinds of one library
+// read as related and kinds of different libraries as distinct.
+type Family string
+
+// FamilyRatelab is ratelab's own algorithms.
+const FamilyRatelab Family = "ratelab"
+
+// Shape is how a kind's State is drawn: the vocabulary the TUI and the charts share. A new
+// kind picks the shape whose fields it fills, or adds a shape (and its drawing) when none fits.
+type Shape string
+
+// The shapes of State.
+const (
+	// ShapeSchedule: a GCRA schedule — Arrival (TAT), Interval (T), Tolerance (τ).
+	ShapeSchedule Shape = "schedule"
+	// ShapeRamp: a schedule whose interval ramps with age — as ShapeSchedule, plus
+	// SteadyInterval, Age and WarmUp.
+	ShapeRamp Shape = "ramp"
+	// ShapeWindow: one aligned window — Limit, Count, Window, WindowStart, WindowEnd.
+	ShapeWindow Shape = "window"
+	// ShapeSlots: a rolling window of slots — as ShapeWindow, plus SlotLength and Slots.
+	ShapeSlots Shape = "slots"
+	// ShapeBulkhead: permits held, not timed — InFlight and Max.
+	ShapeBulkhead Shape = "bulkhead"
+)
+
+// Shapes lists every shape, in the order documentation shows them.
+func Shapes() []Shape {
+	return []Shape{ShapeSchedule, ShapeRamp, ShapeWindow, ShapeSlots, ShapeBulkhead}
+}
+
+// KindInfo is everything ratelab knows about one kind apart from its algorithm: the registry
+// entry that the CLI's usage, the TUI, the charts and the golden catalogue read instead of
+// switching on kinds. Each kind's file defines its entry next to its spec type; the registry
+// (kinds, below) lists them once.
+type KindInfo struct {
+	Kind    Kind
+	Family  Family
+	Summary string // one line for listings
+	Example string // a spec that parses, e.g. "token-bucket:capacity=3,rate=100/1s"
+	Shape   Shape  // how its State is drawn
+
+	// Color is the kind's chart colour as "#rrggbb", and ColorName its name for legends and
+	// docs ("blue"). Every kind has its own colour, never the grey that means "in flight".
+	Color, ColorName string
+	// Glyph marks the kind's series where colour cannot (print, colour blindness): one of
+	// Glyphs.
+	Glyph string
+
+	// Fields are the spec's fields in the order the spec prints them.
+	Fields []FieldInfo
+
+	// parse returns a fresh spec with its defaults and the fields bound to it; done returns
+	// the filled spec.
+	parse func() (fields []field, done func() Spec)
+	// explain is the kind's sentence for an admitted or refused request (State.Explain
+	// handles Invalid and Never for every kind).
+	explain func(s State, n int, d Decision) string
+}
+
+// Glyphs are the point marks charts can give a kind (gonum's glyph drawers by name).
+var Glyphs = []string{"circle", "ring", "square", "box", "triangle", "pyramid", "plus", "cross"}
+
+// FieldInfo describes one field of a spec.
+type FieldInfo struct {
+	Name     string
+	Required bool
+	Meaning  string // what the value means, for usage text
+}
+
+// kinds is the registry: every kind, in the order ratelab shows them. Adding a kind is one
+// line here and its own file (its spec type, its limiter and its KindInfo).
+var kinds = []*KindInfo{
+	&tokenBucketKind,
+	&leakyBucketKind,
+	&slidingWindowKind,
+	&fixedWindowKind,
+	&warmUpKind,
+	&concurrencyKind,
+}
+
+// Kinds lists every kind, in the order ratelab shows them.
+func Kinds() []KindInfo {
+	out := make([]KindInfo, len(kinds))
+	for i, k := range kinds {
+		out[i] = *k
+	}
+	return out
+}
+
+// Lookup is the registry entry of kind k.
+func Lookup(k Kind) (KindInfo, bool) {
+	if info := lookup(k); info != nil {
+		return *info, true
+	}
+	return KindInfo{}, false
+}
+
+func lookup(k Kind) *KindInfo {
+	for _, info := range kinds {
+		if info.Kind == k {
+			return info
+		}
+	}
+	return nil
+}
+
+// KindNames is every kind's name, comma-separated, for error messages and usage text.
+func KindNames() string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k.Kind)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Required is the names of the fields a spec of this kind must give.
+func (k KindInfo) Required() []string { return k.fieldNames(true) }
+
+// Optional is the names of the fields a spec of this kind may leave out.
+func (k KindInfo) Optional() []string { return k.fieldNames(false) }
+
+func (k KindInfo) fieldNames(required bool) []string {
+	var names []string
+	for _, f := range k.Fields {
+		if f.Required == required {
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
+// Missing names what the entry lacks, "" when nothing: the registry test runs it on every
+// kind so that a kind cannot be added half-way.
+func (k KindInfo) Missing() string {
+	var missing []string
+	check := func(ok bool, what string) {
+		if !ok {
+			missing = append(missing, what)
+		}
+	}
+	check(k.Kind != "", "kind name")
+	check(k.Family != "", "family")
+	check(k.Summary != "", "summary")
+	check(k.Example != "", "example")
+	check(slices.Contains(Shapes(), k.Shape), "shape (one of Shapes())")
+	check(len(k.Color) == 7 && k.Color[0] == '#', "color (#rrggbb)")
+	check(k.ColorName != "", "color name")
+	check(slices.Contains(Glyphs, k.Glyph), "glyph (one of Glyphs)")
+	check(len(k.Fields) > 0, "fields")
+	check(k.parse != nil, "parser")
+	check(k.explain != nil, "explanation")
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: no %s", k.Kind, strings.Join(missing, ", no "))
+}
