@@ -9,6 +9,18 @@
 //	WarmUpTokenBucket  token bucket ramping 1/3 → 1       capacity/3 → capacity  one int64 + birth
 //	Concurrency        max held at once (bulkhead)        no time axis           one int32
 //
+// One kind, one place: each kind's file holds its algorithm, its spec type (TokenBucketSpec, …:
+// fields, parsing, formatting, validation, bound, natural window, nominal rate, initial
+// permits), its explanation sentence and its registry entry (KindInfo: family, summary,
+// example, State shape, colour, glyph). The registry (Kinds, Lookup) is what the CLI, the
+// TUI, the charts and the golden catalogue read; adding a kind is its file, one line in
+// kind.go's list, and its tests — TestRegistryIsComplete names whatever it lacks.
+//
+// The contract has two levels: the core every limiter implements (Limiter: decide n permits
+// at time t, say what it is) and optional capabilities, each a small interface of its own
+// (RetryAfter, Reserver, Releaser, Refunder, Feedback), discovered by CapabilitiesOf and
+// demanded by Require.
+//
 // Every decision is one atomic read and one CAS (the sliding window reads its slots), takes
 // no lock and allocates nothing. Each method that depends on time has an explicit-time form
 // (AcquireAt, TryAcquireAt, AvailableAt, RetryAfterAt) used by the simulator and by tests;
