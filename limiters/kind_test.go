@@ -1,6 +1,7 @@
 package limiters
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -124,5 +125,31 @@ func TestWarmUpRateAtIsTheDocumentedCurve(t *testing.T) {
 		{0, 100.0 / 3}, {5 * time.Second, 50}, {10 * time.Second, 100}, {time.Minute, 100},
 	} {
 		assert.InDelta(t, tc.want, s.RateAt(tc.age), 1e-9, "age %v", tc.age)
+	}
+}
+
+// A snapshot's JSON carries its shape's fields, meaningful zeros included, and no others.
+func TestStateJSONKeepsTheShapesZeros(t *testing.T) {
+	for _, tc := range []struct {
+		spec      string
+		has, lacks []string
+	}{
+		{"token-bucket:capacity=3,rate=100/1s", []string{`"arrival_ns":0`, `"interval_ns":10000000`}, []string{`"limit"`, `"in_flight"`, `"age_ns"`}},
+		{"warm-up:capacity=3,rate=100/1s,warmup=1s", []string{`"arrival_ns":0`, `"age_ns":0`}, []string{`"limit"`}},
+		{"fixed-window:limit=5,window=1s", []string{`"count":0`, `"window_start_ns":0`}, []string{`"arrival_ns"`, `"slots"`}},
+		{"sliding-window:limit=5,window=1s,slots=2", []string{`"count":0`, `"slots":[`}, []string{`"arrival_ns"`}},
+		{"concurrency:max=2", []string{`"in_flight":0`, `"max":2`}, []string{`"arrival_ns"`, `"limit"`}},
+	} {
+		l, err := Parse(tc.spec, zeroClock{})
+		require.NoError(t, err)
+		out, err := json.Marshal(l.Snapshot(0))
+		require.NoError(t, err)
+		require.True(t, json.Valid(out), "%s", out)
+		for _, s := range tc.has {
+			assert.Contains(t, string(out), s, tc.spec)
+		}
+		for _, s := range tc.lacks {
+			assert.NotContains(t, string(out), s, tc.spec)
+		}
 	}
 }
