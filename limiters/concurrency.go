@@ -21,6 +21,9 @@ import (
 // callers that do not fit are rejected instead of oversubscribing the pool. Releasing more
 // than is held panics, like sync.WaitGroup's negative counter, and changes nothing: a
 // double-release bug fails its test at once instead of silently inflating the limit.
+//
+// The zero value grants nothing: every request is Never, nothing is available, and no
+// method panics; NewConcurrency makes a working one.
 type Concurrency struct {
 	inFlight atomic.Int32
 	max      int32

@@ -29,6 +29,9 @@ import (
 // limit of 100; only rates above about one permit per ns need shorter ones): then the
 // indexes of all times below 2^62 ns (146 years) differ by less than half the index range,
 // and the signed difference that tells a new window from a late caller is always right.
+//
+// The zero value grants nothing: every request is Never, nothing is available, and no
+// method panics; NewFixedWindow makes a working one.
 type FixedWindow struct {
 	state     atomic.Uint64
 	limit     uint64
@@ -196,9 +199,12 @@ func (f *FixedWindow) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (f *FixedWindow) TryAcquire(n int) bool { return f.TryAcquireAt(f.clock.Now(), n) }
+func (f *FixedWindow) TryAcquire(n int) bool { return f.TryAcquireAt(readClock(f.clock), n) }
 
 func (f *FixedWindow) used(now time.Duration) uint64 {
+	if f.window == 0 { // the zero value
+		return 0
+	}
 	index, count := f.unpack(f.state.Load())
 	if !f.within(now, index) {
 		_, count = f.locate(now, index, count)
@@ -210,7 +216,7 @@ func (f *FixedWindow) used(now time.Duration) uint64 {
 func (f *FixedWindow) AvailableAt(now time.Duration) int { return int(f.limit - f.used(now)) }
 
 // Available is AvailableAt(clock.Now()).
-func (f *FixedWindow) Available() int { return f.AvailableAt(f.clock.Now()) }
+func (f *FixedWindow) Available() int { return f.AvailableAt(readClock(f.clock)) }
 
 // RetryAfterAt is 0 if n fit in now's window, else the time to the next window boundary.
 func (f *FixedWindow) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
@@ -256,6 +262,9 @@ func (f *FixedWindow) Spec() FixedWindowSpec {
 
 // Snapshot returns now's window, its count and its limit.
 func (f *FixedWindow) Snapshot(now time.Duration) State {
+	if f.window == 0 { // the zero value
+		return State{Kind: KindFixedWindow, At: now}
+	}
 	start := int64(now) - int64(now)%f.window
 	used := f.used(now)
 	return State{

@@ -15,6 +15,9 @@ import "time"
 // bucket when a client that was quiet may legitimately catch up.
 //
 // Cost: one atomic load and one CAS; no lock, no allocation.
+//
+// The zero value grants nothing: every request is Never, nothing is available, and no
+// method panics; NewLeakyBucket makes a working one.
 type LeakyBucket struct {
 	gcra
 	rate  Rate
@@ -109,13 +112,13 @@ func (b *LeakyBucket) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (b *LeakyBucket) TryAcquire(n int) bool { return b.TryAcquireAt(b.clock.Now(), n) }
+func (b *LeakyBucket) TryAcquire(n int) bool { return b.TryAcquireAt(readClock(b.clock), n) }
 
 // AvailableAt is 1 once TAT ≤ now, else 0: nothing accumulates while idle.
 func (b *LeakyBucket) AvailableAt(now time.Duration) int { return b.available(int64(now)) }
 
 // Available is AvailableAt(clock.Now()).
-func (b *LeakyBucket) Available() int { return b.available(int64(b.clock.Now())) }
+func (b *LeakyBucket) Available() int { return b.available(int64(readClock(b.clock))) }
 
 // RetryAfterAt is max(TAT − now, 0) for n = 1; ok is false for any other n.
 func (b *LeakyBucket) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
@@ -138,8 +141,8 @@ func (b *LeakyBucket) CancelAt(now time.Duration, r Reservation) {
 // RefundAt gives n permits granted at now back: TAT = max(TAT − n·T, now).
 func (b *LeakyBucket) RefundAt(now time.Duration, n int) { b.refund(int64(now), n) }
 
-// MaxPermits is 1.
-func (b *LeakyBucket) MaxPermits() int { return 1 }
+// MaxPermits is 1 (0 for the zero value).
+func (b *LeakyBucket) MaxPermits() int { return b.maxN }
 
 // Kind is KindLeakyBucket.
 func (b *LeakyBucket) Kind() Kind { return KindLeakyBucket }

@@ -218,3 +218,11 @@ func FormatDuration(d time.Duration) string {
 	}
 	return s
 }
+
+// readClock is c.Now(), or 0 for the zero value of a limiter type, which has no clock.
+func readClock(c Clock) time.Duration {
+	if c == nil {
+		return 0
+	}
+	return c.Now()
+}

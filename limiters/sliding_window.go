@@ -43,6 +43,9 @@ import (
 // callers can both roll back although one of them would have fit.
 //
 // Cost: 2·slots atomic loads and one CAS (one more CAS on the rare rollback).
+//
+// The zero value grants nothing: every request is Never, nothing is available, and no
+// method panics; NewSlidingWindow makes a working one.
 type SlidingWindow struct {
 	buckets    []atomic.Uint64
 	hint       atomic.Uint64 // gen<<12 | pos of the slot last located; checked before use
@@ -314,11 +317,14 @@ func (s *SlidingWindow) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (s *SlidingWindow) TryAcquire(n int) bool { return s.TryAcquireAt(s.clock.Now(), n) }
+func (s *SlidingWindow) TryAcquire(n int) bool { return s.TryAcquireAt(readClock(s.clock), n) }
 
 // AvailableAt is limit minus the live count (0 if a race has the window transiently over, or
 // for a reader late behind a newer caller, who would be refused).
 func (s *SlidingWindow) AvailableAt(now time.Duration) int {
+	if s.limit == 0 { // the zero value
+		return 0
+	}
 	used, late := s.sum(s.position(now))
 	if late || used >= s.limit {
 		return 0
@@ -327,7 +333,7 @@ func (s *SlidingWindow) AvailableAt(now time.Duration) int {
 }
 
 // Available is AvailableAt(clock.Now()).
-func (s *SlidingWindow) Available() int { return s.AvailableAt(s.clock.Now()) }
+func (s *SlidingWindow) Available() int { return s.AvailableAt(readClock(s.clock)) }
 
 // RetryAfterAt walks the live slots from oldest to newest and returns the time at which
 // enough of them will have expired for n more permits to fit.
@@ -398,6 +404,9 @@ func (s *SlidingWindow) Spec() SlidingWindowSpec {
 // Snapshot returns every slot of the window ending at now's slot, oldest first, with its
 // count and whether it is live; Count is the live total.
 func (s *SlidingWindow) Snapshot(now time.Duration) State {
+	if s.limit == 0 { // the zero value
+		return State{Kind: KindSlidingWindow, At: now}
+	}
 	gen, pos := s.position(now)
 	slots := len(s.buckets)
 	mask := uint64(1)<<s.countBits - 1

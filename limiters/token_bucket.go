@@ -25,6 +25,9 @@ import (
 // In any half-open interval of length L at most capacity + ⌈L/T⌉ − 1 permits are admitted.
 //
 // Cost: one atomic load and one CAS; no lock, no allocation.
+//
+// The zero value grants nothing: every request is Never, nothing is available, and no
+// method panics; NewTokenBucket makes a working one.
 type TokenBucket struct {
 	gcra
 	capacity int
@@ -134,13 +137,13 @@ func (b *TokenBucket) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (b *TokenBucket) TryAcquire(n int) bool { return b.TryAcquireAt(b.clock.Now(), n) }
+func (b *TokenBucket) TryAcquire(n int) bool { return b.TryAcquireAt(readClock(b.clock), n) }
 
 // AvailableAt is ⌊(τ − max(TAT − now, 0)) / T⌋: capacity after any idle, never more.
 func (b *TokenBucket) AvailableAt(now time.Duration) int { return b.available(int64(now)) }
 
 // Available is AvailableAt(clock.Now()).
-func (b *TokenBucket) Available() int { return b.available(int64(b.clock.Now())) }
+func (b *TokenBucket) Available() int { return b.available(int64(readClock(b.clock))) }
 
 // RetryAfterAt is max(TAT + n·T − τ − now, 0); ok is false for n > capacity or n <= 0.
 func (b *TokenBucket) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {

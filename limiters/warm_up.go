@@ -40,6 +40,9 @@ const ColdFactor = 3
 //
 // Cost: one atomic load and one CAS when warm; while warming, one 128-bit multiply and divide
 // more to compute I(a).
+//
+// The zero value grants nothing: every request is Never, nothing is available, and no
+// method panics; NewWarmUpTokenBucket makes a working one.
 type WarmUpTokenBucket struct {
 	arrival   atomic.Int64
 	interval  int64 // T, steady
@@ -212,7 +215,7 @@ func (w *WarmUpTokenBucket) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (w *WarmUpTokenBucket) TryAcquire(n int) bool { return w.TryAcquireAt(w.clock.Now(), n) }
+func (w *WarmUpTokenBucket) TryAcquire(n int) bool { return w.TryAcquireAt(readClock(w.clock), n) }
 
 // AvailableAt is ⌊(max(τ, I) − backlog) / I⌋ with I the interval at now.
 func (w *WarmUpTokenBucket) AvailableAt(now time.Duration) int {
@@ -226,7 +229,7 @@ func (w *WarmUpTokenBucket) AvailableAt(now time.Duration) int {
 }
 
 // Available is AvailableAt(clock.Now()).
-func (w *WarmUpTokenBucket) Available() int { return w.AvailableAt(w.clock.Now()) }
+func (w *WarmUpTokenBucket) Available() int { return w.AvailableAt(readClock(w.clock)) }
 
 // RetryAfterAt finds the first instant at which n permits would pass. The condition only
 // gets easier with time (the backlog drains and the interval shrinks), so it is a binary
