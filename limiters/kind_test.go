@@ -131,7 +131,7 @@ func TestWarmUpRateAtIsTheDocumentedCurve(t *testing.T) {
 // A snapshot's JSON carries its shape's fields, meaningful zeros included, and no others.
 func TestStateJSONKeepsTheShapesZeros(t *testing.T) {
 	for _, tc := range []struct {
-		spec      string
+		spec       string
 		has, lacks []string
 	}{
 		{"token-bucket:capacity=3,rate=100/1s", []string{`"arrival_ns":0`, `"interval_ns":10000000`}, []string{`"limit"`, `"in_flight"`, `"age_ns"`}},
