@@ -339,6 +339,11 @@ var brokenCases = []struct {
 	}), map[string][]string{
 		"request-sizes": {"token-bucket:capacity=3,rate=100/1s: a request for MaxPermits+1 = 4 got rejected after 3 attempts: the bound is never, in exactly 1 attempt"},
 	}},
+	{"Flash5's fixed window with a 64-bit epoch (ratelab's fixed window)", only(func(s limiters.Flash5FixedSpec, c limiters.Clock) (limiters.Limiter, error) {
+		return limiters.NewFixedWindow(s.Limit, s.Window, c)
+	}), map[string][]string{
+		"flash5-epoch-wrap": {"flash5-fixed:limit=3,window=1ms after exactly 2^32 windows admitted 3 of 4: the bound is exactly 0"},
+	}},
 	{"a limiter that allocates per decision", func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
 		l, err := s.New(c)
 		return allocating{l}, err

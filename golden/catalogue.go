@@ -10,6 +10,7 @@ func Catalogue() []*Guarantee {
 		slidingWindowBoundary,
 		slidingWindowSlotEdge,
 		fixedWindowBoundary,
+		flash5EpochWrap,
 		warmUpCurve,
 		warmUpBurst,
 		warmUpCapacityOne,

@@ -3,6 +3,7 @@ package golden
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -153,4 +154,16 @@ func specOf[T limiters.Spec](text string) T {
 		panic(fmt.Sprintf("golden: spec %q is a %T", text, mustSpec(text)))
 	}
 	return s
+}
+
+// kindsOf is the kinds of specs, in order, each once: a guarantee's Algorithms when it runs
+// one limiter of each kind.
+func kindsOf(specs []string) []limiters.Kind {
+	var kinds []limiters.Kind
+	for _, text := range specs {
+		if k := mustSpec(text).Kind(); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
 }

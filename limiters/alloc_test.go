@@ -20,6 +20,7 @@ func TestZeroAllocations(t *testing.T) {
 		must(NewWarmUpTokenBucket(10, PerSecond(100), time.Hour, c)), // warming: the 128-bit path
 		must(NewWarmUpTokenBucket(10, PerSecond(100), time.Nanosecond, c)),
 		must(NewConcurrency(20)),
+		must(NewFlash5Fixed(Flash5FixedSpec{Limit: 100, Window: time.Second}, c)),
 	}
 	for _, l := range limiters {
 		now := time.Duration(0)

@@ -11,8 +11,9 @@ import (
 // discovered in one place, CapabilitiesOf. A caller that needs one asks for it with Require,
 // which refuses a kind without it by name, at construction rather than mid-run.
 //
-//	capability   interface   ratelab kinds that have it                what it is for
-//	retry-after  RetryAfter  token, leaky, sliding, fixed, warm-up     a Retry-After hint; a queue's wake-up
+//	capability   interface   kinds that have it                        what it is for
+//	retry-after  RetryAfter  token, leaky, sliding, fixed, warm-up,    a Retry-After hint; a queue's wake-up
+//	                         flash5-fixed
 //	reserve      Reserver    token, leaky                              admit after a wait (shaping) instead of refusing
 //	release      Releaser    concurrency                               permits come back when work ends, not by the clock
 //	refund       Refunder    token, leaky, sliding, fixed, warm-up     give back permits a later stage of a stack refused

@@ -19,6 +19,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindFixedWindow:       {CapRetryAfter, CapRefund},
 		KindWarmUpTokenBucket: {CapRetryAfter, CapRefund},
 		KindConcurrency:       {CapRelease},
+		KindFlash5Fixed:       {CapRetryAfter},
 	}
 	for _, info := range Kinds() {
 		l, err := Parse(info.Example, zeroClock{})

@@ -71,6 +71,9 @@ func TestRaceForTwentyPermits(t *testing.T) {
 		{"sliding-window", func(c Clock) Clocked { return must(NewSlidingWindow(permits, time.Second, 10, c)) }},
 		{"fixed-window", func(c Clock) Clocked { return must(NewFixedWindow(permits, time.Second, c)) }},
 		{"concurrency", func(Clock) Clocked { return must(NewConcurrency(permits)) }},
+		{"flash5-fixed", func(c Clock) Clocked {
+			return must(NewFlash5Fixed(Flash5FixedSpec{Limit: permits, Window: time.Second}, c))
+		}},
 	}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {

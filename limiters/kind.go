@@ -89,6 +89,7 @@ var kinds = []*KindInfo{
 	&fixedWindowKind,
 	&warmUpKind,
 	&concurrencyKind,
+	&flash5FixedKind,
 }
 
 // Kinds lists every kind, in the order ratelab shows them.
