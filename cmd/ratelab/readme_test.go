@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,4 +59,24 @@ func TestReadmeScenarioFileExampleLoads(t *testing.T) {
 	out, _, err := ratelab(t, "run", path, "--format", "csv")
 	require.NoError(t, err, "the example runs")
 	assert.Equal(t, 4, strings.Count(out, "\n"))
+}
+
+var update = flag.Bool("update", false, "rewrite the README's kinds block from the registry")
+
+// The README's table of kinds is the registry's: a kind added without it fails here.
+func TestReadmeKindsBlockIsTheRegistry(t *testing.T) {
+	want, err := kindsMarkdown()
+	require.NoError(t, err)
+	got := readmeBlock(t, "kinds")
+	if strings.TrimSpace(got) == strings.TrimSpace(want) {
+		return
+	}
+	if !*update {
+		t.Fatalf("README.md's kinds block is stale; rewrite it with: go test ./cmd/ratelab -run TestReadmeKindsBlock -update\nwant:\n%s", want)
+	}
+	data, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := strings.Replace(string(data), "<!-- kinds:begin -->"+got+"<!-- kinds:end -->",
+		"<!-- kinds:begin -->\n"+want+"<!-- kinds:end -->", 1)
+	require.NoError(t, os.WriteFile("../../README.md", []byte(text), 0o644))
 }

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/virtualclock"
+)
+
+// kindsMarkdown is the README's table of limiter kinds, made from the registry: every kind,
+// its family, what it is, its spec's fields and the capabilities beyond the core.
+func kindsMarkdown() (string, error) {
+	var b strings.Builder
+	b.WriteString("| kind | family | what it is | example | fields | capabilities | colour |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, k := range limiters.Kinds() {
+		l, err := limiters.Parse(k.Example, virtualclock.New())
+		if err != nil {
+			return "", fmt.Errorf("kind %s: example %q: %w", k.Kind, k.Example, err)
+		}
+		var fields []string
+		for _, f := range k.Fields {
+			name := "`" + f.Name + "`"
+			if !f.Required {
+				name += " (optional)"
+			}
+			fields = append(fields, name+": "+f.Meaning)
+		}
+		var caps []string
+		for _, c := range limiters.CapabilitiesOf(l).List() {
+			caps = append(caps, string(c))
+		}
+		if len(caps) == 0 {
+			caps = []string{"–"}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %s | %s | %s |\n", k.Kind, k.Family, k.Summary, k.Example,
+			strings.Join(fields, "; "), strings.Join(caps, ", "), k.ColorName)
+	}
+	return b.String(), nil
+}
