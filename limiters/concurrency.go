@@ -47,9 +47,10 @@ var concurrencyKind = KindInfo{
 	Summary: "at most max in flight at once (bulkhead); no time axis",
 	Example: "concurrency:max=20",
 	Color:   "#56b4e9", ColorName: "sky blue", Glyph: "box",
-	Fields:  fieldInfos[ConcurrencySpec](),
-	parse:   specParser(ConcurrencySpec{}),
-	explain: explainConcurrency,
+	Fields:       fieldInfos[ConcurrencySpec](),
+	Capabilities: []Capability{CapRelease},
+	parse:        specParser(ConcurrencySpec{}),
+	explain:      explainConcurrency,
 }
 
 func (s *ConcurrencySpec) fields() []field {

@@ -61,9 +61,10 @@ var fixedWindowKind = KindInfo{
 	Summary: "limit per clock-aligned window; 2×limit at a boundary",
 	Example: "fixed-window:limit=100,window=1s",
 	Color:   "#d55e00", ColorName: "vermillion", Glyph: "triangle",
-	Fields:  fieldInfos[FixedWindowSpec](),
-	parse:   specParser(FixedWindowSpec{}),
-	explain: explainFixedWindow,
+	Fields:       fieldInfos[FixedWindowSpec](),
+	Capabilities: []Capability{CapRetryAfter, CapRefund},
+	parse:        specParser(FixedWindowSpec{}),
+	explain:      explainFixedWindow,
 }
 
 func (s *FixedWindowSpec) fields() []field {

@@ -72,9 +72,10 @@ var flash5FixedKind = KindInfo{
 	Summary: "Flash5's FIXED_WINDOW: ms clock, 32-bit epoch + 32-bit count in one word",
 	Example: "flash5-fixed:limit=100,window=1s",
 	Color:   "#882255", ColorName: "wine", Glyph: "triangle",
-	Fields:  fieldInfos[Flash5FixedSpec](),
-	parse:   specParser(Flash5FixedSpec{}),
-	explain: explainFlash5Fixed,
+	Fields:       fieldInfos[Flash5FixedSpec](),
+	Capabilities: []Capability{CapRetryAfter},
+	parse:        specParser(Flash5FixedSpec{}),
+	explain:      explainFlash5Fixed,
 }
 
 func (s *Flash5FixedSpec) fields() []field {

@@ -62,6 +62,12 @@ type KindInfo struct {
 	// Fields are the spec's fields in the order the spec prints them.
 	Fields []FieldInfo
 
+	// Capabilities are what the kind's limiters can do beyond the core, in the order of
+	// AllCapabilities: what CapabilitiesOf finds on them (the registry test holds the two
+	// equal), known without building one, so that a scenario asking a kind for what it lacks is
+	// refused at validation.
+	Capabilities []Capability
+
 	// parse returns a fresh spec with its defaults and the fields bound to it; done returns
 	// the filled spec.
 	parse func() (fields []field, done func() Spec)
@@ -141,6 +147,17 @@ func (k KindInfo) fieldNames(required bool) []string {
 		}
 	}
 	return names
+}
+
+// Has reports whether the kind's limiters have capability c.
+func (k KindInfo) Has(c Capability) bool { return slices.Contains(k.Capabilities, c) }
+
+// Lacks is a *CapabilityError when the kind's limiters lack capability c, else nil.
+func (k KindInfo) Lacks(c Capability) error {
+	if k.Has(c) {
+		return nil
+	}
+	return &CapabilityError{Kind: k.Kind, Capability: c, Has: k.Capabilities}
 }
 
 // Missing names what the entry lacks, "" when nothing: the registry test runs it on every

@@ -32,6 +32,7 @@ func TestRegistryIsComplete(t *testing.T) {
 			again, err := ParseSpec(l.String())
 			require.NoError(t, err)
 			assert.Equal(t, spec, again, "the limiter's spec parses back to an equal spec")
+			assert.Equal(t, info.Capabilities, CapabilitiesOf(l).List(), "the declared capabilities are the limiter's")
 			st := l.Snapshot(0)
 			assert.Equal(t, info.Shape, st.Shape())
 			assert.Equal(t, spec.InitialPermits(), l.AvailableAt(0), "InitialPermits is what a fresh limiter has")

@@ -44,9 +44,10 @@ var leakyBucketKind = KindInfo{
 	Summary: "strictly even pacing, one permit per emission interval",
 	Example: "leaky-bucket:rate=100/1s",
 	Color:   "#009e73", ColorName: "green", Glyph: "square",
-	Fields:  fieldInfos[LeakyBucketSpec](),
-	parse:   specParser(LeakyBucketSpec{}),
-	explain: explainGCRA,
+	Fields:       fieldInfos[LeakyBucketSpec](),
+	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},
+	parse:        specParser(LeakyBucketSpec{}),
+	explain:      explainGCRA,
 }
 
 func (s *LeakyBucketSpec) fields() []field {

@@ -80,9 +80,10 @@ var slidingWindowKind = KindInfo{
 	Summary: "limit per rolling window, measured in slots",
 	Example: "sliding-window:limit=100,window=1s,slots=10",
 	Color:   "#e69f00", ColorName: "orange", Glyph: "ring",
-	Fields:  fieldInfos[SlidingWindowSpec](),
-	parse:   specParser(SlidingWindowSpec{Slots: DefaultSlots}),
-	explain: explainSlidingWindow,
+	Fields:       fieldInfos[SlidingWindowSpec](),
+	Capabilities: []Capability{CapRetryAfter, CapRefund},
+	parse:        specParser(SlidingWindowSpec{Slots: DefaultSlots}),
+	explain:      explainSlidingWindow,
 }
 
 func (s *SlidingWindowSpec) fields() []field {

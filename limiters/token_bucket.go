@@ -56,9 +56,10 @@ var tokenBucketKind = KindInfo{
 	Summary: "average rate, bursts up to capacity after idle (GCRA)",
 	Example: "token-bucket:capacity=3,rate=100/1s",
 	Color:   "#0072b2", ColorName: "blue", Glyph: "circle",
-	Fields:  fieldInfos[TokenBucketSpec](),
-	parse:   specParser(TokenBucketSpec{}),
-	explain: explainGCRA,
+	Fields:       fieldInfos[TokenBucketSpec](),
+	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},
+	parse:        specParser(TokenBucketSpec{}),
+	explain:      explainGCRA,
 }
 
 func (s *TokenBucketSpec) fields() []field {

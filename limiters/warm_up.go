@@ -75,9 +75,10 @@ var warmUpKind = KindInfo{
 	Summary: "token bucket whose rate ramps from 1/3 to full over the warm-up",
 	Example: "warm-up:capacity=10,rate=100/1s,warmup=10s",
 	Color:   "#cc79a7", ColorName: "purple", Glyph: "pyramid",
-	Fields:  fieldInfos[WarmUpSpec](),
-	parse:   specParser(WarmUpSpec{}),
-	explain: explainGCRA,
+	Fields:       fieldInfos[WarmUpSpec](),
+	Capabilities: []Capability{CapRetryAfter, CapRefund},
+	parse:        specParser(WarmUpSpec{}),
+	explain:      explainGCRA,
 }
 
 func (s *WarmUpSpec) fields() []field {
