@@ -208,3 +208,24 @@ func TestParseSpec(t *testing.T) {
 	assert.Equal(t, "1h30m", FormatDuration(90*time.Minute))
 	assert.Equal(t, "333.333334ms", FormatDuration(333_333_334))
 }
+
+// A misspelt kind or field gets the closest known name, case-insensitive; surrounding spaces
+// are not part of a kind's name; a negative window is echoed as written.
+func TestParseSpecSuggests(t *testing.T) {
+	for _, tc := range []struct{ spec, want string }{
+		{"token-buckt:capacity=3,rate=100/1s", `unknown kind "token-buckt" (did you mean token-bucket?)`},
+		{"Fixed-Window:limit=1,window=1s", `(did you mean fixed-window?)`},
+		{"token-bucket:capcity=3,rate=100/1s", `not a field of token-bucket (did you mean capacity?)`},
+		{"sliding-window:limit=1,window=1s,slot=3", `(did you mean slots?)`},
+		{"token-bucket:capacity=3,rate=100/-1s", `rate=100/-1s: window: must be positive`},
+	} {
+		_, err := ParseSpec(tc.spec)
+		require.Error(t, err, tc.spec)
+		assert.Contains(t, err.Error(), tc.want, tc.spec)
+	}
+	_, err := ParseSpec("bogus:x=1")
+	assert.NotContains(t, err.Error(), "did you mean", "nothing is close to bogus")
+	spec, err := ParseSpec(" token-bucket :capacity=3,rate=100/1s")
+	require.NoError(t, err)
+	assert.Equal(t, "token-bucket:capacity=3,rate=100/1s", spec.String())
+}

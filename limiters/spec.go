@@ -76,9 +76,11 @@ func ParseSpec(text string) (Spec, error) {
 		return nil, &SpecError{Spec: text, Field: field, Value: value, Reason: reason}
 	}
 	kindText, params, _ := strings.Cut(strings.TrimSpace(text), ":")
+	kindText = strings.TrimSpace(kindText)
 	info := lookup(Kind(kindText))
 	if info == nil {
-		return fail("", "", fmt.Sprintf("unknown kind %q (known: %s)", kindText, KindNames()))
+		names := strings.Split(KindNames(), ", ")
+		return fail("", "", fmt.Sprintf("unknown kind %q%s (known: %s)", kindText, didYouMean(kindText, names), KindNames()))
 	}
 	fields, done := info.parse()
 	seen := map[string]bool{}
@@ -93,8 +95,9 @@ func ParseSpec(text string) (Spec, error) {
 		}
 		i := slices.IndexFunc(fields, func(f field) bool { return f.Name == key })
 		if i < 0 {
-			return fail(key, value, fmt.Sprintf("not a field of %s (fields: %s)", info.Kind,
-				strings.Join(append(info.Required(), info.Optional()...), ", ")))
+			names := append(info.Required(), info.Optional()...)
+			return fail(key, value, fmt.Sprintf("not a field of %s%s (fields: %s)", info.Kind,
+				didYouMean(key, names), strings.Join(names, ", ")))
 		}
 		if seen[key] {
 			return fail(key, value, "given twice")
@@ -216,8 +219,8 @@ func ParseRate(text string) (Rate, error) {
 	if err != nil {
 		return Rate{}, fmt.Errorf("permits: %v", err)
 	}
-	if windowText != "" && (windowText[0] < '0' || windowText[0] > '9') && windowText[0] != '.' {
-		windowText = "1" + windowText
+	if windowText != "" && (windowText[0] >= 'a' && windowText[0] <= 'z' || windowText[0] >= 'A' && windowText[0] <= 'Z') {
+		windowText = "1" + windowText // "100/s" is "100/1s"
 	}
 	window, err := parsePositiveDuration(windowText)
 	if err != nil {
