@@ -101,14 +101,13 @@ type Lane struct {
 	tracing    bool
 	traceLimit int
 
-	result     LaneResult
-	binWidth   int64
-	bin        int
-	binHist    histogram
-	hist       histogram
-	meters     []*admissionWindow
-	lastAdmit  int64
-	admittedAt bool
+	result    LaneResult
+	binWidth  int64
+	bin       int
+	binHist   histogram
+	hist      histogram
+	meters    []*admissionWindow
+	lastAdmit int64
 }
 
 type queued struct {
