@@ -11,10 +11,6 @@ import (
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
-// releaser is a stage whose permits come back by release (the concurrency limiter), not by
-// the clock.
-type releaser interface{ Release(n int) }
-
 // Outcome is what happened to a request at one event of the trace.
 type Outcome string
 
@@ -77,8 +73,7 @@ type Lane struct {
 
 	sc        *Scenario
 	client    *Client
-	releasers []releaser
-	rated     []limiters.RateLimiter
+	stack     *Stack
 	streams   []stream
 	pending   []arrival // each source's next arrival
 	events    eventQueue
@@ -147,22 +142,15 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		if err != nil {
 			return nil, fmt.Errorf("limiters[%d]: %w", i, err)
 		}
-		l.Stages = built
+		l.stack = StackOf(built)
 	} else {
-		for j, s := range spec.Stack {
-			lim, err := s.New(l.Clock)
-			if err != nil {
-				return nil, fmt.Errorf("limiters[%d] stage %d: %w", i, j+1, err)
-			}
-			l.Stages = append(l.Stages, lim)
+		st, err := NewStack(spec.Stack, l.Clock)
+		if err != nil {
+			return nil, fmt.Errorf("limiters[%d] %w", i, err) // "limiters[0] stage 2: ..."
 		}
+		l.stack = st
 	}
-	for _, lim := range l.Stages {
-		rel, _ := lim.(releaser)
-		l.releasers = append(l.releasers, rel)
-		rl, _ := lim.(limiters.RateLimiter)
-		l.rated = append(l.rated, rl)
-	}
+	l.Stages = l.stack.Stages()
 	bins := sc.Bins
 	if bins == 0 {
 		bins = DefaultBins
@@ -299,7 +287,7 @@ func (l *Lane) Step() (bool, error) {
 		l.result.Totals.Completed++
 		l.result.Bins[l.bin].Completed++
 		l.trace(r, OutcomeCompleted, -1, nil, "")
-		l.release(r.permits, len(l.Stages))
+		l.stack.Release(r.permits, l.stack.Len())
 		l.freeReq(e.req)
 		l.drainQueue()
 	case evTimeout:
@@ -361,7 +349,7 @@ func (l *Lane) advance(t int64) error {
 func (l *Lane) closeBin() {
 	b := &l.result.Bins[l.bin]
 	end := min(int64(l.bin+1)*l.binWidth, l.horizon)
-	for i, s := range l.Stages {
+	for i, s := range l.stack.Stages() {
 		b.Available[i] = s.AvailableAt(time.Duration(end))
 	}
 	b.WaitP50, b.WaitP99, b.WaitMax = l.binHist.quantile(0.50), l.binHist.quantile(0.99), time.Duration(l.binHist.max)
@@ -477,55 +465,28 @@ func (l *Lane) attempt(i int32) {
 	}
 }
 
-// tryStages asks each stage in order for r's permits. When stage k refuses, the permits
-// the earlier stages granted are given back where the algorithm allows it (a concurrency
-// limiter's are released); a rate limiter's cannot be, and are counted as wasted. A refusal
-// is traced unless quiet (the queue's silent re-checks); an admission is traced with the
-// first stage's state.
+// tryStages is one pass of r through the stack (see Stack.Acquire), counting the permits it
+// wastes. The decision is traced with the deciding stage's state before it decided, except
+// a plain refusal when quiet (the queue's re-checks): a never is traced even then.
 func (l *Lane) tryStages(r *request, quiet bool) (limiters.Decision, int) {
-	observing := l.tracing || l.OnEvent != nil
 	now := time.Duration(l.now)
-	var first limiters.State
-	for k, s := range l.Stages {
-		var before limiters.State
-		if observing {
-			before = s.Snapshot(now)
-			if k == 0 {
-				first = before
-			}
-		}
-		d := s.AcquireAt(now, r.permits)
-		if d == limiters.Admitted {
-			continue
-		}
-		l.release(r.permits, k)
-		for j := 0; j < k; j++ {
-			if l.releasers[j] == nil {
-				l.result.Totals.Wasted += int64(r.permits)
-			}
-		}
-		if observing && (!quiet || d != limiters.Rejected) { // a never is traced even from the queue
-			outcome := OutcomeRejected
-			if d != limiters.Rejected {
-				outcome = OutcomeNever
-			}
-			l.trace(r, outcome, k, &before, before.Explain(r.permits, d))
-		}
+	if !l.tracing && l.OnEvent == nil {
+		d, k, wasted := l.stack.Acquire(now, r.permits, nil)
+		l.result.Totals.Wasted += wasted
 		return d, k
 	}
-	if observing {
-		l.trace(r, OutcomeAdmitted, 0, &first, first.Explain(r.permits, limiters.Admitted))
+	var before limiters.State
+	d, k, wasted := l.stack.Acquire(now, r.permits, &before)
+	l.result.Totals.Wasted += wasted
+	switch {
+	case d == limiters.Admitted:
+		l.trace(r, OutcomeAdmitted, 0, &before, before.Explain(r.permits, d))
+	case d == limiters.Rejected && !quiet:
+		l.trace(r, OutcomeRejected, k, &before, before.Explain(r.permits, d))
+	case d != limiters.Rejected:
+		l.trace(r, OutcomeNever, k, &before, before.Explain(r.permits, d))
 	}
-	return limiters.Admitted, len(l.Stages)
-}
-
-// release returns r's permits to the releasing stages among the first k.
-func (l *Lane) release(permits, k int) {
-	for j := 0; j < k; j++ {
-		if l.releasers[j] != nil {
-			l.releasers[j].Release(permits)
-		}
-	}
+	return d, k
 }
 
 func (l *Lane) retryDelay(r *request, stage int) int64 {
@@ -544,10 +505,8 @@ func (l *Lane) retryDelay(r *request, stage int) int64 {
 		}
 		return max(d, 1)
 	case PolicyRetryAfter:
-		if rl := l.rated[stage]; rl != nil {
-			if wait, ok := rl.RetryAfterAt(time.Duration(l.now), r.permits); ok {
-				return max(int64(wait), 1)
-			}
+		if wait, ok := l.stack.RetryAfter(stage, time.Duration(l.now), r.permits); ok {
+			return max(int64(wait), 1)
 		}
 	}
 	return int64(c.Delay)
@@ -577,7 +536,7 @@ func (l *Lane) admitted(i int32) {
 	if ds == nil {
 		t.Completed++
 		b.Completed++
-		l.release(r.permits, len(l.Stages))
+		l.stack.Release(r.permits, l.stack.Len())
 		l.freeReq(i)
 		return
 	}
@@ -587,7 +546,7 @@ func (l *Lane) admitted(i int32) {
 		if l.tracing || l.OnEvent != nil { // no Sprintf per failure when nobody reads it
 			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", ds.Pool))
 		}
-		l.release(r.permits, len(l.Stages))
+		l.stack.Release(r.permits, l.stack.Len())
 		l.freeReq(i)
 		return
 	}
@@ -668,11 +627,7 @@ func (l *Lane) enqueue(i int32, stage int) {
 // scheduleWake arranges for the queue to be tried again when stage's hint says r's permits
 // will fit. Stages without a hint (a concurrency limiter) wake the queue on release.
 func (l *Lane) scheduleWake(r *request, stage int) {
-	rl := l.rated[stage]
-	if rl == nil {
-		return
-	}
-	wait, ok := rl.RetryAfterAt(time.Duration(l.now), r.permits)
+	wait, ok := l.stack.RetryAfter(stage, time.Duration(l.now), r.permits)
 	if !ok {
 		return
 	}
@@ -694,7 +649,7 @@ func (l *Lane) drainQueue() {
 			l.popWaiting()
 			continue
 		}
-		if l.bulkheadFull(r.permits) {
+		if l.stack.BulkheadFull(time.Duration(l.now), r.permits) {
 			// A concurrency stage cannot take it: a completion will drain the queue again.
 			// Trying anyway would take (and waste) the permits of rate stages before it on
 			// every completion: polling that no real caller does.
@@ -735,17 +690,6 @@ func (l *Lane) queueHead() int32 {
 		l.popWaiting()
 	}
 	return -1
-}
-
-// bulkheadFull reports whether some concurrency stage lacks the permits for a request now.
-// Their availability is exact and does not depend on time.
-func (l *Lane) bulkheadFull(permits int) bool {
-	for k, rel := range l.releasers {
-		if rel != nil && l.Stages[k].AvailableAt(time.Duration(l.now)) < permits && permits <= l.Stages[k].MaxPermits() {
-			return true
-		}
-	}
-	return false
 }
 
 func (l *Lane) popWaiting() {
