@@ -283,7 +283,7 @@ func TestTraceIsCappedAndMarkedTruncated(t *testing.T) {
 		Sources: []Source{{Kind: SourceConstant, Rate: 100}}, Trace: true}
 	l, err := NewLane(sc, 0)
 	require.NoError(t, err)
-	l.traceLimit = 30
+	l.rec.traceLimit = 30
 	require.NoError(t, l.RunUntil(sc.Horizon))
 	res := l.Result()
 	assert.Len(t, res.Trace, 30)

@@ -4,42 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/virtualclock"
 )
-
-// Outcome is what happened to a request at one event of the trace.
-type Outcome string
-
-// The outcomes a trace records.
-const (
-	OutcomeAdmitted  Outcome = "admitted"
-	OutcomeRejected  Outcome = "rejected"
-	OutcomeNever     Outcome = "never"
-	OutcomeQueued    Outcome = "queued"
-	OutcomeGaveUp    Outcome = "gave-up"
-	OutcomeTimedOut  Outcome = "timed-out"
-	OutcomeCompleted Outcome = "completed"
-	OutcomeFailed    Outcome = "failed"
-)
-
-// Record is one traced event of one request. Decisions (admitted, rejected, never) carry the
-// deciding stage's state just before it decided and the sentence that explains the decision
-// from that state.
-type Record struct {
-	At      time.Duration   `json:"t_ns"`
-	Request uint64          `json:"request"` // arrival order across all sources: the same request in every lane
-	Attempt int             `json:"attempt"` // 1 for the first try
-	Permits int             `json:"permits"`
-	Key     string          `json:"key,omitempty"`
-	Outcome Outcome         `json:"outcome"`
-	Stage   int             `json:"stage"` // the stage that decided: the refusing one, or 0 when admitted
-	Reason  string          `json:"reason,omitempty"`
-	State   *limiters.State `json:"state,omitempty"` // the deciding stage, before it decided
-}
 
 type reqState uint8
 
@@ -89,39 +58,17 @@ type Lane struct {
 	phase                 int
 	busy                  int
 
-	waiting    []queued // client queue, FIFO; entries whose request left are skipped
-	waitHead   int
-	queueLen   int
-	wakeAt     int64
-	tracing    bool
-	traceLimit int
+	waiting  []queued // client queue, FIFO; entries whose request left are skipped
+	waitHead int
+	queueLen int
+	wakeAt   int64
 
-	result    LaneResult
-	binWidth  int64
-	bin       int
-	binHist   histogram
-	hist      histogram
-	meters    []*admissionWindow
-	lastAdmit int64
+	rec recorder
 }
 
 type queued struct {
 	req int32
 	gen uint32
-}
-
-// LaneResult is everything one lane measured.
-type LaneResult struct {
-	Name       string        `json:"name"`
-	Stack      []string      `json:"stack"`
-	Totals     Totals        `json:"totals"`
-	Wait       Wait          `json:"wait"`
-	MinSpacing time.Duration `json:"min_spacing_ns"` // smallest gap between admissions; -1 with fewer than two
-	Windows    []WindowMeter `json:"windows"`
-	Bins       []Bin         `json:"bins"`
-	Events     uint64        `json:"events"`
-	Trace      []Record      `json:"trace,omitempty"`
-	Truncated  bool          `json:"trace_truncated,omitempty"`
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -131,7 +78,7 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		Spec: spec, Index: i, Clock: virtualclock.New(), sc: sc, horizon: int64(sc.Horizon),
 		clientRNG:  rand.New(rand.NewPCG(sc.Seed, 0xc11e47)),
 		serviceRNG: rand.New(rand.NewPCG(sc.Seed, 0x5e41ce)),
-		wakeAt:     -1, lastAdmit: math.MinInt64, tracing: sc.Trace, traceLimit: TraceLimit,
+		wakeAt:     -1,
 	}
 	l.client = &sc.Client
 	if spec.Client != nil {
@@ -151,28 +98,7 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		l.stack = st
 	}
 	l.Stages = l.stack.Stages()
-	bins := sc.Bins
-	if bins == 0 {
-		bins = DefaultBins
-	}
-	l.binWidth = (l.horizon + int64(bins) - 1) / int64(bins)
-	bins = int((l.horizon + l.binWidth - 1) / l.binWidth)
-	l.result = LaneResult{Name: spec.Label(), MinSpacing: -1, Bins: make([]Bin, bins)}
-	for _, s := range spec.Stack {
-		l.result.Stack = append(l.result.Stack, s.String())
-	}
-	for b := range l.result.Bins {
-		l.result.Bins[b] = Bin{Start: time.Duration(int64(b) * l.binWidth), Available: make([]int, len(l.Stages))}
-	}
-	for _, length := range meterLengths(sc) {
-		bound := int64(-1)
-		for _, s := range spec.Stack {
-			if b, ok := limiters.AdmissionBound(s, length); ok && (bound < 0 || b < bound) {
-				bound = b
-			}
-		}
-		l.meters = append(l.meters, newAdmissionWindow(length, bound))
-	}
+	l.rec = newRecorder(sc, spec, l.stack.Len())
 	for k, src := range sc.Sources {
 		st, err := newStream(src, k, sc.Seed, sc.Horizon)
 		if err != nil {
@@ -187,22 +113,6 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		}
 	}
 	return l, nil
-}
-
-// meterLengths is the sorted set of every stage's natural window in every lane, plus the
-// scenario's own: the same lengths in every lane, so lanes compare side by side.
-func meterLengths(sc *Scenario) []time.Duration {
-	var lengths []time.Duration
-	for _, lane := range sc.Lanes {
-		for _, s := range lane.Stack {
-			if w := s.NaturalWindow(); w > 0 {
-				lengths = append(lengths, w)
-			}
-		}
-	}
-	lengths = append(lengths, sc.Windows...)
-	slices.Sort(lengths)
-	return slices.Compact(lengths)
 }
 
 // pull fetches source k's next arrival and schedules it.
@@ -284,8 +194,7 @@ func (l *Lane) Step() (bool, error) {
 	case evComplete:
 		r := &l.reqs[e.req]
 		l.busy--
-		l.result.Totals.Completed++
-		l.result.Bins[l.bin].Completed++
+		l.rec.completed()
 		l.trace(r, OutcomeCompleted, -1, nil, "")
 		l.stack.Release(r.permits, l.stack.Len())
 		l.freeReq(e.req)
@@ -294,7 +203,7 @@ func (l *Lane) Step() (bool, error) {
 		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqQueued {
 			head := l.queueHead() == e.req
 			l.queueLen--
-			l.result.Totals.TimedOut++
+			l.rec.timedOut()
 			l.giveUp(e.req, OutcomeTimedOut)
 			if head && l.queueLen > 0 {
 				// The wake was scheduled for the head's permits; the new head may fit
@@ -339,35 +248,16 @@ func (l *Lane) NextEventAt() time.Duration {
 
 // advance moves time to t, closing every bin that ends at or before t.
 func (l *Lane) advance(t int64) error {
-	for l.bin < len(l.result.Bins) && int64(l.bin+1)*l.binWidth <= t {
-		l.closeBin()
-	}
+	l.rec.advance(t, l.stack, l.busy, l.queueLen)
 	l.now = t
 	return l.Clock.AdvanceTo(time.Duration(t))
-}
-
-func (l *Lane) closeBin() {
-	b := &l.result.Bins[l.bin]
-	end := min(int64(l.bin+1)*l.binWidth, l.horizon)
-	for i, s := range l.stack.Stages() {
-		b.Available[i] = s.AvailableAt(time.Duration(end))
-	}
-	b.WaitP50, b.WaitP99, b.WaitMax = l.binHist.quantile(0.50), l.binHist.quantile(0.99), time.Duration(l.binHist.max)
-	l.binHist.reset()
-	l.bin++
-	if l.bin < len(l.result.Bins) {
-		next := &l.result.Bins[l.bin]
-		next.MaxInFlight, next.MaxQueue = l.busy, l.queueLen
-	}
 }
 
 func (l *Lane) finish() {
 	if l.done {
 		return
 	}
-	for l.bin < len(l.result.Bins) {
-		l.closeBin()
-	}
+	l.rec.finish(l.stack, l.busy, l.queueLen)
 	if l.now < l.horizon {
 		l.now = l.horizon
 		_ = l.Clock.AdvanceTo(time.Duration(l.horizon))
@@ -377,19 +267,7 @@ func (l *Lane) finish() {
 }
 
 // Result is what the lane measured so far (all of it once Done).
-func (l *Lane) Result() LaneResult {
-	r := l.result
-	r.Events = l.processed
-	r.Wait = Wait{P50: l.hist.quantile(0.50), P90: l.hist.quantile(0.90), P99: l.hist.quantile(0.99), Max: time.Duration(l.hist.max)}
-	if l.hist.total > 0 {
-		r.Wait.Mean = time.Duration(l.hist.sum / int64(l.hist.total))
-	}
-	r.Windows = make([]WindowMeter, len(l.meters))
-	for i, m := range l.meters {
-		r.Windows[i] = m.WindowMeter
-	}
-	return r
-}
+func (l *Lane) Result() LaneResult { return l.rec.report(l.processed) }
 
 func (l *Lane) newReq(a arrival) int32 {
 	var i int32
@@ -414,14 +292,11 @@ func (l *Lane) freeReq(i int32) {
 
 func (l *Lane) arrive(a arrival) {
 	i := l.newReq(a)
-	l.result.Totals.Offered++
-	l.result.Totals.OfferedPermits += int64(a.permits)
-	l.result.Bins[l.bin].Offered++
+	l.rec.offered(a.permits)
 	if l.client.Policy == PolicyQueue && l.queueLen > 0 {
 		// FIFO: a newcomer does not overtake the requests already waiting.
-		l.result.Totals.Attempts++
-		l.result.Bins[l.bin].Attempts++
 		l.reqs[i].attempts++
+		l.rec.attempt(false)
 		l.enqueue(i, -1)
 		return
 	}
@@ -432,21 +307,15 @@ func (l *Lane) arrive(a arrival) {
 func (l *Lane) attempt(i int32) {
 	r := &l.reqs[i]
 	r.attempts++
-	l.result.Totals.Attempts++
-	l.result.Bins[l.bin].Attempts++
-	if r.attempts > 1 {
-		l.result.Totals.Retried++
-		l.result.Bins[l.bin].Retried++
-	}
+	l.rec.attempt(r.attempts > 1)
 	d, stage := l.tryStages(r, false)
 	if d == limiters.Admitted {
 		l.admitted(i)
 		return
 	}
-	l.result.Totals.Rejected++
-	l.result.Bins[l.bin].Rejected++
+	l.rec.rejected()
 	if d != limiters.Rejected { // Never or Invalid: retrying cannot help
-		l.result.Totals.Never++
+		l.rec.never()
 		l.giveUp(i, OutcomeGaveUp)
 		return
 	}
@@ -470,14 +339,14 @@ func (l *Lane) attempt(i int32) {
 // a plain refusal when quiet (the queue's re-checks): a never is traced even then.
 func (l *Lane) tryStages(r *request, quiet bool) (limiters.Decision, int) {
 	now := time.Duration(l.now)
-	if !l.tracing && l.OnEvent == nil {
+	if !l.observed() {
 		d, k, wasted := l.stack.Acquire(now, r.permits, nil)
-		l.result.Totals.Wasted += wasted
+		l.rec.wasted(wasted)
 		return d, k
 	}
 	var before limiters.State
 	d, k, wasted := l.stack.Acquire(now, r.permits, &before)
-	l.result.Totals.Wasted += wasted
+	l.rec.wasted(wasted)
 	switch {
 	case d == limiters.Admitted:
 		l.trace(r, OutcomeAdmitted, 0, &before, before.Explain(r.permits, d))
@@ -514,36 +383,17 @@ func (l *Lane) retryDelay(r *request, stage int) int64 {
 
 func (l *Lane) admitted(i int32) {
 	r := &l.reqs[i]
-	t := &l.result.Totals
-	b := &l.result.Bins[l.bin]
-	t.Admitted++
-	t.AdmittedPermits += int64(r.permits)
-	b.Admitted++
-	wait := l.now - r.arrived
-	l.hist.add(wait)
-	l.binHist.add(wait)
-	for _, m := range l.meters {
-		m.admit(l.now, int64(r.permits))
-	}
-	if l.lastAdmit != math.MinInt64 {
-		if gap := l.now - l.lastAdmit; l.result.MinSpacing < 0 || time.Duration(gap) < l.result.MinSpacing {
-			l.result.MinSpacing = time.Duration(gap)
-		}
-	}
-	l.lastAdmit = l.now
-
+	l.rec.admitted(l.now, r.permits, l.now-r.arrived)
 	ds := l.sc.Downstream
 	if ds == nil {
-		t.Completed++
-		b.Completed++
+		l.rec.completed()
 		l.stack.Release(r.permits, l.stack.Len())
 		l.freeReq(i)
 		return
 	}
 	if ds.Pool > 0 && l.busy >= ds.Pool {
-		t.Failed++
-		b.Failed++
-		if l.tracing || l.OnEvent != nil { // no Sprintf per failure when nobody reads it
+		l.rec.failed()
+		if l.observed() { // no Sprintf per failure when nobody reads it
 			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", ds.Pool))
 		}
 		l.stack.Release(r.permits, l.stack.Len())
@@ -551,8 +401,7 @@ func (l *Lane) admitted(i int32) {
 		return
 	}
 	l.busy++
-	t.MaxInFlight = max(t.MaxInFlight, l.busy)
-	b.MaxInFlight = max(b.MaxInFlight, l.busy)
+	l.rec.inService(l.busy)
 	r.state = reqInService
 	l.events.push(event{at: l.after(l.serviceTime()), kind: evComplete, req: i, gen: r.gen})
 }
@@ -595,8 +444,7 @@ func (l *Lane) after(d int64) int64 {
 }
 
 func (l *Lane) giveUp(i int32, outcome Outcome) {
-	l.result.Totals.GaveUp++
-	l.result.Bins[l.bin].GaveUp++
+	l.rec.gaveUp()
 	l.trace(&l.reqs[i], outcome, -1, nil, "")
 	l.freeReq(i)
 }
@@ -612,10 +460,7 @@ func (l *Lane) enqueue(i int32, stage int) {
 	r := &l.reqs[i]
 	r.state = reqQueued
 	l.queueLen++
-	l.result.Totals.Queued++
-	l.result.Totals.MaxQueue = max(l.result.Totals.MaxQueue, l.queueLen)
-	b := &l.result.Bins[l.bin]
-	b.MaxQueue = max(b.MaxQueue, l.queueLen)
+	l.rec.queued(l.queueLen)
 	l.waiting = append(l.waiting, queued{req: i, gen: r.gen})
 	l.events.push(event{at: l.after(int64(c.Timeout)), kind: evTimeout, req: i, gen: r.gen})
 	l.trace(r, OutcomeQueued, stage, nil, "")
@@ -661,9 +506,8 @@ func (l *Lane) drainQueue() {
 			// help. Refuse it now rather than block the queue until its timeout.
 			l.popWaiting()
 			l.queueLen--
-			l.result.Totals.Rejected++
-			l.result.Bins[l.bin].Rejected++
-			l.result.Totals.Never++
+			l.rec.rejected()
+			l.rec.never()
 			l.giveUp(q.req, OutcomeGaveUp)
 			continue
 		}
@@ -702,8 +546,13 @@ func (l *Lane) popWaiting() {
 	}
 }
 
+// observed reports whether anyone reads the lane's records: its trace, or OnEvent.
+func (l *Lane) observed() bool { return l.rec.tracing || l.OnEvent != nil }
+
+// trace records an event of r for the trace and OnEvent. st, when not nil, is the deciding
+// stage's state before it decided.
 func (l *Lane) trace(r *request, outcome Outcome, stage int, st *limiters.State, reason string) {
-	if !l.tracing && l.OnEvent == nil {
+	if !l.observed() {
 		return
 	}
 	rec := Record{At: time.Duration(l.now), Request: r.id, Attempt: r.attempts, Permits: r.permits,
@@ -715,11 +564,5 @@ func (l *Lane) trace(r *request, outcome Outcome, stage int, st *limiters.State,
 	if l.OnEvent != nil {
 		l.OnEvent(rec)
 	}
-	if l.tracing {
-		if len(l.result.Trace) >= l.traceLimit {
-			l.result.Truncated = true
-			return
-		}
-		l.result.Trace = append(l.result.Trace, rec)
-	}
+	l.rec.keep(rec)
 }
