@@ -54,9 +54,8 @@ type Lane struct {
 	done      bool
 	processed uint64
 
-	clientRNG, serviceRNG *rand.Rand
-	phase                 int
-	busy                  int
+	clientRNG *rand.Rand
+	down      downstream
 
 	waiting  []queued // client queue, FIFO; entries whose request left are skipped
 	waitHead int
@@ -76,9 +75,9 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 	spec := sc.Lanes[i]
 	l := &Lane{
 		Spec: spec, Index: i, Clock: virtualclock.New(), sc: sc, horizon: int64(sc.Horizon),
-		clientRNG:  rand.New(rand.NewPCG(sc.Seed, 0xc11e47)),
-		serviceRNG: rand.New(rand.NewPCG(sc.Seed, 0x5e41ce)),
-		wakeAt:     -1,
+		clientRNG: rand.New(rand.NewPCG(sc.Seed, 0xc11e47)),
+		down:      newDownstream(sc.Downstream, sc.Seed),
+		wakeAt:    -1,
 	}
 	l.client = &sc.Client
 	if spec.Client != nil {
@@ -146,7 +145,7 @@ func (l *Lane) Now() time.Duration { return time.Duration(l.now) }
 func (l *Lane) Done() bool { return l.done }
 
 // InFlight is the number of requests at the downstream.
-func (l *Lane) InFlight() int { return l.busy }
+func (l *Lane) InFlight() int { return l.down.busy }
 
 // QueueLen is the number of requests waiting in the client queue.
 func (l *Lane) QueueLen() int { return l.queueLen }
@@ -193,7 +192,7 @@ func (l *Lane) Step() (bool, error) {
 		}
 	case evComplete:
 		r := &l.reqs[e.req]
-		l.busy--
+		l.down.done()
 		l.rec.completed()
 		l.trace(r, OutcomeCompleted, -1, nil, "")
 		l.stack.Release(r.permits, l.stack.Len())
@@ -248,7 +247,7 @@ func (l *Lane) NextEventAt() time.Duration {
 
 // advance moves time to t, closing every bin that ends at or before t.
 func (l *Lane) advance(t int64) error {
-	l.rec.advance(t, l.stack, l.busy, l.queueLen)
+	l.rec.advance(t, l.stack, l.down.busy, l.queueLen)
 	l.now = t
 	return l.Clock.AdvanceTo(time.Duration(t))
 }
@@ -257,7 +256,7 @@ func (l *Lane) finish() {
 	if l.done {
 		return
 	}
-	l.rec.finish(l.stack, l.busy, l.queueLen)
+	l.rec.finish(l.stack, l.down.busy, l.queueLen)
 	if l.now < l.horizon {
 		l.now = l.horizon
 		_ = l.Clock.AdvanceTo(time.Duration(l.horizon))
@@ -384,54 +383,25 @@ func (l *Lane) retryDelay(r *request, stage int) int64 {
 func (l *Lane) admitted(i int32) {
 	r := &l.reqs[i]
 	l.rec.admitted(l.now, r.permits, l.now-r.arrived)
-	ds := l.sc.Downstream
-	if ds == nil {
+	if l.down.cfg == nil {
 		l.rec.completed()
 		l.stack.Release(r.permits, l.stack.Len())
 		l.freeReq(i)
 		return
 	}
-	if ds.Pool > 0 && l.busy >= ds.Pool {
+	if l.down.full() {
 		l.rec.failed()
 		if l.observed() { // no Sprintf per failure when nobody reads it
-			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", ds.Pool))
+			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", l.down.cfg.Pool))
 		}
 		l.stack.Release(r.permits, l.stack.Len())
 		l.freeReq(i)
 		return
 	}
-	l.busy++
-	l.rec.inService(l.busy)
+	service := l.down.start(l.now)
+	l.rec.inService(l.down.busy)
 	r.state = reqInService
-	l.events.push(event{at: l.after(l.serviceTime()), kind: evComplete, req: i, gen: r.gen})
-}
-
-func (l *Lane) serviceTime() int64 {
-	phases := l.sc.Downstream.Phases
-	for l.phase+1 < len(phases) && int64(phases[l.phase+1].From) <= l.now {
-		l.phase++
-	}
-	d := phases[l.phase].Service
-	switch d.Kind {
-	case DistUniform:
-		return int64(d.Min) + l.serviceRNG.Int64N(int64(d.Max-d.Min)+1)
-	case DistExponential:
-		return clampService(l.serviceRNG.ExpFloat64() * float64(d.Mean))
-	case DistLogNormal:
-		return clampService(float64(d.Mean) * math.Exp(d.Sigma*l.serviceRNG.NormFloat64()))
-	}
-	return int64(d.Mean)
-}
-
-// maxService caps a drawn service time at 2^62ns (146 years): a lognormal tail can exceed the
-// int64 range, and converting such a float to int64 gives a negative number.
-const maxService = int64(1) << 62
-
-func clampService(ns float64) int64 {
-	if !(ns < float64(maxService)) { // also NaN
-		return maxService
-	}
-	return max(int64(ns), 0)
+	l.events.push(event{at: l.after(service), kind: evComplete, req: i, gen: r.gen})
 }
 
 // after is now + d, saturating: an event past the end of time is scheduled at its end and
