@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
@@ -41,7 +40,7 @@ type Lane struct {
 	OnEvent func(Record) // called for every traced event when set (the TUI's log)
 
 	sc        *Scenario
-	client    *Client
+	client    clientPolicy
 	stack     *Stack
 	streams   []stream
 	pending   []arrival // each source's next arrival
@@ -54,8 +53,7 @@ type Lane struct {
 	done      bool
 	processed uint64
 
-	clientRNG *rand.Rand
-	down      downstream
+	down downstream
 
 	waiting  []queued // client queue, FIFO; entries whose request left are skipped
 	waitHead int
@@ -75,14 +73,14 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 	spec := sc.Lanes[i]
 	l := &Lane{
 		Spec: spec, Index: i, Clock: virtualclock.New(), sc: sc, horizon: int64(sc.Horizon),
-		clientRNG: rand.New(rand.NewPCG(sc.Seed, 0xc11e47)),
-		down:      newDownstream(sc.Downstream, sc.Seed),
-		wakeAt:    -1,
+		down:   newDownstream(sc.Downstream, sc.Seed),
+		wakeAt: -1,
 	}
-	l.client = &sc.Client
+	client := &sc.Client
 	if spec.Client != nil {
-		l.client = spec.Client
+		client = spec.Client
 	}
+	l.client = newClientPolicy(client, sc.Seed)
 	if spec.Build != nil {
 		built, err := spec.Build(l.Clock)
 		if err != nil {
@@ -292,7 +290,7 @@ func (l *Lane) freeReq(i int32) {
 func (l *Lane) arrive(a arrival) {
 	i := l.newReq(a)
 	l.rec.offered(a.permits)
-	if l.client.Policy == PolicyQueue && l.queueLen > 0 {
+	if l.client.cfg.Policy == PolicyQueue && l.queueLen > 0 {
 		// FIFO: a newcomer does not overtake the requests already waiting.
 		l.reqs[i].attempts++
 		l.rec.attempt(false)
@@ -318,14 +316,14 @@ func (l *Lane) attempt(i int32) {
 		l.giveUp(i, OutcomeGaveUp)
 		return
 	}
-	c := l.client
-	switch c.Policy {
+	switch c := l.client.cfg; c.Policy {
 	case PolicyRetry, PolicyBackoff, PolicyRetryAfter:
 		if r.attempts >= c.MaxAttempts {
 			l.giveUp(i, OutcomeGaveUp)
 			return
 		}
-		l.events.push(event{at: l.after(l.retryDelay(r, stage)), kind: evAttempt, req: i, gen: r.gen})
+		delay := l.client.retryDelay(r.attempts, r.permits, l.now, l.stack, stage)
+		l.events.push(event{at: l.after(delay), kind: evAttempt, req: i, gen: r.gen})
 	case PolicyQueue:
 		l.enqueue(i, stage)
 	default:
@@ -355,29 +353,6 @@ func (l *Lane) tryStages(r *request, quiet bool) (limiters.Decision, int) {
 		l.trace(r, OutcomeNever, k, &before, before.Explain(r.permits, d))
 	}
 	return d, k
-}
-
-func (l *Lane) retryDelay(r *request, stage int) int64 {
-	c := l.client
-	switch c.Policy {
-	case PolicyBackoff:
-		d := int64(c.Delay)
-		for k := 1; k < r.attempts && d < math.MaxInt64/2; k++ {
-			d *= 2
-		}
-		if c.MaxDelay > 0 {
-			d = min(d, int64(c.MaxDelay))
-		}
-		if c.Jitter {
-			d = l.clientRNG.Int64N(d + 1)
-		}
-		return max(d, 1)
-	case PolicyRetryAfter:
-		if wait, ok := l.stack.RetryAfter(stage, time.Duration(l.now), r.permits); ok {
-			return max(int64(wait), 1)
-		}
-	}
-	return int64(c.Delay)
 }
 
 func (l *Lane) admitted(i int32) {
@@ -422,7 +397,7 @@ func (l *Lane) giveUp(i int32, outcome Outcome) {
 // enqueue puts request i at the back of the client queue, or gives it up when the queue is
 // full. stage is the stage that refused it (-1: it never tried, the queue was not empty).
 func (l *Lane) enqueue(i int32, stage int) {
-	c := l.client
+	c := l.client.cfg
 	if l.queueLen >= c.QueueSize {
 		l.giveUp(i, OutcomeGaveUp)
 		return
