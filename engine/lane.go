@@ -55,17 +55,9 @@ type Lane struct {
 
 	down downstream
 
-	waiting  []queued // client queue, FIFO; entries whose request left are skipped
-	waitHead int
-	queueLen int
-	wakeAt   int64
+	queue clientQueue
 
 	rec recorder
-}
-
-type queued struct {
-	req int32
-	gen uint32
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -73,8 +65,8 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 	spec := sc.Lanes[i]
 	l := &Lane{
 		Spec: spec, Index: i, Clock: virtualclock.New(), sc: sc, horizon: int64(sc.Horizon),
-		down:   newDownstream(sc.Downstream, sc.Seed),
-		wakeAt: -1,
+		down:  newDownstream(sc.Downstream, sc.Seed),
+		queue: newClientQueue(),
 	}
 	client := &sc.Client
 	if spec.Client != nil {
@@ -146,7 +138,7 @@ func (l *Lane) Done() bool { return l.done }
 func (l *Lane) InFlight() int { return l.down.busy }
 
 // QueueLen is the number of requests waiting in the client queue.
-func (l *Lane) QueueLen() int { return l.queueLen }
+func (l *Lane) QueueLen() int { return l.queue.len() }
 
 // Step runs the next event. It returns false when the lane has reached its horizon.
 func (l *Lane) Step() (bool, error) {
@@ -198,19 +190,10 @@ func (l *Lane) Step() (bool, error) {
 		l.drainQueue()
 	case evTimeout:
 		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqQueued {
-			head := l.queueHead() == e.req
-			l.queueLen--
-			l.rec.timedOut()
-			l.giveUp(e.req, OutcomeTimedOut)
-			if head && l.queueLen > 0 {
-				// The wake was scheduled for the head's permits; the new head may fit
-				// sooner (it asks for fewer), or at once.
-				l.drainQueue()
-			}
+			l.timeOut(e.req)
 		}
 	case evQueueWake:
-		if e.at == l.wakeAt {
-			l.wakeAt = -1
+		if l.queue.woken(e.at) {
 			l.drainQueue()
 		}
 	}
@@ -245,7 +228,7 @@ func (l *Lane) NextEventAt() time.Duration {
 
 // advance moves time to t, closing every bin that ends at or before t.
 func (l *Lane) advance(t int64) error {
-	l.rec.advance(t, l.stack, l.down.busy, l.queueLen)
+	l.rec.advance(t, l.stack, l.down.busy, l.queue.len())
 	l.now = t
 	return l.Clock.AdvanceTo(time.Duration(t))
 }
@@ -254,7 +237,7 @@ func (l *Lane) finish() {
 	if l.done {
 		return
 	}
-	l.rec.finish(l.stack, l.down.busy, l.queueLen)
+	l.rec.finish(l.stack, l.down.busy, l.queue.len())
 	if l.now < l.horizon {
 		l.now = l.horizon
 		_ = l.Clock.AdvanceTo(time.Duration(l.horizon))
@@ -290,7 +273,7 @@ func (l *Lane) freeReq(i int32) {
 func (l *Lane) arrive(a arrival) {
 	i := l.newReq(a)
 	l.rec.offered(a.permits)
-	if l.client.cfg.Policy == PolicyQueue && l.queueLen > 0 {
+	if l.client.cfg.Policy == PolicyQueue && l.queue.len() > 0 {
 		// FIFO: a newcomer does not overtake the requests already waiting.
 		l.reqs[i].attempts++
 		l.rec.attempt(false)
@@ -392,103 +375,6 @@ func (l *Lane) giveUp(i int32, outcome Outcome) {
 	l.rec.gaveUp()
 	l.trace(&l.reqs[i], outcome, -1, nil, "")
 	l.freeReq(i)
-}
-
-// enqueue puts request i at the back of the client queue, or gives it up when the queue is
-// full. stage is the stage that refused it (-1: it never tried, the queue was not empty).
-func (l *Lane) enqueue(i int32, stage int) {
-	c := l.client.cfg
-	if l.queueLen >= c.QueueSize {
-		l.giveUp(i, OutcomeGaveUp)
-		return
-	}
-	r := &l.reqs[i]
-	r.state = reqQueued
-	l.queueLen++
-	l.rec.queued(l.queueLen)
-	l.waiting = append(l.waiting, queued{req: i, gen: r.gen})
-	l.events.push(event{at: l.after(int64(c.Timeout)), kind: evTimeout, req: i, gen: r.gen})
-	l.trace(r, OutcomeQueued, stage, nil, "")
-	if stage >= 0 {
-		l.scheduleWake(r, stage)
-	}
-}
-
-// scheduleWake arranges for the queue to be tried again when stage's hint says r's permits
-// will fit. Stages without a hint (a concurrency limiter) wake the queue on release.
-func (l *Lane) scheduleWake(r *request, stage int) {
-	wait, ok := l.stack.RetryAfter(stage, time.Duration(l.now), r.permits)
-	if !ok {
-		return
-	}
-	at := l.after(max(int64(wait), 1))
-	if l.wakeAt >= 0 && l.wakeAt <= at {
-		return
-	}
-	l.wakeAt = at
-	l.events.push(event{at: at, kind: evQueueWake})
-}
-
-// drainQueue admits waiting requests from the head of the queue while they fit. Queue
-// re-checks are not counted as attempts: only the admission is.
-func (l *Lane) drainQueue() {
-	for l.queueLen > 0 {
-		q := l.waiting[l.waitHead]
-		r := &l.reqs[q.req]
-		if r.gen != q.gen || r.state != reqQueued {
-			l.popWaiting()
-			continue
-		}
-		if l.stack.BulkheadFull(time.Duration(l.now), r.permits) {
-			// A concurrency stage cannot take it: a completion will drain the queue again.
-			// Trying anyway would take (and waste) the permits of rate stages before it on
-			// every completion: polling that no real caller does.
-			return
-		}
-		d, stage := l.tryStages(r, true)
-		if d != limiters.Admitted && d != limiters.Rejected {
-			// Never (or Invalid): it queued behind others without trying, and waiting cannot
-			// help. Refuse it now rather than block the queue until its timeout.
-			l.popWaiting()
-			l.queueLen--
-			l.rec.rejected()
-			l.rec.never()
-			l.giveUp(q.req, OutcomeGaveUp)
-			continue
-		}
-		if d != limiters.Admitted {
-			l.scheduleWake(r, stage)
-			return
-		}
-		l.popWaiting()
-		l.queueLen--
-		r.state = reqPending
-		l.admitted(q.req)
-	}
-	l.waiting, l.waitHead = l.waiting[:0], 0
-}
-
-// queueHead is the request at the head of the client queue (-1 when it is empty), skipping
-// entries whose request has left.
-func (l *Lane) queueHead() int32 {
-	for l.queueLen > 0 {
-		q := l.waiting[l.waitHead]
-		if r := &l.reqs[q.req]; r.gen == q.gen && r.state == reqQueued {
-			return q.req
-		}
-		l.popWaiting()
-	}
-	return -1
-}
-
-func (l *Lane) popWaiting() {
-	l.waitHead++
-	if l.waitHead == len(l.waiting) {
-		l.waiting, l.waitHead = l.waiting[:0], 0
-	} else if l.waitHead > 1024 && l.waitHead*2 > len(l.waiting) {
-		n := copy(l.waiting, l.waiting[l.waitHead:])
-		l.waiting, l.waitHead = l.waiting[:n], 0
-	}
 }
 
 // observed reports whether anyone reads the lane's records: its trace, or OnEvent.
