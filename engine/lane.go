@@ -9,15 +9,19 @@ import (
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
+// reqState is where a request is.
 type reqState uint8
 
 const (
-	reqFree reqState = iota
-	reqPending
-	reqQueued
-	reqInService
+	reqFree      reqState = iota // the slot holds no request
+	reqPending                   // trying the stages, or waiting to retry
+	reqQueued                    // in the client queue
+	reqInService                 // admitted, at the downstream
 )
 
+// request is one offered request while it lives, in a slot of Lane.reqs that is reused once
+// it ends. gen counts the slot's uses: an event or queue entry made for an earlier use is
+// stale and skipped.
 type request struct {
 	id       uint64
 	gen      uint32
@@ -32,30 +36,33 @@ type request struct {
 // deterministic: events are ordered by (time, scheduling sequence). Step runs one event,
 // RunUntil runs to a time; Run (the package function) runs every lane of a scenario in
 // parallel.
+//
+// The lane itself is the event loop; each concern it drives has its own type: the limiters
+// (Stack, stack.go), what refused callers do (clientPolicy, client.go, and clientQueue,
+// queue.go), the service behind the limiters (downstream, downstream.go) and what is
+// measured (recorder, recorder.go).
 type Lane struct {
 	Spec    LaneSpec
 	Index   int
-	Stages  []limiters.Limiter
+	Stages  []limiters.Limiter // the stack's stages, first to last; read them, do not replace them
 	Clock   *virtualclock.Clock
 	OnEvent func(Record) // called for every traced event when set (the TUI's log)
 
-	sc        *Scenario
-	client    clientPolicy
-	stack     *Stack
+	stack  *Stack
+	client clientPolicy
+	queue  clientQueue
+	down   downstream
+
 	streams   []stream
 	pending   []arrival // each source's next arrival
 	events    eventQueue
 	reqs      []request
-	free      []int32
-	nextID    uint64
+	free      []int32 // slots of reqs that hold no request
+	nextID    uint64  // the last request's id: requests are numbered 1, 2, ... in arrival order
 	now       int64
 	horizon   int64
 	done      bool
-	processed uint64
-
-	down downstream
-
-	queue clientQueue
+	processed uint64 // events run
 
 	rec recorder
 }
@@ -64,7 +71,7 @@ type Lane struct {
 func NewLane(sc *Scenario, i int) (*Lane, error) {
 	spec := sc.Lanes[i]
 	l := &Lane{
-		Spec: spec, Index: i, Clock: virtualclock.New(), sc: sc, horizon: int64(sc.Horizon),
+		Spec: spec, Index: i, Clock: virtualclock.New(), horizon: int64(sc.Horizon),
 		down:  newDownstream(sc.Downstream, sc.Seed),
 		queue: newClientQueue(),
 	}
@@ -233,6 +240,7 @@ func (l *Lane) advance(t int64) error {
 	return l.Clock.AdvanceTo(time.Duration(t))
 }
 
+// finish closes the remaining bins and moves the lane to its horizon.
 func (l *Lane) finish() {
 	if l.done {
 		return
@@ -249,6 +257,7 @@ func (l *Lane) finish() {
 // Result is what the lane measured so far (all of it once Done).
 func (l *Lane) Result() LaneResult { return l.rec.report(l.processed) }
 
+// newReq puts arrival a in a free slot, or a new one, and returns the slot.
 func (l *Lane) newReq(a arrival) int32 {
 	var i int32
 	if n := len(l.free); n > 0 {
@@ -270,6 +279,8 @@ func (l *Lane) freeReq(i int32) {
 	l.free = append(l.free, i)
 }
 
+// arrive offers a source's request to the stack, or, when the queue policy already has
+// requests waiting, puts it behind them: joining counts as its attempt.
 func (l *Lane) arrive(a arrival) {
 	i := l.newReq(a)
 	l.rec.offered(a.permits)
@@ -283,7 +294,7 @@ func (l *Lane) arrive(a arrival) {
 	l.attempt(i)
 }
 
-// attempt is one try of request i at every stage.
+// attempt is one try of request i at the stack, and what the client does when it is refused.
 func (l *Lane) attempt(i int32) {
 	r := &l.reqs[i]
 	r.attempts++
@@ -338,6 +349,9 @@ func (l *Lane) tryStages(r *request, quiet bool) (limiters.Decision, int) {
 	return d, k
 }
 
+// admitted sends request i, which every stage admitted, to the downstream: it completes at
+// once without one, fails when the pool is full (its permits come back either way), or is
+// served until its completion event.
 func (l *Lane) admitted(i int32) {
 	r := &l.reqs[i]
 	l.rec.admitted(l.now, r.permits, l.now-r.arrived)
@@ -371,6 +385,7 @@ func (l *Lane) after(d int64) int64 {
 	return l.now + d
 }
 
+// giveUp ends request i without admission.
 func (l *Lane) giveUp(i int32, outcome Outcome) {
 	l.rec.gaveUp()
 	l.trace(&l.reqs[i], outcome, -1, nil, "")
