@@ -6,11 +6,11 @@ import (
 	"github.com/ratelab/ratelab/limiters"
 )
 
-// clientQueue is the queue policy's FIFO of waiting requests. A request leaves it admitted or
-// refused for good from the front (drainQueue), or from anywhere at its timeout; the entry of
-// one that left from behind the front stays until it reaches the front, where it is skipped,
-// so leaving costs O(1). live counts the requests still waiting, and when it reaches 0 the
-// entries (all stale) are dropped.
+// clientQueue is the queue policy's FIFO of waiting requests. A request leaves it from the
+// front, admitted or refused for good (drainQueue), or from anywhere at its timeout. The entry
+// of a request that timed out stays until it reaches the front, where it is skipped, so
+// leaving costs O(1); live counts the requests still waiting, and when it reaches 0 the
+// entries left (all stale) are dropped.
 //
 // The queue is re-checked when a completion releases permits, when the front times out, and
 // at a wake: the time the refusing stage's hint says the front would fit. One wake is
@@ -149,11 +149,8 @@ func (l *Lane) scheduleWake(r *request, stage int) {
 // at the first that does not. Re-checks are not attempts: a queued request's one attempt was
 // counted when it was refused, or when it joined a non-empty queue without trying.
 func (l *Lane) drainQueue() {
-	for {
+	for l.queue.len() > 0 {
 		i := l.queue.front(l.reqs)
-		if i < 0 {
-			return
-		}
 		r := &l.reqs[i]
 		if l.stack.BulkheadFull(time.Duration(l.now), r.permits) {
 			// A concurrency stage cannot take it: a completion will drain the queue again.

@@ -65,6 +65,8 @@ type recorder struct {
 	horizon    int64
 	binWidth   int64     // ⌈horizon/bins⌉: 1h in 1000 bins is 3.6s each
 	bin        int       // the current bin's index
+	cur        *Bin      // &result.Bins[bin]; nil once every bin is closed
+	binEnd     int64     // the current bin's end, (bin+1)·binWidth; math.MaxInt64 once every bin is closed
 	binHist    histogram // the waits of the current bin's admissions
 	hist       histogram // every admission's wait
 	meters     []*admissionWindow
@@ -100,22 +102,30 @@ func newRecorder(sc *Scenario, spec LaneSpec, stages int) recorder {
 		}
 		r.meters = append(r.meters, newAdmissionWindow(length, bound))
 	}
+	r.moveToBin(0)
 	return r
 }
 
-// current is the bin holding the lane's time.
-func (r *recorder) current() *Bin { return &r.result.Bins[r.bin] }
+// moveToBin makes bin b the current one.
+func (r *recorder) moveToBin(b int) {
+	r.bin = b
+	if b < len(r.result.Bins) {
+		r.cur, r.binEnd = &r.result.Bins[b], int64(b+1)*r.binWidth
+	} else {
+		r.cur, r.binEnd = nil, math.MaxInt64
+	}
+}
 
 // offered counts a request a source offered, asking for permits.
 func (r *recorder) offered(permits int) {
 	r.result.Totals.Offered++
 	r.result.Totals.OfferedPermits += int64(permits)
-	r.current().Offered++
+	r.cur.Offered++
 }
 
 // attempt counts a try at the limiters; retry when it is not the request's first.
 func (r *recorder) attempt(retry bool) {
-	b := r.current()
+	b := r.cur
 	r.result.Totals.Attempts++
 	b.Attempts++
 	if retry {
@@ -127,7 +137,7 @@ func (r *recorder) attempt(retry bool) {
 // rejected counts a refusal by a stage.
 func (r *recorder) rejected() {
 	r.result.Totals.Rejected++
-	r.current().Rejected++
+	r.cur.Rejected++
 }
 
 // never counts a refusal that waiting cannot change (Never or Invalid); it is also rejected.
@@ -136,7 +146,7 @@ func (r *recorder) never() { r.result.Totals.Never++ }
 // gaveUp counts a request that ended without admission.
 func (r *recorder) gaveUp() {
 	r.result.Totals.GaveUp++
-	r.current().GaveUp++
+	r.cur.GaveUp++
 }
 
 // timedOut counts a queued request that reached its timeout; it also gives up.
@@ -146,7 +156,7 @@ func (r *recorder) timedOut() { r.result.Totals.TimedOut++ }
 func (r *recorder) queued(length int) {
 	r.result.Totals.Queued++
 	r.result.Totals.MaxQueue = max(r.result.Totals.MaxQueue, length)
-	b := r.current()
+	b := r.cur
 	b.MaxQueue = max(b.MaxQueue, length)
 }
 
@@ -157,7 +167,7 @@ func (r *recorder) wasted(permits int64) { r.result.Totals.Wasted += permits }
 func (r *recorder) admitted(now int64, permits int, wait int64) {
 	r.result.Totals.Admitted++
 	r.result.Totals.AdmittedPermits += int64(permits)
-	r.current().Admitted++
+	r.cur.Admitted++
 	r.hist.add(wait)
 	r.binHist.add(wait)
 	for _, m := range r.meters {
@@ -174,33 +184,33 @@ func (r *recorder) admitted(now int64, permits int, wait int64) {
 // inService notes that busy requests are now at the downstream.
 func (r *recorder) inService(busy int) {
 	r.result.Totals.MaxInFlight = max(r.result.Totals.MaxInFlight, busy)
-	b := r.current()
+	b := r.cur
 	b.MaxInFlight = max(b.MaxInFlight, busy)
 }
 
 // completed counts an admitted request the downstream served (at once, without one).
 func (r *recorder) completed() {
 	r.result.Totals.Completed++
-	r.current().Completed++
+	r.cur.Completed++
 }
 
 // failed counts an admitted request the downstream refused: its pool was full.
 func (r *recorder) failed() {
 	r.result.Totals.Failed++
-	r.current().Failed++
+	r.cur.Failed++
 }
 
 // advance closes every bin that ends at or before t. busy and queued are the lane's requests
 // at the downstream and in the queue, which the next bin's maxima start from.
 func (r *recorder) advance(t int64, stack *Stack, busy, queued int) {
-	for r.bin < len(r.result.Bins) && int64(r.bin+1)*r.binWidth <= t {
+	for t >= r.binEnd {
 		r.closeBin(stack, busy, queued)
 	}
 }
 
 // finish closes every bin left: the lane is at its horizon.
 func (r *recorder) finish(stack *Stack, busy, queued int) {
-	for r.bin < len(r.result.Bins) {
+	for r.cur != nil {
 		r.closeBin(stack, busy, queued)
 	}
 }
@@ -208,16 +218,15 @@ func (r *recorder) finish(stack *Stack, busy, queued int) {
 // closeBin reads each stage's available permits at the current bin's end (the horizon for
 // the last bin, which may be shorter) and its wait quantiles, and moves to the next bin.
 func (r *recorder) closeBin(stack *Stack, busy, queued int) {
-	b := r.current()
-	end := time.Duration(min(int64(r.bin+1)*r.binWidth, r.horizon))
+	b := r.cur
+	end := time.Duration(min(r.binEnd, r.horizon))
 	for k, s := range stack.Stages() {
 		b.Available[k] = s.AvailableAt(end)
 	}
 	b.WaitP50, b.WaitP99, b.WaitMax = r.binHist.quantile(0.50), r.binHist.quantile(0.99), time.Duration(r.binHist.max)
 	r.binHist.reset()
-	r.bin++
-	if r.bin < len(r.result.Bins) {
-		next := r.current()
+	r.moveToBin(r.bin + 1)
+	if next := r.cur; next != nil {
 		next.MaxInFlight, next.MaxQueue = busy, queued
 	}
 }
