@@ -123,7 +123,7 @@ func (r *recorder) offered(permits int) {
 	r.cur.Offered++
 }
 
-// attempt counts a try at the limiters; retry when it is not the request's first.
+// attempt counts an attempt (see Totals.Attempts); retry when it is not the request's first.
 func (r *recorder) attempt(retry bool) {
 	b := r.cur
 	r.result.Totals.Attempts++
