@@ -91,7 +91,7 @@ func (s *Stack) Acquire(now time.Duration, permits int, before *limiters.State) 
 				state = lim.Snapshot(now)
 			}
 		}
-		if d := lim.AcquireAt(now, permits); d != limiters.Admitted {
+		if d = lim.AcquireAt(now, permits); d != limiters.Admitted {
 			s.Release(permits, k)
 			for j := range k {
 				if s.releasers[j] == nil {
