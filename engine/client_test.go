@@ -258,7 +258,7 @@ func TestServiceDistributions(t *testing.T) {
 		require.NoError(t, err)
 		var sum float64
 		for range 20000 {
-			v := time.Duration(l.serviceTime())
+			v := time.Duration(l.down.serviceTime(0))
 			assert.GreaterOrEqual(t, v, tc.min)
 			assert.LessOrEqual(t, v, tc.max)
 			sum += float64(v)
@@ -283,7 +283,7 @@ func TestTraceIsCappedAndMarkedTruncated(t *testing.T) {
 		Sources: []Source{{Kind: SourceConstant, Rate: 100}}, Trace: true}
 	l, err := NewLane(sc, 0)
 	require.NoError(t, err)
-	l.traceLimit = 30
+	l.rec.traceLimit = 30
 	require.NoError(t, l.RunUntil(sc.Horizon))
 	res := l.Result()
 	assert.Len(t, res.Trace, 30)
@@ -405,7 +405,7 @@ func TestServiceTimeNeverNegative(t *testing.T) {
 	l, err := NewLane(sc, 0)
 	require.NoError(t, err)
 	for range 50_000 { // P(median·e^(5z) > 2^63ns) = P(z > 2.95) ≈ 0.16%: ~80 overflows expected
-		require.GreaterOrEqual(t, l.serviceTime(), int64(0))
+		require.GreaterOrEqual(t, l.down.serviceTime(0), int64(0))
 	}
 	sc.Horizon = 10 * time.Minute
 	res := run(t, sc)

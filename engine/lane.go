@@ -3,57 +3,25 @@ package engine
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
-// releaser is a stage whose permits come back by release (the concurrency limiter), not by
-// the clock.
-type releaser interface{ Release(n int) }
-
-// Outcome is what happened to a request at one event of the trace.
-type Outcome string
-
-// The outcomes a trace records.
-const (
-	OutcomeAdmitted  Outcome = "admitted"
-	OutcomeRejected  Outcome = "rejected"
-	OutcomeNever     Outcome = "never"
-	OutcomeQueued    Outcome = "queued"
-	OutcomeGaveUp    Outcome = "gave-up"
-	OutcomeTimedOut  Outcome = "timed-out"
-	OutcomeCompleted Outcome = "completed"
-	OutcomeFailed    Outcome = "failed"
-)
-
-// Record is one traced event of one request. Decisions (admitted, rejected, never) carry the
-// deciding stage's state just before it decided and the sentence that explains the decision
-// from that state.
-type Record struct {
-	At      time.Duration   `json:"t_ns"`
-	Request uint64          `json:"request"` // arrival order across all sources: the same request in every lane
-	Attempt int             `json:"attempt"` // 1 for the first try
-	Permits int             `json:"permits"`
-	Key     string          `json:"key,omitempty"`
-	Outcome Outcome         `json:"outcome"`
-	Stage   int             `json:"stage"` // the stage that decided: the refusing one, or 0 when admitted
-	Reason  string          `json:"reason,omitempty"`
-	State   *limiters.State `json:"state,omitempty"` // the deciding stage, before it decided
-}
-
+// reqState is where a request is.
 type reqState uint8
 
 const (
-	reqFree reqState = iota
-	reqPending
-	reqQueued
-	reqInService
+	reqFree      reqState = iota // the slot holds no request
+	reqPending                   // trying the stages, or waiting to retry
+	reqQueued                    // in the client queue
+	reqInService                 // admitted, at the downstream
 )
 
+// request is one offered request while it lives, in a slot of Lane.reqs that is reused once
+// it ends. gen counts the slot's uses: an event or queue entry made for an earlier use is
+// stale and skipped.
 type request struct {
 	id       uint64
 	gen      uint32
@@ -68,124 +36,65 @@ type request struct {
 // deterministic: events are ordered by (time, scheduling sequence). Step runs one event,
 // RunUntil runs to a time; Run (the package function) runs every lane of a scenario in
 // parallel.
+//
+// The lane itself is the event loop; each concern it drives has its own type: the limiters
+// (Stack, stack.go), what refused callers do (clientPolicy, client.go, and clientQueue,
+// queue.go), the service behind the limiters (downstream, downstream.go) and what is
+// measured (recorder, recorder.go).
 type Lane struct {
 	Spec    LaneSpec
 	Index   int
-	Stages  []limiters.Limiter
+	Stages  []limiters.Limiter // the stack's stages, first to last; read them, do not replace them
 	Clock   *virtualclock.Clock
 	OnEvent func(Record) // called for every traced event when set (the TUI's log)
 
-	sc        *Scenario
-	client    *Client
-	releasers []releaser
-	rated     []limiters.RateLimiter
+	stack  *Stack
+	client clientPolicy
+	queue  clientQueue
+	down   downstream
+
 	streams   []stream
 	pending   []arrival // each source's next arrival
 	events    eventQueue
 	reqs      []request
-	free      []int32
-	nextID    uint64
+	free      []int32 // slots of reqs that hold no request
+	nextID    uint64  // the last request's id: requests are numbered 1, 2, ... in arrival order
 	now       int64
 	horizon   int64
 	done      bool
-	processed uint64
+	processed uint64 // events run
 
-	clientRNG, serviceRNG *rand.Rand
-	phase                 int
-	busy                  int
-
-	waiting    []queued // client queue, FIFO; entries whose request left are skipped
-	waitHead   int
-	queueLen   int
-	wakeAt     int64
-	tracing    bool
-	traceLimit int
-
-	result     LaneResult
-	binWidth   int64
-	bin        int
-	binHist    histogram
-	hist       histogram
-	meters     []*admissionWindow
-	lastAdmit  int64
-	admittedAt bool
-}
-
-type queued struct {
-	req int32
-	gen uint32
-}
-
-// LaneResult is everything one lane measured.
-type LaneResult struct {
-	Name       string        `json:"name"`
-	Stack      []string      `json:"stack"`
-	Totals     Totals        `json:"totals"`
-	Wait       Wait          `json:"wait"`
-	MinSpacing time.Duration `json:"min_spacing_ns"` // smallest gap between admissions; -1 with fewer than two
-	Windows    []WindowMeter `json:"windows"`
-	Bins       []Bin         `json:"bins"`
-	Events     uint64        `json:"events"`
-	Trace      []Record      `json:"trace,omitempty"`
-	Truncated  bool          `json:"trace_truncated,omitempty"`
+	rec recorder
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
 func NewLane(sc *Scenario, i int) (*Lane, error) {
 	spec := sc.Lanes[i]
 	l := &Lane{
-		Spec: spec, Index: i, Clock: virtualclock.New(), sc: sc, horizon: int64(sc.Horizon),
-		clientRNG:  rand.New(rand.NewPCG(sc.Seed, 0xc11e47)),
-		serviceRNG: rand.New(rand.NewPCG(sc.Seed, 0x5e41ce)),
-		wakeAt:     -1, lastAdmit: math.MinInt64, tracing: sc.Trace, traceLimit: TraceLimit,
+		Spec: spec, Index: i, Clock: virtualclock.New(), horizon: int64(sc.Horizon),
+		down:  newDownstream(sc.Downstream, sc.Seed),
+		queue: newClientQueue(),
 	}
-	l.client = &sc.Client
+	client := &sc.Client
 	if spec.Client != nil {
-		l.client = spec.Client
+		client = spec.Client
 	}
+	l.client = newClientPolicy(client, sc.Seed)
 	if spec.Build != nil {
 		built, err := spec.Build(l.Clock)
 		if err != nil {
 			return nil, fmt.Errorf("limiters[%d]: %w", i, err)
 		}
-		l.Stages = built
+		l.stack = StackOf(built)
 	} else {
-		for j, s := range spec.Stack {
-			lim, err := s.New(l.Clock)
-			if err != nil {
-				return nil, fmt.Errorf("limiters[%d] stage %d: %w", i, j+1, err)
-			}
-			l.Stages = append(l.Stages, lim)
+		st, err := NewStack(spec.Stack, l.Clock)
+		if err != nil {
+			return nil, fmt.Errorf("limiters[%d] %w", i, err) // "limiters[0] stage 2: ..."
 		}
+		l.stack = st
 	}
-	for _, lim := range l.Stages {
-		rel, _ := lim.(releaser)
-		l.releasers = append(l.releasers, rel)
-		rl, _ := lim.(limiters.RateLimiter)
-		l.rated = append(l.rated, rl)
-	}
-	bins := sc.Bins
-	if bins == 0 {
-		bins = DefaultBins
-	}
-	l.binWidth = (l.horizon + int64(bins) - 1) / int64(bins)
-	bins = int((l.horizon + l.binWidth - 1) / l.binWidth)
-	l.result = LaneResult{Name: spec.Label(), MinSpacing: -1, Bins: make([]Bin, bins)}
-	for _, s := range spec.Stack {
-		l.result.Stack = append(l.result.Stack, s.String())
-	}
-	for b := range l.result.Bins {
-		l.result.Bins[b] = Bin{Start: time.Duration(int64(b) * l.binWidth), Available: make([]int, len(l.Stages))}
-	}
-	for _, length := range meterLengths(sc) {
-		bound := int64(-1)
-		for _, s := range spec.Stack {
-			if b, ok := limiters.AdmissionBound(s, length); ok && (bound < 0 || b < bound) {
-				bound = b
-			}
-		}
-		l.meters = append(l.meters, newAdmissionWindow(length, bound))
-	}
+	l.Stages = l.stack.Stages()
+	l.rec = newRecorder(sc, spec, l.stack.Len())
 	for k, src := range sc.Sources {
 		st, err := newStream(src, k, sc.Seed, sc.Horizon)
 		if err != nil {
@@ -200,22 +109,6 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		}
 	}
 	return l, nil
-}
-
-// meterLengths is the sorted set of every stage's natural window in every lane, plus the
-// scenario's own: the same lengths in every lane, so lanes compare side by side.
-func meterLengths(sc *Scenario) []time.Duration {
-	var lengths []time.Duration
-	for _, lane := range sc.Lanes {
-		for _, s := range lane.Stack {
-			if w := s.NaturalWindow(); w > 0 {
-				lengths = append(lengths, w)
-			}
-		}
-	}
-	lengths = append(lengths, sc.Windows...)
-	slices.Sort(lengths)
-	return slices.Compact(lengths)
 }
 
 // pull fetches source k's next arrival and schedules it.
@@ -249,10 +142,10 @@ func (l *Lane) Now() time.Duration { return time.Duration(l.now) }
 func (l *Lane) Done() bool { return l.done }
 
 // InFlight is the number of requests at the downstream.
-func (l *Lane) InFlight() int { return l.busy }
+func (l *Lane) InFlight() int { return l.down.busy }
 
 // QueueLen is the number of requests waiting in the client queue.
-func (l *Lane) QueueLen() int { return l.queueLen }
+func (l *Lane) QueueLen() int { return l.queue.len() }
 
 // Step runs the next event. It returns false when the lane has reached its horizon.
 func (l *Lane) Step() (bool, error) {
@@ -296,28 +189,18 @@ func (l *Lane) Step() (bool, error) {
 		}
 	case evComplete:
 		r := &l.reqs[e.req]
-		l.busy--
-		l.result.Totals.Completed++
-		l.result.Bins[l.bin].Completed++
+		l.down.done()
+		l.rec.completed()
 		l.trace(r, OutcomeCompleted, -1, nil, "")
-		l.release(r.permits, len(l.Stages))
+		l.stack.Release(r.permits, l.stack.Len())
 		l.freeReq(e.req)
 		l.drainQueue()
 	case evTimeout:
 		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqQueued {
-			head := l.queueHead() == e.req
-			l.queueLen--
-			l.result.Totals.TimedOut++
-			l.giveUp(e.req, OutcomeTimedOut)
-			if head && l.queueLen > 0 {
-				// The wake was scheduled for the head's permits; the new head may fit
-				// sooner (it asks for fewer), or at once.
-				l.drainQueue()
-			}
+			l.timeOut(e.req)
 		}
 	case evQueueWake:
-		if e.at == l.wakeAt {
-			l.wakeAt = -1
+		if l.queue.woken(e.at) {
 			l.drainQueue()
 		}
 	}
@@ -352,35 +235,17 @@ func (l *Lane) NextEventAt() time.Duration {
 
 // advance moves time to t, closing every bin that ends at or before t.
 func (l *Lane) advance(t int64) error {
-	for l.bin < len(l.result.Bins) && int64(l.bin+1)*l.binWidth <= t {
-		l.closeBin()
-	}
+	l.rec.advance(t, l.stack, l.down.busy, l.queue.len())
 	l.now = t
 	return l.Clock.AdvanceTo(time.Duration(t))
 }
 
-func (l *Lane) closeBin() {
-	b := &l.result.Bins[l.bin]
-	end := min(int64(l.bin+1)*l.binWidth, l.horizon)
-	for i, s := range l.Stages {
-		b.Available[i] = s.AvailableAt(time.Duration(end))
-	}
-	b.WaitP50, b.WaitP99, b.WaitMax = l.binHist.quantile(0.50), l.binHist.quantile(0.99), time.Duration(l.binHist.max)
-	l.binHist.reset()
-	l.bin++
-	if l.bin < len(l.result.Bins) {
-		next := &l.result.Bins[l.bin]
-		next.MaxInFlight, next.MaxQueue = l.busy, l.queueLen
-	}
-}
-
+// finish closes the remaining bins and moves the lane to its horizon.
 func (l *Lane) finish() {
 	if l.done {
 		return
 	}
-	for l.bin < len(l.result.Bins) {
-		l.closeBin()
-	}
+	l.rec.finish(l.stack, l.down.busy, l.queue.len())
 	if l.now < l.horizon {
 		l.now = l.horizon
 		_ = l.Clock.AdvanceTo(time.Duration(l.horizon))
@@ -390,20 +255,9 @@ func (l *Lane) finish() {
 }
 
 // Result is what the lane measured so far (all of it once Done).
-func (l *Lane) Result() LaneResult {
-	r := l.result
-	r.Events = l.processed
-	r.Wait = Wait{P50: l.hist.quantile(0.50), P90: l.hist.quantile(0.90), P99: l.hist.quantile(0.99), Max: time.Duration(l.hist.max)}
-	if l.hist.total > 0 {
-		r.Wait.Mean = time.Duration(l.hist.sum / int64(l.hist.total))
-	}
-	r.Windows = make([]WindowMeter, len(l.meters))
-	for i, m := range l.meters {
-		r.Windows[i] = m.WindowMeter
-	}
-	return r
-}
+func (l *Lane) Result() LaneResult { return l.rec.report(l.processed) }
 
+// newReq puts arrival a in a free slot, or a new one, and returns the slot.
 func (l *Lane) newReq(a arrival) int32 {
 	var i int32
 	if n := len(l.free); n > 0 {
@@ -425,52 +279,45 @@ func (l *Lane) freeReq(i int32) {
 	l.free = append(l.free, i)
 }
 
+// arrive offers a source's request to the stack, or, when the queue policy already has
+// requests waiting, puts it behind them: joining counts as its attempt.
 func (l *Lane) arrive(a arrival) {
 	i := l.newReq(a)
-	l.result.Totals.Offered++
-	l.result.Totals.OfferedPermits += int64(a.permits)
-	l.result.Bins[l.bin].Offered++
-	if l.client.Policy == PolicyQueue && l.queueLen > 0 {
+	l.rec.offered(a.permits)
+	if l.client.cfg.Policy == PolicyQueue && l.queue.len() > 0 {
 		// FIFO: a newcomer does not overtake the requests already waiting.
-		l.result.Totals.Attempts++
-		l.result.Bins[l.bin].Attempts++
 		l.reqs[i].attempts++
+		l.rec.attempt(false)
 		l.enqueue(i, -1)
 		return
 	}
 	l.attempt(i)
 }
 
-// attempt is one try of request i at every stage.
+// attempt is one try of request i at the stack, and what the client does when it is refused.
 func (l *Lane) attempt(i int32) {
 	r := &l.reqs[i]
 	r.attempts++
-	l.result.Totals.Attempts++
-	l.result.Bins[l.bin].Attempts++
-	if r.attempts > 1 {
-		l.result.Totals.Retried++
-		l.result.Bins[l.bin].Retried++
-	}
+	l.rec.attempt(r.attempts > 1)
 	d, stage := l.tryStages(r, false)
 	if d == limiters.Admitted {
 		l.admitted(i)
 		return
 	}
-	l.result.Totals.Rejected++
-	l.result.Bins[l.bin].Rejected++
+	l.rec.rejected()
 	if d != limiters.Rejected { // Never or Invalid: retrying cannot help
-		l.result.Totals.Never++
+		l.rec.never()
 		l.giveUp(i, OutcomeGaveUp)
 		return
 	}
-	c := l.client
-	switch c.Policy {
+	switch c := l.client.cfg; c.Policy {
 	case PolicyRetry, PolicyBackoff, PolicyRetryAfter:
 		if r.attempts >= c.MaxAttempts {
 			l.giveUp(i, OutcomeGaveUp)
 			return
 		}
-		l.events.push(event{at: l.after(l.retryDelay(r, stage)), kind: evAttempt, req: i, gen: r.gen})
+		delay := l.client.retryDelay(r.attempts, r.permits, l.now, l.stack, stage)
+		l.events.push(event{at: l.after(delay), kind: evAttempt, req: i, gen: r.gen})
 	case PolicyQueue:
 		l.enqueue(i, stage)
 	default:
@@ -478,153 +325,55 @@ func (l *Lane) attempt(i int32) {
 	}
 }
 
-// tryStages asks each stage in order for r's permits. When stage k refuses, the permits
-// the earlier stages granted are given back where the algorithm allows it (a concurrency
-// limiter's are released); a rate limiter's cannot be, and are counted as wasted. A refusal
-// is traced unless quiet (the queue's silent re-checks); an admission is traced with the
-// first stage's state.
+// tryStages is one pass of r through the stack (see Stack.Acquire), counting the permits it
+// wastes. The decision is traced with the deciding stage's state before it decided, except
+// a plain refusal when quiet (the queue's re-checks): a never is traced even then.
 func (l *Lane) tryStages(r *request, quiet bool) (limiters.Decision, int) {
-	observing := l.tracing || l.OnEvent != nil
 	now := time.Duration(l.now)
-	var first limiters.State
-	for k, s := range l.Stages {
-		var before limiters.State
-		if observing {
-			before = s.Snapshot(now)
-			if k == 0 {
-				first = before
-			}
-		}
-		d := s.AcquireAt(now, r.permits)
-		if d == limiters.Admitted {
-			continue
-		}
-		l.release(r.permits, k)
-		for j := 0; j < k; j++ {
-			if l.releasers[j] == nil {
-				l.result.Totals.Wasted += int64(r.permits)
-			}
-		}
-		if observing && (!quiet || d != limiters.Rejected) { // a never is traced even from the queue
-			outcome := OutcomeRejected
-			if d != limiters.Rejected {
-				outcome = OutcomeNever
-			}
-			l.trace(r, outcome, k, &before, before.Explain(r.permits, d))
-		}
+	if !l.observed() {
+		d, k, wasted := l.stack.Acquire(now, r.permits, nil)
+		l.rec.wasted(wasted)
 		return d, k
 	}
-	if observing {
-		l.trace(r, OutcomeAdmitted, 0, &first, first.Explain(r.permits, limiters.Admitted))
+	var before limiters.State
+	d, k, wasted := l.stack.Acquire(now, r.permits, &before)
+	l.rec.wasted(wasted)
+	switch {
+	case d == limiters.Admitted:
+		l.trace(r, OutcomeAdmitted, 0, &before, before.Explain(r.permits, d))
+	case d == limiters.Rejected && !quiet:
+		l.trace(r, OutcomeRejected, k, &before, before.Explain(r.permits, d))
+	case d != limiters.Rejected:
+		l.trace(r, OutcomeNever, k, &before, before.Explain(r.permits, d))
 	}
-	return limiters.Admitted, len(l.Stages)
+	return d, k
 }
 
-// release returns r's permits to the releasing stages among the first k.
-func (l *Lane) release(permits, k int) {
-	for j := 0; j < k; j++ {
-		if l.releasers[j] != nil {
-			l.releasers[j].Release(permits)
-		}
-	}
-}
-
-func (l *Lane) retryDelay(r *request, stage int) int64 {
-	c := l.client
-	switch c.Policy {
-	case PolicyBackoff:
-		d := int64(c.Delay)
-		for k := 1; k < r.attempts && d < math.MaxInt64/2; k++ {
-			d *= 2
-		}
-		if c.MaxDelay > 0 {
-			d = min(d, int64(c.MaxDelay))
-		}
-		if c.Jitter {
-			d = l.clientRNG.Int64N(d + 1)
-		}
-		return max(d, 1)
-	case PolicyRetryAfter:
-		if rl := l.rated[stage]; rl != nil {
-			if wait, ok := rl.RetryAfterAt(time.Duration(l.now), r.permits); ok {
-				return max(int64(wait), 1)
-			}
-		}
-	}
-	return int64(c.Delay)
-}
-
+// admitted sends request i, which every stage admitted, to the downstream: it completes at
+// once without one, fails when the pool is full (its permits come back either way), or is
+// served until its completion event.
 func (l *Lane) admitted(i int32) {
 	r := &l.reqs[i]
-	t := &l.result.Totals
-	b := &l.result.Bins[l.bin]
-	t.Admitted++
-	t.AdmittedPermits += int64(r.permits)
-	b.Admitted++
-	wait := l.now - r.arrived
-	l.hist.add(wait)
-	l.binHist.add(wait)
-	for _, m := range l.meters {
-		m.admit(l.now, int64(r.permits))
-	}
-	if l.lastAdmit != math.MinInt64 {
-		if gap := l.now - l.lastAdmit; l.result.MinSpacing < 0 || time.Duration(gap) < l.result.MinSpacing {
-			l.result.MinSpacing = time.Duration(gap)
-		}
-	}
-	l.lastAdmit = l.now
-
-	ds := l.sc.Downstream
-	if ds == nil {
-		t.Completed++
-		b.Completed++
-		l.release(r.permits, len(l.Stages))
+	l.rec.admitted(l.now, r.permits, l.now-r.arrived)
+	if l.down.cfg == nil {
+		l.rec.completed()
+		l.stack.Release(r.permits, l.stack.Len())
 		l.freeReq(i)
 		return
 	}
-	if ds.Pool > 0 && l.busy >= ds.Pool {
-		t.Failed++
-		b.Failed++
-		if l.tracing || l.OnEvent != nil { // no Sprintf per failure when nobody reads it
-			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", ds.Pool))
+	if l.down.full() {
+		l.rec.failed()
+		if l.observed() { // no Sprintf per failure when nobody reads it
+			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", l.down.cfg.Pool))
 		}
-		l.release(r.permits, len(l.Stages))
+		l.stack.Release(r.permits, l.stack.Len())
 		l.freeReq(i)
 		return
 	}
-	l.busy++
-	t.MaxInFlight = max(t.MaxInFlight, l.busy)
-	b.MaxInFlight = max(b.MaxInFlight, l.busy)
+	service := l.down.start(l.now)
+	l.rec.inService(l.down.busy)
 	r.state = reqInService
-	l.events.push(event{at: l.after(l.serviceTime()), kind: evComplete, req: i, gen: r.gen})
-}
-
-func (l *Lane) serviceTime() int64 {
-	phases := l.sc.Downstream.Phases
-	for l.phase+1 < len(phases) && int64(phases[l.phase+1].From) <= l.now {
-		l.phase++
-	}
-	d := phases[l.phase].Service
-	switch d.Kind {
-	case DistUniform:
-		return int64(d.Min) + l.serviceRNG.Int64N(int64(d.Max-d.Min)+1)
-	case DistExponential:
-		return clampService(l.serviceRNG.ExpFloat64() * float64(d.Mean))
-	case DistLogNormal:
-		return clampService(float64(d.Mean) * math.Exp(d.Sigma*l.serviceRNG.NormFloat64()))
-	}
-	return int64(d.Mean)
-}
-
-// maxService caps a drawn service time at 2^62ns (146 years): a lognormal tail can exceed the
-// int64 range, and converting such a float to int64 gives a negative number.
-const maxService = int64(1) << 62
-
-func clampService(ns float64) int64 {
-	if !(ns < float64(maxService)) { // also NaN
-		return maxService
-	}
-	return max(int64(ns), 0)
+	l.events.push(event{at: l.after(service), kind: evComplete, req: i, gen: r.gen})
 }
 
 // after is now + d, saturating: an event past the end of time is scheduled at its end and
@@ -636,131 +385,20 @@ func (l *Lane) after(d int64) int64 {
 	return l.now + d
 }
 
+// giveUp ends request i without admission.
 func (l *Lane) giveUp(i int32, outcome Outcome) {
-	l.result.Totals.GaveUp++
-	l.result.Bins[l.bin].GaveUp++
+	l.rec.gaveUp()
 	l.trace(&l.reqs[i], outcome, -1, nil, "")
 	l.freeReq(i)
 }
 
-// enqueue puts request i at the back of the client queue, or gives it up when the queue is
-// full. stage is the stage that refused it (-1: it never tried, the queue was not empty).
-func (l *Lane) enqueue(i int32, stage int) {
-	c := l.client
-	if l.queueLen >= c.QueueSize {
-		l.giveUp(i, OutcomeGaveUp)
-		return
-	}
-	r := &l.reqs[i]
-	r.state = reqQueued
-	l.queueLen++
-	l.result.Totals.Queued++
-	l.result.Totals.MaxQueue = max(l.result.Totals.MaxQueue, l.queueLen)
-	b := &l.result.Bins[l.bin]
-	b.MaxQueue = max(b.MaxQueue, l.queueLen)
-	l.waiting = append(l.waiting, queued{req: i, gen: r.gen})
-	l.events.push(event{at: l.after(int64(c.Timeout)), kind: evTimeout, req: i, gen: r.gen})
-	l.trace(r, OutcomeQueued, stage, nil, "")
-	if stage >= 0 {
-		l.scheduleWake(r, stage)
-	}
-}
+// observed reports whether anyone reads the lane's records: its trace, or OnEvent.
+func (l *Lane) observed() bool { return l.rec.tracing || l.OnEvent != nil }
 
-// scheduleWake arranges for the queue to be tried again when stage's hint says r's permits
-// will fit. Stages without a hint (a concurrency limiter) wake the queue on release.
-func (l *Lane) scheduleWake(r *request, stage int) {
-	rl := l.rated[stage]
-	if rl == nil {
-		return
-	}
-	wait, ok := rl.RetryAfterAt(time.Duration(l.now), r.permits)
-	if !ok {
-		return
-	}
-	at := l.after(max(int64(wait), 1))
-	if l.wakeAt >= 0 && l.wakeAt <= at {
-		return
-	}
-	l.wakeAt = at
-	l.events.push(event{at: at, kind: evQueueWake})
-}
-
-// drainQueue admits waiting requests from the head of the queue while they fit. Queue
-// re-checks are not counted as attempts: only the admission is.
-func (l *Lane) drainQueue() {
-	for l.queueLen > 0 {
-		q := l.waiting[l.waitHead]
-		r := &l.reqs[q.req]
-		if r.gen != q.gen || r.state != reqQueued {
-			l.popWaiting()
-			continue
-		}
-		if l.bulkheadFull(r.permits) {
-			// A concurrency stage cannot take it: a completion will drain the queue again.
-			// Trying anyway would take (and waste) the permits of rate stages before it on
-			// every completion: polling that no real caller does.
-			return
-		}
-		d, stage := l.tryStages(r, true)
-		if d != limiters.Admitted && d != limiters.Rejected {
-			// Never (or Invalid): it queued behind others without trying, and waiting cannot
-			// help. Refuse it now rather than block the queue until its timeout.
-			l.popWaiting()
-			l.queueLen--
-			l.result.Totals.Rejected++
-			l.result.Bins[l.bin].Rejected++
-			l.result.Totals.Never++
-			l.giveUp(q.req, OutcomeGaveUp)
-			continue
-		}
-		if d != limiters.Admitted {
-			l.scheduleWake(r, stage)
-			return
-		}
-		l.popWaiting()
-		l.queueLen--
-		r.state = reqPending
-		l.admitted(q.req)
-	}
-	l.waiting, l.waitHead = l.waiting[:0], 0
-}
-
-// queueHead is the request at the head of the client queue (-1 when it is empty), skipping
-// entries whose request has left.
-func (l *Lane) queueHead() int32 {
-	for l.queueLen > 0 {
-		q := l.waiting[l.waitHead]
-		if r := &l.reqs[q.req]; r.gen == q.gen && r.state == reqQueued {
-			return q.req
-		}
-		l.popWaiting()
-	}
-	return -1
-}
-
-// bulkheadFull reports whether some concurrency stage lacks the permits for a request now.
-// Their availability is exact and does not depend on time.
-func (l *Lane) bulkheadFull(permits int) bool {
-	for k, rel := range l.releasers {
-		if rel != nil && l.Stages[k].AvailableAt(time.Duration(l.now)) < permits && permits <= l.Stages[k].MaxPermits() {
-			return true
-		}
-	}
-	return false
-}
-
-func (l *Lane) popWaiting() {
-	l.waitHead++
-	if l.waitHead == len(l.waiting) {
-		l.waiting, l.waitHead = l.waiting[:0], 0
-	} else if l.waitHead > 1024 && l.waitHead*2 > len(l.waiting) {
-		n := copy(l.waiting, l.waiting[l.waitHead:])
-		l.waiting, l.waitHead = l.waiting[:n], 0
-	}
-}
-
+// trace records an event of r for the trace and OnEvent. st, when not nil, is the deciding
+// stage's state before it decided.
 func (l *Lane) trace(r *request, outcome Outcome, stage int, st *limiters.State, reason string) {
-	if !l.tracing && l.OnEvent == nil {
+	if !l.observed() {
 		return
 	}
 	rec := Record{At: time.Duration(l.now), Request: r.id, Attempt: r.attempts, Permits: r.permits,
@@ -772,11 +410,5 @@ func (l *Lane) trace(r *request, outcome Outcome, stage int, st *limiters.State,
 	if l.OnEvent != nil {
 		l.OnEvent(rec)
 	}
-	if l.tracing {
-		if len(l.result.Trace) >= l.traceLimit {
-			l.result.Truncated = true
-			return
-		}
-		l.result.Trace = append(l.result.Trace, rec)
-	}
+	l.rec.keep(rec)
 }

@@ -9,7 +9,7 @@ import (
 type Totals struct {
 	Offered         int64 `json:"offered"`          // requests offered by the sources
 	OfferedPermits  int64 `json:"offered_permits"`  // permits those requests asked for
-	Attempts        int64 `json:"attempts"`         // tries at the limiters, first tries and retries
+	Attempts        int64 `json:"attempts"`         // first tries and retries; joining a non-empty queue counts as one
 	Retried         int64 `json:"retried"`          // attempts after the first
 	Admitted        int64 `json:"admitted"`         // requests admitted by every stage
 	AdmittedPermits int64 `json:"admitted_permits"` // permits of those requests

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -29,19 +30,16 @@ type ReplaySummary struct {
 func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummary, error) {
 	sum := ReplaySummary{Admitted: make([]int64, len(stacks))}
 	clock := virtualclock.New()
-	built := make([][]limiters.Limiter, len(stacks))
-	rels := make([][]releaser, len(stacks))
-	for i, stack := range stacks {
-		sum.Stacks = append(sum.Stacks, StackString(stack))
-		for _, spec := range stack {
-			lim, err := spec.New(clock)
-			if err != nil {
-				return sum, fmt.Errorf("limiter %d: %w", i+1, err)
-			}
-			built[i] = append(built[i], lim)
-			rel, _ := lim.(releaser)
-			rels[i] = append(rels[i], rel)
+	built := make([]*Stack, len(stacks))
+	for i, specs := range stacks {
+		sum.Stacks = append(sum.Stacks, StackString(specs))
+		st, err := NewStack(specs, clock)
+		if err != nil {
+			var stage *StageError
+			errors.As(err, &stage)
+			return sum, fmt.Errorf("limiter %d: %w", i+1, stage.Err) // the limiter's error names its kind
 		}
+		built[i] = st
 	}
 	reader, err := NewTraceReader(in)
 	if err != nil {
@@ -73,20 +71,10 @@ func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummar
 		line = append(line, ',')
 		line = strconv.AppendInt(line, int64(row.Permits), 10)
 		for i, stack := range built {
-			admitted := true
-			k := 0
-			for ; k < len(stack); k++ {
-				if stack[k].AcquireAt(row.At, row.Permits) != limiters.Admitted {
-					admitted = false
-					break
-				}
-			}
-			for j := 0; j < k; j++ { // released at once: an open-loop caller completes instantly
-				if rels[i][j] != nil {
-					rels[i][j].Release(row.Permits)
-				}
-			}
-			if admitted {
+			// A refusal gives back what the stages before it took; an admitted caller
+			// completes at once, so it gives back what every stage took.
+			if d, _, _ := stack.Acquire(row.At, row.Permits, nil); d == limiters.Admitted {
+				stack.Release(row.Permits, stack.Len())
 				sum.Admitted[i]++
 				line = append(line, ",1"...)
 			} else {

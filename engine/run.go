@@ -76,7 +76,7 @@ func Run(ctx context.Context, sc *Scenario, progress *Progress) (*Results, error
 	}
 	res := &Results{Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Horizon: sc.Horizon}
 	for _, l := range lanes {
-		res.BinWidth = time.Duration(l.binWidth)
+		res.BinWidth = time.Duration(l.rec.binWidth)
 		res.Lanes = append(res.Lanes, l.Result())
 	}
 	return res, nil

@@ -1,0 +1,69 @@
+// Package engine simulates stacks of rate limiters in virtual time, deterministically.
+//
+// A Scenario names the traffic (Sources), what a refused caller does (Client), the limiter
+// stacks to compare (Lanes, one LaneSpec each), the service behind them (Downstream), the
+// horizon and a seed. Run validates it and runs every lane to the horizon on its own
+// goroutine; every lane is offered the identical requests, so the lanes' Results compare the
+// stacks and nothing else. A Lane can also be stepped one event at a time (Step) or to a time
+// (RunUntil), as the TUI does. Replay streams a recorded CSV trace (TraceReader) through
+// stacks open loop, without a client or a downstream.
+//
+// # The kernel
+//
+// Each lane is a discrete-event simulation on its own virtual clock. Pending events (a
+// source's next arrival, a retry, a completion, a queue timeout, a queue wake) sit in a
+// binary min-heap of 32-byte, pointer-free events keyed by (time, seq): seq is the lane's
+// count of events scheduled so far, stamped at scheduling, so no two keys are equal and
+// events at the same instant run in the order they were scheduled. An arrival, the commonest
+// event, is replaced at the heap's top by its source's next arrival in one sift. Once the
+// heap, the request slots and the window meters have grown to their working size, an event
+// that is not traced allocates nothing (a trace source excepted: it parses CSV rows).
+//
+// # Where each concern lives
+//
+//	lane.go        Lane: the event loop (Step, RunUntil, NextEventAt, advance, finish),
+//	               arrivals, request slots, a request's path (arrive, attempt, admitted, giveUp)
+//	events.go      the event heap
+//	sources.go     the arrival processes, one stream per source
+//	stack.go       Stack: the stages in order, what each can do (release, retry-after), and
+//	               the one acquire-or-give-back pass that lanes and Replay both use
+//	client.go      clientPolicy: the retry delays (retry, backoff with jitter, retry-after)
+//	queue.go       clientQueue: the queue policy's FIFO, its timeouts, wakes and draining
+//	downstream.go  downstream: the pool, the service-time phases and their random stream
+//	recorder.go    recorder: totals and bins, waits, window meters, least spacing, the trace;
+//	               LaneResult, Record
+//	metrics.go     Totals, Bin, Wait, WindowMeter and the histogram and window meter behind them
+//	run.go         Run, Results, Progress
+//	scenario.go    Scenario and its validation
+//	trace.go       TraceReader; replay.go: Replay
+//
+// # Determinism
+//
+// The same scenario and seed give byte-identical results on every run, whatever GOMAXPROCS:
+//
+//   - Time is virtual: nothing reads the wall clock, and each lane has its own clock and its
+//     own limiters. Lanes share nothing but the read-only scenario.
+//   - Every random draw comes from a PCG stream of the scenario's seed, one stream per
+//     consumer: source k's (0x5eed0000+k), the client's backoff jitter (0xc11e47) and the
+//     downstream's service times (0x5e41ce). A consumer's draws never shift another's, and
+//     every lane builds the same source streams, so every lane is offered the same requests.
+//   - Ties in time are broken by scheduling order (seq), never by heap position or map order.
+//   - How a lane is driven does not change what it decides or measures: run to its horizon
+//     by Run, or in slices by RunUntil (the TUI's frames), it ends the same.
+//
+// # What a request ends as
+//
+// A request is numbered in arrival order, across sources, the same in every lane. It is
+// either admitted by every stage, at its first attempt, a retry or from the queue, and then
+//
+//   - completed: the downstream served it (at once when there is none), or
+//   - failed: the downstream's pool was full; its permits come back;
+//
+// or it gives up (Totals.GaveUp, trace outcome gave-up or timed-out), because the client
+// drops refused requests, its MaxAttempts are spent, the queue is full, it waited its
+// Timeout in the queue (also TimedOut), or a stage can never grant it (also Never: more
+// permits than the stage's MaxPermits). A request still retrying, queued or in service at the
+// horizon has not ended, so Offered = Admitted + GaveUp + those still pending, and
+// Admitted = Completed + Failed + those still in service. Rejected counts refusals, not
+// requests: a retried request can be refused many times.
+package engine

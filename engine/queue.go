@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// clientQueue is the queue policy's FIFO of waiting requests. A request leaves it from the
+// front, admitted or refused for good (drainQueue), or from anywhere at its timeout. The entry
+// of a request that timed out stays until it reaches the front, where it is skipped, so
+// leaving costs O(1); live counts the requests still waiting, and when it reaches 0 the
+// entries left (all stale) are dropped.
+//
+// The queue is re-checked when a completion releases permits, when the front times out, and
+// at a wake: the time the refusing stage's hint says the front would fit. One wake is
+// pending at a time, the earliest asked for.
+type clientQueue struct {
+	waiting []queued
+	head    int   // waiting[head] is the oldest entry
+	live    int   // requests waiting
+	wakeAt  int64 // the pending wake's time; -1: none
+}
+
+// queued is a request in the client queue: its slot, and the slot's generation when it joined
+// (a different one now means the request left and the slot was reused).
+type queued struct {
+	req int32
+	gen uint32
+}
+
+func newClientQueue() clientQueue { return clientQueue{wakeAt: -1} }
+
+// len is the number of requests waiting.
+func (q *clientQueue) len() int { return q.live }
+
+// push adds the request in slot i, of generation gen, at the back.
+func (q *clientQueue) push(i int32, gen uint32) {
+	q.waiting = append(q.waiting, queued{req: i, gen: gen})
+	q.live++
+}
+
+// front is the slot of the oldest request still waiting, or -1 when none is. It drops the
+// entries before it whose request left.
+func (q *clientQueue) front(reqs []request) int32 {
+	for q.live > 0 {
+		e := q.waiting[q.head]
+		if r := &reqs[e.req]; r.gen == e.gen && r.state == reqQueued {
+			return e.req
+		}
+		q.dropHead()
+	}
+	return -1
+}
+
+// popFront removes the request front returned.
+func (q *clientQueue) popFront() {
+	q.dropHead()
+	q.left()
+}
+
+// left counts out a request that left from anywhere in the queue.
+func (q *clientQueue) left() {
+	q.live--
+	if q.live == 0 {
+		q.waiting, q.head = q.waiting[:0], 0
+	}
+}
+
+// dropHead removes the oldest entry. The array is reused: emptied when the head reaches the
+// end, and compacted once more than half of it (and over 1024 entries) lies before the head.
+func (q *clientQueue) dropHead() {
+	q.head++
+	if q.head == len(q.waiting) {
+		q.waiting, q.head = q.waiting[:0], 0
+	} else if q.head > 1024 && q.head*2 > len(q.waiting) {
+		n := copy(q.waiting, q.waiting[q.head:])
+		q.waiting, q.head = q.waiting[:n], 0
+	}
+}
+
+// wantWake asks for a re-check at time at, and reports whether that takes a new wake event:
+// it does unless one is pending at or before at.
+func (q *clientQueue) wantWake(at int64) bool {
+	if q.wakeAt >= 0 && q.wakeAt <= at {
+		return false
+	}
+	q.wakeAt = at
+	return true
+}
+
+// woken reports whether a wake event firing at time at is the pending one (an earlier wake
+// asked later supersedes it), and if so clears it.
+func (q *clientQueue) woken(at int64) bool {
+	if at != q.wakeAt {
+		return false
+	}
+	q.wakeAt = -1
+	return true
+}
+
+// enqueue puts request i at the back of the client queue, or gives it up when the queue is
+// full. stage is the stage that refused it (-1: it never tried, the queue was not empty).
+func (l *Lane) enqueue(i int32, stage int) {
+	c := l.client.cfg
+	if l.queue.len() >= c.QueueSize {
+		l.giveUp(i, OutcomeGaveUp)
+		return
+	}
+	r := &l.reqs[i]
+	r.state = reqQueued
+	l.queue.push(i, r.gen)
+	l.rec.queued(l.queue.len())
+	l.events.push(event{at: l.after(int64(c.Timeout)), kind: evTimeout, req: i, gen: r.gen})
+	l.trace(r, OutcomeQueued, stage, nil, "")
+	if stage >= 0 {
+		l.scheduleWake(r, stage)
+	}
+}
+
+// timeOut gives up queued request i: it waited its Timeout.
+func (l *Lane) timeOut(i int32) {
+	front := l.queue.front(l.reqs) == i
+	l.queue.left()
+	l.rec.timedOut()
+	l.giveUp(i, OutcomeTimedOut)
+	if front && l.queue.len() > 0 {
+		// The wake was scheduled for the old front's permits; the new front may fit sooner
+		// (it asks for fewer), or at once.
+		l.drainQueue()
+	}
+}
+
+// scheduleWake arranges for the queue to be re-checked when stage's hint says r's permits
+// will fit. A stage without a hint (a concurrency limiter) gets its permits back at a
+// completion, which re-checks the queue anyway.
+func (l *Lane) scheduleWake(r *request, stage int) {
+	wait, ok := l.stack.RetryAfter(stage, time.Duration(l.now), r.permits)
+	if !ok {
+		return
+	}
+	at := l.after(max(int64(wait), 1))
+	if l.queue.wantWake(at) {
+		l.events.push(event{at: at, kind: evQueueWake})
+	}
+}
+
+// drainQueue admits waiting requests from the front of the queue while they fit, and stops
+// at the first that does not. Re-checks are not attempts: a queued request's one attempt was
+// counted when it was refused, or when it joined a non-empty queue without trying.
+func (l *Lane) drainQueue() {
+	for l.queue.len() > 0 {
+		i := l.queue.front(l.reqs)
+		r := &l.reqs[i]
+		if l.stack.BulkheadFull(time.Duration(l.now), r.permits) {
+			// A concurrency stage cannot take it: a completion will drain the queue again.
+			// Trying anyway would take (and waste) the permits of rate stages before it on
+			// every completion: polling that no real caller does.
+			return
+		}
+		d, stage := l.tryStages(r, true)
+		switch d {
+		case limiters.Admitted:
+			l.queue.popFront()
+			r.state = reqPending
+			l.admitted(i)
+		case limiters.Rejected:
+			l.scheduleWake(r, stage)
+			return
+		default:
+			// Never (or Invalid): it joined the queue behind others without trying, and
+			// waiting cannot help. Refuse it now rather than block the queue until its
+			// timeout.
+			l.queue.popFront()
+			l.rec.rejected()
+			l.rec.never()
+			l.giveUp(i, OutcomeGaveUp)
+		}
+	}
+}

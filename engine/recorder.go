@@ -1,0 +1,277 @@
+package engine
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// Outcome is what happened to a request at one event of the trace.
+type Outcome string
+
+// The outcomes a trace records.
+const (
+	OutcomeAdmitted  Outcome = "admitted"
+	OutcomeRejected  Outcome = "rejected"
+	OutcomeNever     Outcome = "never"
+	OutcomeQueued    Outcome = "queued"
+	OutcomeGaveUp    Outcome = "gave-up"
+	OutcomeTimedOut  Outcome = "timed-out"
+	OutcomeCompleted Outcome = "completed"
+	OutcomeFailed    Outcome = "failed"
+)
+
+// Record is one traced event of one request. Decisions (admitted, rejected, never) carry the
+// deciding stage's state just before it decided and the sentence that explains the decision
+// from that state; an admission is explained by the first stage.
+type Record struct {
+	At      time.Duration   `json:"t_ns"`
+	Request uint64          `json:"request"` // arrival order across all sources: the same request in every lane
+	Attempt int             `json:"attempt"` // 1 for the first try
+	Permits int             `json:"permits"`
+	Key     string          `json:"key,omitempty"`
+	Outcome Outcome         `json:"outcome"`
+	Stage   int             `json:"stage"` // the refusing stage (rejected, never, queued after a refusal), 0 when admitted, else -1
+	Reason  string          `json:"reason,omitempty"`
+	State   *limiters.State `json:"state,omitempty"` // the deciding stage, before it decided
+}
+
+// LaneResult is everything one lane measured.
+type LaneResult struct {
+	Name       string        `json:"name"`
+	Stack      []string      `json:"stack"`
+	Totals     Totals        `json:"totals"`
+	Wait       Wait          `json:"wait"`
+	MinSpacing time.Duration `json:"min_spacing_ns"` // smallest gap between admissions; -1 with fewer than two
+	Windows    []WindowMeter `json:"windows"`
+	Bins       []Bin         `json:"bins"`
+	Events     uint64        `json:"events"`
+	Trace      []Record      `json:"trace,omitempty"`
+	Truncated  bool          `json:"trace_truncated,omitempty"`
+}
+
+// recorder is what a lane measures: totals and per-bin counts, the wait histograms, the
+// admission-window meters, the least spacing between admissions, and the trace. Each counted
+// event has one method, which counts it in the totals and in the current bin at once, so the
+// bins sum to the totals by construction. Some totals have no per-bin count (the permit
+// sums, Never, Queued, TimedOut, Wasted), and the maxima are maxima, not sums.
+//
+// The current bin is the one holding the lane's time: counting happens only at events, all
+// before the horizon, and advance has closed every bin that ended at or before the event.
+type recorder struct {
+	result     LaneResult
+	horizon    int64
+	binWidth   int64     // ⌈horizon/bins⌉: 1h in 1000 bins is 3.6s each
+	bin        int       // the current bin's index
+	cur        *Bin      // &result.Bins[bin]; nil once every bin is closed
+	binEnd     int64     // the current bin's end, (bin+1)·binWidth; math.MaxInt64 once every bin is closed
+	binHist    histogram // the waits of the current bin's admissions
+	hist       histogram // every admission's wait
+	meters     []*admissionWindow
+	lastAdmit  int64 // the last admission's time; math.MinInt64 before the first
+	tracing    bool
+	traceLimit int
+}
+
+// newRecorder prepares the measurements of sc's lane spec, whose stack has stages stages.
+func newRecorder(sc *Scenario, spec LaneSpec, stages int) recorder {
+	r := recorder{horizon: int64(sc.Horizon), lastAdmit: math.MinInt64, tracing: sc.Trace, traceLimit: TraceLimit}
+	bins := sc.Bins
+	if bins == 0 {
+		bins = DefaultBins
+	}
+	// The width is rounded up, which can leave fewer bins than asked: a 10ns horizon asked
+	// in 6 bins gets 5 of 2ns.
+	r.binWidth = (r.horizon + int64(bins) - 1) / int64(bins)
+	bins = int((r.horizon + r.binWidth - 1) / r.binWidth)
+	r.result = LaneResult{Name: spec.Label(), MinSpacing: -1, Bins: make([]Bin, bins)}
+	for _, s := range spec.Stack {
+		r.result.Stack = append(r.result.Stack, s.String())
+	}
+	for b := range r.result.Bins {
+		r.result.Bins[b] = Bin{Start: time.Duration(int64(b) * r.binWidth), Available: make([]int, stages)}
+	}
+	for _, length := range meterLengths(sc) {
+		bound := int64(-1)
+		for _, s := range spec.Stack {
+			if b, ok := limiters.AdmissionBound(s, length); ok && (bound < 0 || b < bound) {
+				bound = b
+			}
+		}
+		r.meters = append(r.meters, newAdmissionWindow(length, bound))
+	}
+	r.moveToBin(0)
+	return r
+}
+
+// moveToBin makes bin b the current one.
+func (r *recorder) moveToBin(b int) {
+	r.bin = b
+	if b < len(r.result.Bins) {
+		r.cur, r.binEnd = &r.result.Bins[b], int64(b+1)*r.binWidth
+	} else {
+		r.cur, r.binEnd = nil, math.MaxInt64
+	}
+}
+
+// offered counts a request a source offered, asking for permits.
+func (r *recorder) offered(permits int) {
+	r.result.Totals.Offered++
+	r.result.Totals.OfferedPermits += int64(permits)
+	r.cur.Offered++
+}
+
+// attempt counts an attempt (see Totals.Attempts); retry when it is not the request's first.
+func (r *recorder) attempt(retry bool) {
+	b := r.cur
+	r.result.Totals.Attempts++
+	b.Attempts++
+	if retry {
+		r.result.Totals.Retried++
+		b.Retried++
+	}
+}
+
+// rejected counts a refusal by a stage.
+func (r *recorder) rejected() {
+	r.result.Totals.Rejected++
+	r.cur.Rejected++
+}
+
+// never counts a refusal that waiting cannot change (Never or Invalid); it is also rejected.
+func (r *recorder) never() { r.result.Totals.Never++ }
+
+// gaveUp counts a request that ended without admission.
+func (r *recorder) gaveUp() {
+	r.result.Totals.GaveUp++
+	r.cur.GaveUp++
+}
+
+// timedOut counts a queued request that reached its timeout; it also gives up.
+func (r *recorder) timedOut() { r.result.Totals.TimedOut++ }
+
+// queued counts a request that joined the client queue, which is now length long.
+func (r *recorder) queued(length int) {
+	r.result.Totals.Queued++
+	r.result.Totals.MaxQueue = max(r.result.Totals.MaxQueue, length)
+	b := r.cur
+	b.MaxQueue = max(b.MaxQueue, length)
+}
+
+// wasted counts permits that rate stages granted to a request a later stage refused.
+func (r *recorder) wasted(permits int64) { r.result.Totals.Wasted += permits }
+
+// admitted counts an admission of permits at now, wait after the request arrived.
+func (r *recorder) admitted(now int64, permits int, wait int64) {
+	r.result.Totals.Admitted++
+	r.result.Totals.AdmittedPermits += int64(permits)
+	r.cur.Admitted++
+	r.hist.add(wait)
+	r.binHist.add(wait)
+	for _, m := range r.meters {
+		m.admit(now, int64(permits))
+	}
+	if r.lastAdmit != math.MinInt64 {
+		if gap := time.Duration(now - r.lastAdmit); r.result.MinSpacing < 0 || gap < r.result.MinSpacing {
+			r.result.MinSpacing = gap
+		}
+	}
+	r.lastAdmit = now
+}
+
+// inService notes that busy requests are now at the downstream.
+func (r *recorder) inService(busy int) {
+	r.result.Totals.MaxInFlight = max(r.result.Totals.MaxInFlight, busy)
+	b := r.cur
+	b.MaxInFlight = max(b.MaxInFlight, busy)
+}
+
+// completed counts an admitted request the downstream served (at once, without one).
+func (r *recorder) completed() {
+	r.result.Totals.Completed++
+	r.cur.Completed++
+}
+
+// failed counts an admitted request the downstream refused: its pool was full.
+func (r *recorder) failed() {
+	r.result.Totals.Failed++
+	r.cur.Failed++
+}
+
+// advance closes every bin that ends at or before t. busy and queued are the lane's requests
+// at the downstream and in the queue, which the next bin's maxima start from.
+func (r *recorder) advance(t int64, stack *Stack, busy, queued int) {
+	for t >= r.binEnd {
+		r.closeBin(stack, busy, queued)
+	}
+}
+
+// finish closes every bin left: the lane is at its horizon.
+func (r *recorder) finish(stack *Stack, busy, queued int) {
+	for r.cur != nil {
+		r.closeBin(stack, busy, queued)
+	}
+}
+
+// closeBin reads each stage's available permits at the current bin's end (the horizon for
+// the last bin, which may be shorter) and its wait quantiles, and moves to the next bin.
+func (r *recorder) closeBin(stack *Stack, busy, queued int) {
+	b := r.cur
+	end := time.Duration(min(r.binEnd, r.horizon))
+	for k, s := range stack.Stages() {
+		b.Available[k] = s.AvailableAt(end)
+	}
+	b.WaitP50, b.WaitP99, b.WaitMax = r.binHist.quantile(0.50), r.binHist.quantile(0.99), time.Duration(r.binHist.max)
+	r.binHist.reset()
+	r.moveToBin(r.bin + 1)
+	if next := r.cur; next != nil {
+		next.MaxInFlight, next.MaxQueue = busy, queued
+	}
+}
+
+// keep adds rec to the trace when the lane keeps one, up to traceLimit records; past it,
+// the trace is marked truncated.
+func (r *recorder) keep(rec Record) {
+	if !r.tracing {
+		return
+	}
+	if len(r.result.Trace) >= r.traceLimit {
+		r.result.Truncated = true
+		return
+	}
+	r.result.Trace = append(r.result.Trace, rec)
+}
+
+// report is what was measured so far; events is the lane's count of events run.
+func (r *recorder) report(events uint64) LaneResult {
+	res := r.result
+	res.Events = events
+	h := &r.hist
+	res.Wait = Wait{P50: h.quantile(0.50), P90: h.quantile(0.90), P99: h.quantile(0.99), Max: time.Duration(h.max)}
+	if h.total > 0 {
+		res.Wait.Mean = time.Duration(h.sum / int64(h.total))
+	}
+	res.Windows = make([]WindowMeter, len(r.meters))
+	for i, m := range r.meters {
+		res.Windows[i] = m.WindowMeter
+	}
+	return res
+}
+
+// meterLengths is the sorted set of every stage's natural window in every lane, plus the
+// scenario's own: the same lengths in every lane, so lanes compare side by side.
+func meterLengths(sc *Scenario) []time.Duration {
+	var lengths []time.Duration
+	for _, lane := range sc.Lanes {
+		for _, s := range lane.Stack {
+			if w := s.NaturalWindow(); w > 0 {
+				lengths = append(lengths, w)
+			}
+		}
+	}
+	lengths = append(lengths, sc.Windows...)
+	slices.Sort(lengths)
+	return slices.Compact(lengths)
+}
