@@ -210,8 +210,15 @@ func TestStackReleasesConcurrencyAndCountsWasted(t *testing.T) {
 	assert.Equal(t, int64(0), lane.Totals.Wasted, "concurrency permits are released, not wasted")
 	assert.Equal(t, []int{1, 0}, lane.Bins[0].Available, "one held by the request in service, none leaked")
 
-	// Rate first, concurrency second: the rate permits the refused requests took are wasted.
+	// Rate first, concurrency second: the rate permits the refused requests took are refunded.
 	sc.Lanes = stacks(t, "token-bucket:capacity=5,rate=1/1s+concurrency:max=1")
+	lane = run(t, sc).Lanes[0]
+	assert.Equal(t, int64(1), lane.Totals.Admitted)
+	assert.Equal(t, int64(0), lane.Totals.Wasted, "refunded, not wasted")
+	assert.Equal(t, []int{4, 0}, lane.Bins[0].Available, "only the admitted request's token is gone")
+
+	// With Waste, the token bucket keeps them: wasted.
+	sc.Lanes[0].Waste = true
 	lane = run(t, sc).Lanes[0]
 	assert.Equal(t, int64(1), lane.Totals.Admitted)
 	assert.Equal(t, int64(3), lane.Totals.Wasted)
@@ -427,11 +434,16 @@ func TestHugeDelaysSaturate(t *testing.T) {
 }
 
 // The queue's re-checks must not burn a rate stage's permits while a bulkhead behind it is
-// full: only the client's real attempt wastes one.
+// full: with refunds nothing is wasted; with Waste only the client's real attempt wastes one.
 func TestQueueRecheckDoesNotWasteRatePermits(t *testing.T) {
 	sc := queueScenario(t, "token-bucket:capacity=5,rate=10/1s+concurrency:max=1", 100, 10*sec, script(0, 0, 0, 0, 0))
 	sc.Downstream = &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: 10 * ms}}}}
 	recs, lane := traced(t, sc, 0)
+	assert.Equal(t, []time.Duration{0, 10 * ms, 20 * ms, 30 * ms, 40 * ms}, times(filter(recs, OutcomeAdmitted)))
+	assert.Equal(t, int64(0), lane.Totals.Wasted, "request 2's refused attempt got its token back")
+
+	sc.Lanes[0].Waste = true
+	recs, lane = traced(t, sc, 0)
 	assert.Equal(t, []time.Duration{0, 10 * ms, 20 * ms, 30 * ms, 100 * ms}, times(filter(recs, OutcomeAdmitted)))
 	assert.Equal(t, int64(1), lane.Totals.Wasted, "request 2's first attempt took a token the bulkhead then refused")
 }

@@ -132,5 +132,6 @@ func TestSlowDownstream(t *testing.T) {
 	assert.Zero(t, stacked.Failed, "so does the stack")
 	assert.LessOrEqual(t, conc.MaxInFlight, 20)
 	assert.LessOrEqual(t, stacked.MaxInFlight, 20)
-	assert.Greater(t, stacked.Wasted, int64(0), "token bucket permits taken for requests the bulkhead refused")
+	assert.Zero(t, stacked.Wasted, "token bucket permits of requests the bulkhead refused are refunded")
+	assert.Greater(t, stacked.Rejected, int64(0), "the bulkhead refuses")
 }

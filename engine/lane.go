@@ -93,6 +93,7 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		}
 		l.stack = st
 	}
+	l.stack.Waste(spec.Waste)
 	l.Stages = l.stack.Stages()
 	l.rec = newRecorder(sc, spec, l.stack.Len())
 	for k, src := range sc.Sources {

@@ -42,6 +42,11 @@ type LaneSpec struct {
 	// not one of the built-in kinds (a peer library's, or a deliberately broken variant in a
 	// checker's test). Stack still names the lane and gives the bounds its meters check.
 	Build func(clock limiters.Clock) ([]limiters.Limiter, error)
+
+	// Waste keeps, in the stages before a refusing one, the permits a refused request took
+	// there (counted as wasted) instead of refunding them: how independent limiters behave
+	// when the caller cannot give permits back, and ratelab's stacks before refunds.
+	Waste bool
 }
 
 // Label is the lane's display name.

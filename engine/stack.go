@@ -7,22 +7,19 @@ import (
 	"github.com/ratelab/ratelab/limiters"
 )
 
-// releaser is a stage whose permits come back by release (the concurrency limiter), not by
-// the clock.
-type releaser interface{ Release(n int) }
-
 // Stack is one lane's limiter stages in order: a request is admitted when every stage admits
-// it, first to last. It keeps, per stage, what the stage can do beyond limiters.Limiter, found
-// once when the stack is made: give permits back (a concurrency limiter's Release) and say when
-// a refused request would pass (limiters.RateLimiter's RetryAfterAt).
+// it, first to last. It keeps, per stage, what the stage can do beyond limiters.Limiter
+// (limiters.CapabilitiesOf, found once when the stack is made): release permits (a
+// concurrency limiter), refund them (the time-based kinds), say when a refused request would
+// pass (retry-after).
 //
 // The simulator's lanes and Replay both decide through a Stack, so a stack of limiters means
 // the same thing in both. It is not safe for concurrent use (its stages are, but a stack's
-// acquire-then-release is not atomic).
+// acquire-then-give-back is not atomic).
 type Stack struct {
-	stages    []limiters.Limiter
-	releasers []releaser             // releasers[k] is stages[k] when it releases, else nil
-	rated     []limiters.RateLimiter // rated[k] is stages[k] when it gives retry-after hints, else nil
+	stages []limiters.Limiter
+	caps   []limiters.Capabilities // caps[k] is what stages[k] can do beyond the core
+	waste  bool                    // earlier stages keep the permits of a request a later one refused
 }
 
 // StageError is a stage of a stack that could not be built from its spec.
@@ -52,13 +49,18 @@ func NewStack(specs []limiters.Spec, clock limiters.Clock) (*Stack, error) {
 // StackOf is the stack of the given limiters, first to last: limiters a LaneSpec.Build made,
 // or any others. The stack keeps the slice.
 func StackOf(stages []limiters.Limiter) *Stack {
-	s := &Stack{stages: stages, releasers: make([]releaser, len(stages)), rated: make([]limiters.RateLimiter, len(stages))}
+	s := &Stack{stages: stages, caps: make([]limiters.Capabilities, len(stages))}
 	for k, lim := range stages {
-		s.releasers[k], _ = lim.(releaser)
-		s.rated[k], _ = lim.(limiters.RateLimiter)
+		s.caps[k] = limiters.CapabilitiesOf(lim)
 	}
 	return s
 }
+
+// Waste makes the stack keep, in the stages before a refusing one, the permits a refused
+// request took there, instead of refunding them: what a stack of independent limiters does
+// when the caller cannot give permits back (ratelab before refunds), counted as wasted.
+// Released permits (a bulkhead's) still come back.
+func (s *Stack) Waste(keep bool) { s.waste = keep }
 
 // Len is the number of stages.
 func (s *Stack) Len() int { return len(s.stages) }
@@ -73,10 +75,13 @@ func (s *Stack) Stages() []limiters.Limiter { return s.stages }
 // admit them. It returns that stage's decision and index, or Admitted and Len() when every
 // stage admitted.
 //
-// When stage k refuses, the permits stages 0..k-1 took are given back where the algorithm
-// allows it (a concurrency limiter's are released). A rate stage's cannot be: they are
-// returned as wasted, permits times the rate stages before k. A three-stage stack of two
-// token buckets and a full bulkhead refusing a 2-permit request wastes 4 permits.
+// When stage k refuses, the permits stages 0..k-1 took are given back: released by a stage
+// that releases (a bulkhead), refunded at now by one that refunds (every time-based ratelab
+// kind), so a refusal costs no stage anything. A stage that can do neither (a peer library's
+// limiter with no way back), or any time-based stage of a stack set to Waste, keeps them: they
+// are returned as wasted, permits times those stages. A three-stage stack of two token
+// buckets and a full bulkhead refusing a 2-permit request refunds 2 permits to each bucket;
+// set to Waste, it wastes 4.
 //
 // When before is not nil it receives the state of the deciding stage just before it decided:
 // the refusing stage's, or the first stage's when all admitted. That takes a Snapshot of every
@@ -92,9 +97,13 @@ func (s *Stack) Acquire(now time.Duration, permits int, before *limiters.State) 
 			}
 		}
 		if d = lim.AcquireAt(now, permits); d != limiters.Admitted {
-			s.Release(permits, k)
 			for j := range k {
-				if s.releasers[j] == nil {
+				switch c := &s.caps[j]; {
+				case c.Release != nil:
+					c.Release.Release(permits)
+				case c.Refund != nil && !s.waste:
+					c.Refund.RefundAt(now, permits)
+				default:
 					wasted += int64(permits)
 				}
 			}
@@ -111,8 +120,8 @@ func (s *Stack) Acquire(now time.Duration, permits int, before *limiters.State) 
 // request that completed, k = the refusing stage for one refused part way (Acquire does that
 // itself).
 func (s *Stack) Release(permits, k int) {
-	for _, rel := range s.releasers[:k] {
-		if rel != nil {
+	for j := range s.caps[:k] {
+		if rel := s.caps[j].Release; rel != nil {
 			rel.Release(permits)
 		}
 	}
@@ -123,8 +132,8 @@ func (s *Stack) Release(permits, k int) {
 // concurrency limiter: its permits come back on release, not with time) or says the request
 // can never pass.
 func (s *Stack) RetryAfter(k int, now time.Duration, permits int) (wait time.Duration, ok bool) {
-	if rl := s.rated[k]; rl != nil {
-		return rl.RetryAfterAt(now, permits)
+	if ra := s.caps[k].RetryAfter; ra != nil {
+		return ra.RetryAfterAt(now, permits)
 	}
 	return 0, false
 }
@@ -134,8 +143,8 @@ func (s *Stack) RetryAfter(k int, now time.Duration, permits int) (wait time.Dur
 // stage answers it Never). A releasing stage's availability does not change with time, only
 // with acquire and release, so asking it costs nothing and takes nothing.
 func (s *Stack) BulkheadFull(now time.Duration, permits int) bool {
-	for k, rel := range s.releasers {
-		if rel != nil && s.stages[k].AvailableAt(now) < permits && permits <= s.stages[k].MaxPermits() {
+	for k := range s.caps {
+		if s.caps[k].Release != nil && s.stages[k].AvailableAt(now) < permits && permits <= s.stages[k].MaxPermits() {
 			return true
 		}
 	}

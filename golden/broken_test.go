@@ -344,6 +344,12 @@ var brokenCases = []struct {
 	}), map[string][]string{
 		"flash5-epoch-wrap": {"flash5-fixed:limit=3,window=1ms after exactly 2^32 windows admitted 3 of 4: the bound is exactly 0"},
 	}},
+	{"a token bucket that cannot refund", only(func(s limiters.TokenBucketSpec, c limiters.Clock) (limiters.Limiter, error) {
+		l, err := s.New(c)
+		return struct{ limiters.Clocked }{l.(limiters.Clocked)}, err // hides RefundAt
+	}), map[string][]string{
+		"stack-refunds": {"refund: 1 admitted at 1s: the bound is exactly 2"},
+	}},
 	{"a limiter that allocates per decision", func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
 		l, err := s.New(c)
 		return allocating{l}, err

@@ -16,6 +16,7 @@ func Catalogue() []*Guarantee {
 		warmUpCapacityOne,
 		concurrencyInFlight,
 		slowDownstream,
+		stackRefunds,
 		slidingFailsClosed,
 		racesExact,
 		monotonicTime,

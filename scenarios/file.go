@@ -428,7 +428,7 @@ func (d *decoder) client(n *yaml.Node, path string, c *engine.Client) error {
 	return nil
 }
 
-// lane reads either a spec string or a mapping {spec, name, client}.
+// lane reads either a spec string or a mapping {spec, name, client, refund}.
 func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 	var lane engine.LaneSpec
 	var text string
@@ -442,6 +442,14 @@ func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 			"client": func(v *yaml.Node, p string) error {
 				lane.Client = &engine.Client{}
 				return d.client(v, p, lane.Client)
+			},
+			"refund": func(v *yaml.Node, p string) error {
+				refund := true
+				if err := d.boolean(&refund)(v, p); err != nil {
+					return err
+				}
+				lane.Waste = !refund
+				return nil
 			},
 		})
 		if err != nil {

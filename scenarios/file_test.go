@@ -68,6 +68,7 @@ limiters:
   - token-bucket:capacity=20,rate=100/1s
   - spec: token-bucket:capacity=20,rate=100/1s+concurrency:max=8
     name: bucket + bulkhead
+    refund: false
     client: {policy: queue, queue_size: 50, timeout: 500ms}
 downstream:
   pool: 16
@@ -95,7 +96,7 @@ func TestLoadCompleteFile(t *testing.T) {
 		Lanes: []engine.LaneSpec{
 			{Stack: stack(t, "token-bucket:capacity=20,rate=100/1s")},
 			{Name: "bucket + bulkhead", Stack: stack(t, "token-bucket:capacity=20,rate=100/1s+concurrency:max=8"),
-				Client: &engine.Client{Policy: engine.PolicyQueue, QueueSize: 50, Timeout: 500 * ms}},
+				Client: &engine.Client{Policy: engine.PolicyQueue, QueueSize: 50, Timeout: 500 * ms}, Waste: true},
 		},
 		Downstream: &engine.Downstream{Pool: 16, Phases: []engine.Phase{
 			{From: 0, Service: engine.Distribution{Kind: engine.DistLogNormal, Mean: 40 * ms, Sigma: 0.5}},
