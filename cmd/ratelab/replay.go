@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 )
 
-func replayCommand(_ context.Context, e *env, args []string) error {
+func replayCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	in := fs.String("in", "", "the trace: CSV with a t_ns or t column, optional permits and key")
 	out := fs.String("out", "", "where to write the decisions CSV (default: stdout)")
@@ -46,28 +45,24 @@ func replayCommand(_ context.Context, e *env, args []string) error {
 	defer f.Close()
 
 	var w io.Writer = e.stdout
-	var tmp *os.File
+	var o *outFile
 	if *out != "" {
-		// Write beside the target and rename at the end: a failed replay leaves nothing
-		// half-written at --out.
-		tmp, err = os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".*")
-		if err != nil {
-			return err
+		// Opened before the run so that a bad --out is refused before any work; a regular
+		// file is written beside the target and renamed at the end, so a failed or
+		// interrupted replay leaves nothing half-written at --out.
+		if o, err = createOutput(ctx, *out); err != nil {
+			return fmt.Errorf("--out %w", err)
 		}
-		defer os.Remove(tmp.Name())
-		defer tmp.Close()
-		w = tmp
+		defer o.Abort()
+		w = o
 	}
 	sum, err := engine.Replay(f, w, stacks)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *in, err)
 	}
-	if tmp != nil {
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp.Name(), *out); err != nil {
-			return err
+	if o != nil {
+		if err := o.Commit(); err != nil {
+			return fmt.Errorf("--out %w", err)
 		}
 	}
 	fmt.Fprintf(e.stderr, "replayed %d requests (%d permits) over %s\n", sum.Rows, sum.Permits, limiters.FormatDuration(sum.Duration))
