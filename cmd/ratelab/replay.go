@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
@@ -56,8 +57,13 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		defer o.Abort()
 		w = o
 	}
-	sum, err := engine.Replay(f, w, stacks)
+	input, stop := newCtxReader(ctx, f)
+	defer stop()
+	sum, err := engine.Replay(input, w, stacks)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: interrupted after %d requests: %w", *in, sum.Rows, ctx.Err())
+		}
 		return fmt.Errorf("%s: %w", *in, err)
 	}
 	if o != nil {
@@ -74,4 +80,32 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "  %-50s admitted %d (%.1f%%)\n", name, sum.Admitted[i], pct)
 	}
 	return nil
+}
+
+// ctxReader ends a read once ctx is done: the replay engine knows nothing of contexts, and
+// checking before each read (a few kilobytes at a time) costs nothing.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+// newCtxReader wraps r; call stop when done reading. When r is a file that can block (a
+// pipe, a FIFO), the read under way is woken when ctx is done, too.
+func newCtxReader(ctx context.Context, r io.Reader) (reader io.Reader, stop func() bool) {
+	stop = func() bool { return false }
+	if f, ok := r.(*os.File); ok {
+		stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
+	}
+	return &ctxReader{ctx: ctx, r: r}, stop
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.r.Read(p)
+	if err != nil && c.ctx.Err() != nil {
+		return n, c.ctx.Err()
+	}
+	return n, err
 }
