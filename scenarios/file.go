@@ -91,9 +91,10 @@ func yamlSyntaxError(name string, data []byte, err error) error {
 	return &FileError{File: name, Line: firstBadLine(data, line), Column: 1, Reason: msg}
 }
 
-// reparseBudget is how many bytes firstBadLine may parse again, beyond one parse of the
-// file, looking for the line where it stops being YAML: refusing a broken file of any size
-// costs at most two parses and this, never one parse per line.
+// reparseBudget is how many bytes firstBadLine may parse again, twice over (once searching
+// from the end, once checking yaml's own line), looking for the line where the file stops
+// being YAML: refusing a broken file of any size costs one parse and at most 1 MB more,
+// never one parse per line.
 const reparseBudget = 512 << 10
 
 // reparse parses a prefix of the file; a variable so that a test can count the work.
@@ -106,8 +107,8 @@ var reparse = func(prefix []byte) error {
 // whole lines that still parses, searched from the end within reparseBudget. When the
 // search cannot afford to reach it, the line is yaml's own, hint: for a parser error that
 // is the 0-based line of the enclosing construct (an unclosed "["), for a scanner error
-// the 1-based line of the problem, so it is taken as is when the lines before it do not
-// parse and as the next line when they do.
+// the 1-based line of the problem, so it is taken as the next line when the lines before
+// it parse (checked when they fit in reparseBudget) and as is otherwise.
 func firstBadLine(data []byte, hint int) int {
 	starts := []int{0} // starts[j]: the length of the prefix of j whole lines
 	for i, c := range data {
@@ -125,7 +126,7 @@ func firstBadLine(data []byte, hint int) int {
 	if hint < 1 {
 		return 1
 	}
-	if hint < len(starts) && reparse(data[:starts[hint]]) == nil {
+	if hint < len(starts) && starts[hint] <= reparseBudget && reparse(data[:starts[hint]]) == nil {
 		return hint + 1
 	}
 	return min(hint, len(starts))
