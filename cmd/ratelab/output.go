@@ -68,7 +68,7 @@ func createOutput(ctx context.Context, path string) (*outFile, error) {
 		// Replacing a file keeps its permissions; a new one has 0644 less the umask.
 		if err := o.f.Chmod(r.mode); err != nil {
 			o.Abort()
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", path, cause(err))
 		}
 	}
 	return o, nil
