@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"math"
 	"testing"
 	"time"
 
@@ -419,8 +418,9 @@ func TestServiceTimeNeverNegative(t *testing.T) {
 	assert.Equal(t, res.Lanes[0].Totals.Offered, res.Lanes[0].Totals.Admitted)
 }
 
+// The longest delays validation accepts (MaxTime is refused: TestValidateRefusesValuesPastTheRange).
 func TestHugeDelaysSaturate(t *testing.T) {
-	huge := time.Duration(math.MaxInt64)
+	huge := MaxTime - 1
 	for _, c := range []Client{
 		{Policy: PolicyQueue, QueueSize: 5, Timeout: huge},
 		{Policy: PolicyRetry, Delay: huge, MaxAttempts: 2},

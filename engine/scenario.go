@@ -183,6 +183,18 @@ type Distribution struct {
 	Sigma    float64
 }
 
+// MaxTime bounds every time and duration of a scenario: each must be below 2^62ns, about
+// 146 years. Two such values add up without overflowing int64, so no time the engine derives
+// from them (an arrival's from + at, now + a delay) wraps into the past.
+const MaxTime = time.Duration(1) << 62
+
+// MaxPermits is the most permits one request may ask for: 2^31−1, so that the permits of up
+// to 2^32 requests add up exactly in an int64 (a trace holds at most MaxTraceRows).
+const MaxPermits = 1<<31 - 1
+
+// maxTimeText is how errors name MaxTime.
+const maxTimeText = "2^62ns (about 146 years)"
+
 // FieldError is a scenario value that cannot run. Field is a dotted path ("sources[1].rate").
 type FieldError struct {
 	Field  string
@@ -195,10 +207,41 @@ func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
+// inRange refuses a time or duration at or past MaxTime (negative values are each field's
+// own business).
+func inRange(field string, d time.Duration) error {
+	if d >= MaxTime {
+		return fieldErr(field, "must be less than %s, got %v", maxTimeText, d)
+	}
+	return nil
+}
+
+// permitsInRange refuses more permits than MaxPermits.
+func permitsInRange(field string, n int) error {
+	if n > MaxPermits {
+		return fieldErr(field, "must be at most %d (2^31-1, so that sums of permits stay exact), got %d", MaxPermits, n)
+	}
+	return nil
+}
+
+// absolute refuses an arrival time from + at at or past MaxTime, naming at's field.
+func absolute(field string, from, at time.Duration) error {
+	if err := inRange(field, at); err != nil {
+		return err
+	}
+	if from+at >= MaxTime {
+		return fieldErr(field, "from (%v) + at (%v) is past %s", from, at, maxTimeText)
+	}
+	return nil
+}
+
 // Validate reports the first value the engine cannot run, naming its field.
 func (sc *Scenario) Validate() error {
 	if sc.Horizon <= 0 {
 		return fieldErr("horizon", "must be positive, got %v", sc.Horizon)
+	}
+	if err := inRange("horizon", sc.Horizon); err != nil {
+		return err
 	}
 	if sc.Bins < 0 || sc.Bins > 100_000 {
 		return fieldErr("bins", "must be between 1 and 100000 (0: the default, %d), got %d", DefaultBins, sc.Bins)
@@ -250,6 +293,9 @@ func (sc *Scenario) Validate() error {
 			if i > 0 && p.From <= d.Phases[i-1].From {
 				return fieldErr(field+".from", "phases must be in increasing time order")
 			}
+			if err := inRange(field+".from", p.From); err != nil {
+				return err
+			}
 			if err := p.Service.validate(field + ".service"); err != nil {
 				return err
 			}
@@ -259,6 +305,9 @@ func (sc *Scenario) Validate() error {
 		if w <= 0 {
 			return fieldErr(fmt.Sprintf("windows[%d]", i), "must be positive, got %v", w)
 		}
+		if err := inRange(fmt.Sprintf("windows[%d]", i), w); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -267,11 +316,20 @@ func (s Source) validate(field string, horizon time.Duration) error {
 	if s.Permits < 0 {
 		return fieldErr(field+".permits", "must be at least 1, got %d", s.Permits)
 	}
+	if err := permitsInRange(field+".permits", s.Permits); err != nil {
+		return err
+	}
 	if s.From < 0 {
 		return fieldErr(field+".from", "must not be negative, got %v", s.From)
 	}
+	if err := inRange(field+".from", s.From); err != nil {
+		return err
+	}
 	if s.Until < 0 || (s.Until != 0 && s.Until <= s.From) {
 		return fieldErr(field+".until", "the active period [%v, %v) is empty or negative", s.From, s.Until)
+	}
+	if err := inRange(field+".until", s.Until); err != nil {
+		return err
 	}
 	rate := func(name string, v float64) error {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e9 {
@@ -301,6 +359,12 @@ func (s Source) validate(field string, horizon time.Duration) error {
 		if s.Off < 0 {
 			return fieldErr(field+".off", "must not be negative, got %v", s.Off)
 		}
+		if err := inRange(field+".on", s.On); err != nil {
+			return err
+		}
+		if err := inRange(field+".off", s.Off); err != nil {
+			return err
+		}
 	case SourceRamp:
 		if err := rate("rate", s.Rate); err != nil {
 			return err
@@ -324,6 +388,9 @@ func (s Source) validate(field string, horizon time.Duration) error {
 		if s.Period <= 0 {
 			return fieldErr(field+".period", "must be positive, got %v", s.Period)
 		}
+		if err := inRange(field+".period", s.Period); err != nil {
+			return err
+		}
 	case SourceBursts:
 		if len(s.Bursts) == 0 {
 			return fieldErr(field+".bursts", "at least one burst is required")
@@ -342,6 +409,13 @@ func (s Source) validate(field string, horizon time.Duration) error {
 			if i > 0 && b.At < s.Bursts[i-1].At {
 				return fieldErr(f+".at", "bursts must be in time order")
 			}
+			if err := absolute(f+".at", s.From, b.At); err != nil {
+				return err
+			}
+			// The burst may end past MaxTime: its arrivals from there on are past the horizon.
+			if err := inRange(f+".spread", b.Spread); err != nil {
+				return err
+			}
 		}
 	case SourceScript:
 		if len(s.Script) == 0 {
@@ -352,8 +426,14 @@ func (s Source) validate(field string, horizon time.Duration) error {
 			if a.At < 0 || (i > 0 && a.At < s.Script[i-1].At) {
 				return fieldErr(f+".at", "arrivals must be in time order and not negative")
 			}
+			if err := absolute(f+".at", s.From, a.At); err != nil {
+				return err
+			}
 			if a.Permits < 0 {
 				return fieldErr(f+".permits", "must be at least 1, got %d", a.Permits)
+			}
+			if err := permitsInRange(f+".permits", a.Permits); err != nil {
+				return err
 			}
 		}
 	case SourceTrace:
@@ -380,12 +460,23 @@ func (c Client) validate(field string) error {
 		if c.MaxDelay < 0 {
 			return fieldErr(field+".max_delay", "must not be negative, got %v", c.MaxDelay)
 		}
+		// A delay at the end of time would overflow now + delay, and backoff's jitter draws
+		// in [0, delay].
+		if err := inRange(field+".delay", c.Delay); err != nil {
+			return err
+		}
+		if err := inRange(field+".max_delay", c.MaxDelay); err != nil {
+			return err
+		}
 	case PolicyQueue:
 		if c.QueueSize < 1 {
 			return fieldErr(field+".queue_size", "must be at least 1, got %d", c.QueueSize)
 		}
 		if c.Timeout <= 0 {
 			return fieldErr(field+".timeout", "must be positive, got %v", c.Timeout)
+		}
+		if err := inRange(field+".timeout", c.Timeout); err != nil {
+			return err
 		}
 	default:
 		return fieldErr(field+".policy", "unknown policy %q (drop, retry, backoff, retry-after, queue)", c.Policy)
@@ -399,16 +490,25 @@ func (d Distribution) validate(field string) error {
 		if d.Mean < 0 {
 			return fieldErr(field+".mean", "must not be negative, got %v", d.Mean)
 		}
+		return inRange(field+".mean", d.Mean)
 	case DistUniform:
 		if d.Min < 0 {
 			return fieldErr(field+".min", "must not be negative, got %v", d.Min)
 		}
+		if err := inRange(field+".min", d.Min); err != nil {
+			return err
+		}
 		if d.Max < d.Min {
 			return fieldErr(field+".max", "must be at least min=%v, got %v", d.Min, d.Max)
 		}
+		// The draw is min + a uniform integer below max−min+1, which must not overflow.
+		return inRange(field+".max", d.Max)
 	case DistLogNormal:
 		if d.Mean <= 0 {
 			return fieldErr(field+".median", "must be positive, got %v", d.Mean)
+		}
+		if err := inRange(field+".median", d.Mean); err != nil {
+			return err
 		}
 		if math.IsNaN(d.Sigma) || d.Sigma <= 0 || d.Sigma > 5 {
 			return fieldErr(field+".sigma", "must be in (0, 5], got %v", d.Sigma)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -167,7 +168,9 @@ func (s *rateStream) next() (arrival, bool, error) {
 	if s.rng == nil {
 		s.target++
 	}
-	if math.IsInf(x, 0) || math.IsNaN(x) || x > 1e11 {
+	// Past MaxTime (a slow rate's next arrival centuries away) is past every horizon; the
+	// test also keeps the conversion to int64 below from overflowing.
+	if !(x*1e9 < float64(MaxTime)) { // also NaN
 		return arrival{}, false, nil
 	}
 	s.last = x
@@ -175,13 +178,33 @@ func (s *rateStream) next() (arrival, bool, error) {
 	// it would put an evenly spaced arrival 1ns early.
 	offset := int64(math.Round(x * 1e9))
 	if s.on > 0 {
-		offset = offset/s.on*(s.on+s.off) + offset%s.on
+		offset = stretch(offset, s.on, s.off)
 	}
-	at := s.from + offset
+	at := addSat(s.from, offset)
 	if at >= s.until {
 		return arrival{}, false, nil
 	}
 	return arrival{at: at, permits: s.permits, key: s.key}, true, nil
+}
+
+// stretch maps on-time to time over the on/off cycle: offset/on whole cycles of on+off,
+// then the rest. Saturates at math.MaxInt64 (past every horizon).
+func stretch(offset, on, off int64) int64 {
+	cycles, rest := offset/on, offset%on
+	period := on + off // both below MaxTime: no overflow
+	if cycles > (math.MaxInt64-rest)/period {
+		return math.MaxInt64
+	}
+	return cycles*period + rest
+}
+
+// addSat is a + b for a, b ≥ 0, saturating at math.MaxInt64 (past every horizon) instead
+// of wrapping into the past.
+func addSat(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 type burstStream struct {
@@ -191,10 +214,14 @@ type burstStream struct {
 	emitted []int // requests of each burst already emitted
 }
 
-// time of burst j's i-th request.
+// time of burst j's i-th request: Spread·i/Count after the burst's start, computed in 128
+// bits (Spread·i overflows int64 for a long spread and a large count; the quotient is
+// below Spread).
 func (s *burstStream) at(j, i int) int64 {
 	b := s.bursts[j]
-	return s.from + int64(b.At) + int64(b.Spread)*int64(i)/int64(b.Count)
+	hi, lo := bits.Mul64(uint64(b.Spread), uint64(i))
+	q, _ := bits.Div64(hi, lo, uint64(b.Count)) // hi < Count because i < Count
+	return addSat(addSat(s.from, int64(b.At)), int64(q))
 }
 
 // next merges the bursts: a spread burst may still be going when the next one starts, and
@@ -210,7 +237,7 @@ func (s *burstStream) next() (arrival, bool, error) {
 		return arrival{}, false, nil
 	}
 	best, bestAt := s.burst, s.at(s.burst, s.emitted[s.burst])
-	for j := s.burst + 1; j < len(s.bursts) && s.from+int64(s.bursts[j].At) < bestAt; j++ {
+	for j := s.burst + 1; j < len(s.bursts) && addSat(s.from, int64(s.bursts[j].At)) < bestAt; j++ {
 		if s.emitted[j] >= s.bursts[j].Count {
 			continue
 		}
@@ -237,7 +264,7 @@ func (s *scriptStream) next() (arrival, bool, error) {
 	}
 	a := s.script[s.i]
 	s.i++
-	at := s.from + int64(a.At)
+	at := addSat(s.from, int64(a.At))
 	if at >= s.until {
 		return arrival{}, false, nil
 	}
@@ -266,7 +293,7 @@ func (s *traceStream) next() (arrival, bool, error) {
 		}
 		return arrival{}, false, fmt.Errorf("%s: %w", s.name, err)
 	}
-	at := s.from + int64(row.At)
+	at := addSat(s.from, int64(row.At))
 	if at >= s.until {
 		return arrival{}, false, nil
 	}

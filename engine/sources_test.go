@@ -203,3 +203,83 @@ func TestStreamsAreSeeded(t *testing.T) {
 	first, _, _ := st.next()
 	assert.NotEqual(t, a[0].at, first.at)
 }
+
+// The extremes validation accepts run, and no derived time overflows: a source at 1e-10/s
+// (its next arrival 317 years away), a burst whose spread × count overflows int64 and an
+// on-off cycle of 10^8 × 146 years used to stop with the clock's "cannot move backwards" or
+// offer arrivals at wrapped times.
+func TestTheLargestAcceptedValuesRun(t *testing.T) {
+	long := MaxTime - 1
+	for _, tc := range []struct {
+		name    string
+		sc      func(sc *Scenario)
+		offered int64
+	}{
+		{"horizon just below 2^62", func(sc *Scenario) { sc.Horizon = long; sc.Sources[0] = scriptFrom(0, 0, sec, long-1) }, 3},
+		{"constant at 1e-10/s", func(sc *Scenario) { sc.Sources[0] = Source{Kind: SourceConstant, Rate: 1e-10} }, 1},
+		{"constant at 1e-10/s over 146 years", func(sc *Scenario) { // the second arrival is 317 years in
+			sc.Horizon = long
+			sc.Sources[0] = Source{Kind: SourceConstant, Rate: 1e-10}
+		}, 1},
+		{"poisson at 1e-10/s", func(sc *Scenario) { sc.Sources[0] = Source{Kind: SourcePoisson, Rate: 1e-10} }, -1},
+		{"poisson at 1e-10/s over 146 years", func(sc *Scenario) {
+			sc.Horizon = long
+			sc.Sources[0] = Source{Kind: SourcePoisson, Rate: 1e-10}
+		}, -1},
+		{"ramp from 1e-10/s", func(sc *Scenario) { sc.Sources[0] = Source{Kind: SourceRamp, Rate: 1e-10, RateTo: 1e-10} }, 1},
+		{"sine at 1e-10/s", func(sc *Scenario) {
+			sc.Sources[0] = Source{Kind: SourceSine, Rate: 1e-10, Amplitude: 1e-10, Period: long, Poisson: true}
+		}, -1},
+		{"on-off with the longest off", func(sc *Scenario) {
+			sc.Horizon = long
+			sc.Sources[0] = Source{Kind: SourceOnOff, Rate: 10, On: sec, Off: long}
+		}, 10},
+		{"on-off with a 1ns on and the longest off", func(sc *Scenario) { // 10^8 cycles of 146 years
+			sc.Horizon = long
+			sc.Sources[0] = Source{Kind: SourceOnOff, Rate: 10, On: 1, Off: long}
+		}, 1},
+		{"on-off, long off, late start", func(sc *Scenario) {
+			sc.Horizon = long
+			sc.Sources[0] = Source{Kind: SourceOnOff, Rate: 10, On: sec, Off: long, From: long - 500*ms}
+		}, 5},
+		{"burst whose spread × count overflows", func(sc *Scenario) {
+			sc.Horizon = long
+			sc.Sources[0] = Source{Kind: SourceBursts, Bursts: []Burst{{At: 0, Count: 10, Spread: long}}}
+		}, 10},
+		{"burst spread past the horizon", func(sc *Scenario) {
+			sc.Sources[0] = Source{Kind: SourceBursts, From: long / 2, Bursts: []Burst{{At: long / 2, Count: 3, Spread: long}}}
+		}, 0},
+		{"script near the end of the range", func(sc *Scenario) {
+			sc.Horizon = long
+			sc.Sources[0] = scriptFrom(0, long-2, long-1)
+			sc.Sources[0].From = 1
+		}, 1},
+		{"uniform service up to the longest time", func(sc *Scenario) {
+			sc.Downstream.Phases[0].Service = Distribution{Kind: DistUniform, Min: 0, Max: long}
+		}, 100},
+		{"backoff with jitter at the longest delay", func(sc *Scenario) {
+			sc.Sources[0] = Source{Kind: SourceBursts, Bursts: []Burst{{Count: 10}}}
+			sc.Client = Client{Policy: PolicyBackoff, Delay: long, Jitter: true, MaxAttempts: 5}
+		}, 10},
+		{"backoff without a cap, doubling past the range", func(sc *Scenario) {
+			sc.Horizon = long
+			sc.Sources[0] = Source{Kind: SourceBursts, Bursts: []Burst{{Count: 10}}}
+			sc.Client = Client{Policy: PolicyBackoff, Delay: long / 4, Jitter: true, MaxAttempts: 5}
+		}, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := validScenario(t)
+			tc.sc(sc)
+			require.NoError(t, sc.Validate())
+			res, err := runErr(sc)
+			require.NoError(t, err)
+			tot := res.Lanes[0].Totals
+			if tc.offered < 0 { // random: a handful at most
+				assert.LessOrEqual(t, tot.Offered, int64(2))
+			} else {
+				assert.Equal(t, tc.offered, tot.Offered)
+			}
+			assert.Equal(t, tot.Offered, tot.OfferedPermits)
+		})
+	}
+}

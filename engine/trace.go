@@ -24,10 +24,12 @@ type TraceRow struct {
 //   - t_ns: integer nanoseconds since the trace start, or
 //   - t: an RFC 3339 timestamp (times are taken relative to the first row) or decimal
 //     seconds since the start ("12.5");
-//   - permits (optional, default 1): a whole number ≥ 1;
+//   - permits (optional, default 1): a whole number from 1 to MaxPermits;
 //   - key (optional).
 //
-// Memory does not depend on the trace's length: one row is held at a time.
+// Times must be less than MaxTime (2^62ns, about 146 years, after the start) and a trace
+// holds at most MaxTraceRows rows, so that its permits add up exactly in an int64. Memory
+// does not depend on the trace's length: one row is held at a time.
 type TraceReader struct {
 	csv        *csv.Reader
 	timeCol    int
@@ -38,7 +40,16 @@ type TraceReader struct {
 	first      time.Time
 	haveFirst  bool
 	last       time.Duration
+	rows       int64 // rows read
+	maxRows    int64 // MaxTraceRows; lower in tests
 }
+
+// MaxTraceRows is the most rows a trace may hold: 2^32 rows of at most MaxPermits permits
+// each add up to less than 2^63.
+const MaxTraceRows = 1 << 32
+
+// outOfRange ends a time's error message.
+const outOfRange = "is out of range: times must be less than " + maxTimeText + " after the start"
 
 // NewTraceReader reads the header and prepares to stream rows.
 func NewTraceReader(r io.Reader) (*TraceReader, error) {
@@ -52,7 +63,7 @@ func NewTraceReader(r io.Reader) (*TraceReader, error) {
 		}
 		return nil, fmt.Errorf("line 1: %w", err)
 	}
-	t := &TraceReader{csv: c, timeCol: -1, permitsCol: -1, keyCol: -1, line: 1}
+	t := &TraceReader{csv: c, timeCol: -1, permitsCol: -1, keyCol: -1, line: 1, maxRows: MaxTraceRows}
 	for i, name := range header {
 		if i == 0 {
 			name = strings.TrimPrefix(name, "\ufeff") // the byte-order mark spreadsheets write
@@ -91,6 +102,9 @@ func (t *TraceReader) Next() (TraceRow, error) {
 	}
 	line, _ := t.csv.FieldPos(0)
 	t.line = line
+	if t.rows >= t.maxRows {
+		return TraceRow{}, fmt.Errorf("line %d: a trace holds at most %d requests (so that their permits add up exactly)", line, t.maxRows)
+	}
 	field := func(col int) string {
 		if col < 0 || col >= len(record) {
 			return ""
@@ -110,12 +124,16 @@ func (t *TraceReader) Next() (TraceRow, error) {
 	}
 	t.last = row.At
 	if p := field(t.permitsCol); p != "" {
-		n, err := strconv.Atoi(p)
+		n, err := strconv.ParseInt(p, 10, 64)
+		if (err == nil && n > MaxPermits) || (errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(p, "-")) {
+			return TraceRow{}, fmt.Errorf("line %d: permits %s is more than a request may ask for, %d (2^31-1, so that sums of permits stay exact)", line, p, MaxPermits)
+		}
 		if err != nil || n < 1 {
 			return TraceRow{}, fmt.Errorf("line %d: permits %q is not a whole number >= 1", line, p)
 		}
-		row.Permits = n
+		row.Permits = int(n)
 	}
+	t.rows++
 	if t.keyCol >= 0 {
 		row.Key = strings.Clone(field(t.keyCol))
 	}
@@ -125,6 +143,9 @@ func (t *TraceReader) Next() (TraceRow, error) {
 func (t *TraceReader) parseTime(text string) (time.Duration, error) {
 	if t.nsColumn {
 		ns, err := strconv.ParseInt(text, 10, 64)
+		if (err == nil && ns >= int64(MaxTime)) || (errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(text, "-")) {
+			return 0, fmt.Errorf("t_ns %s %s", text, outOfRange)
+		}
 		if err != nil || ns < 0 {
 			return 0, fmt.Errorf("t_ns %q is not a whole number of nanoseconds >= 0", text)
 		}
@@ -138,7 +159,11 @@ func (t *TraceReader) parseTime(text string) (time.Duration, error) {
 		if !t.haveFirst {
 			t.first, t.haveFirst = ts, true
 		}
-		return ts.Sub(t.first), nil
+		d := ts.Sub(t.first) // clamped to ±292 years
+		if d >= MaxTime {
+			return 0, fmt.Errorf("t %s %s (the first row's time)", text, outOfRange)
+		}
+		return d, nil
 	}
 	return parseDecimalSeconds(text)
 }
@@ -153,7 +178,10 @@ func parseDecimalSeconds(text string) (time.Duration, error) {
 	var secs int64
 	if whole != "" {
 		v, err := strconv.ParseInt(whole, 10, 64)
-		if err != nil || v < 0 || v > 9e9 {
+		if (err == nil && v > int64(MaxTime/time.Second)) || (errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(whole, "-")) {
+			return 0, fmt.Errorf("t %s %s", text, outOfRange)
+		}
+		if err != nil || v < 0 {
 			return 0, bad
 		}
 		secs = v
@@ -169,5 +197,8 @@ func parseDecimalSeconds(text string) (time.Duration, error) {
 		}
 		ns = v
 	}
-	return time.Duration(secs*1e9 + ns), nil
+	if d := time.Duration(secs*1e9 + ns); d < MaxTime {
+		return d, nil
+	}
+	return 0, fmt.Errorf("t %s %s", text, outOfRange)
 }

@@ -148,3 +148,64 @@ func TestReplayMatchesRun(t *testing.T) {
 	assert.Equal(t, res.Lanes[0].Totals.Offered, sum.Rows)
 	assert.Equal(t, []int64{res.Lanes[0].Totals.Admitted, res.Lanes[1].Totals.Admitted}, sum.Admitted)
 }
+
+// A trace's times are below MaxTime and its permits at most MaxPermits; a value above int64
+// is out of range, not "not a whole number".
+func TestTraceReaderRefusesValuesPastTheRange(t *testing.T) {
+	for _, tc := range []struct{ name, text, want string }{
+		{"t_ns at 2^62", "t_ns\n0\n4611686018427387904\n",
+			"line 3: t_ns 4611686018427387904 is out of range: times must be less than 2^62ns (about 146 years) after the start"},
+		{"t_ns at 2^63-1", "t_ns\n9223372036854775807\n", "line 2: t_ns 9223372036854775807 is out of range"},
+		{"t_ns above int64", "t_ns\n9223372036854775808\n", "line 2: t_ns 9223372036854775808 is out of range"},
+		{"t_ns far above int64", "t_ns\n99999999999999999999999\n", "line 2: t_ns 99999999999999999999999 is out of range"},
+		{"seconds past 2^62ns", "t\n4611686019\n", "line 2: t 4611686019 is out of range"},
+		{"seconds just past 2^62ns", "t\n4611686018.427387904\n", "line 2: t 4611686018.427387904 is out of range"},
+		{"seconds above int64", "t\n99999999999999999999\n", "line 2: t 99999999999999999999 is out of range"},
+		{"RFC 3339 over 146 years apart", "t\n1800-01-01T00:00:00Z\n2000-01-01T00:00:00Z\n",
+			"line 3: t 2000-01-01T00:00:00Z is out of range: times must be less than 2^62ns (about 146 years) after the start (the first row's time)"},
+		{"RFC 3339 over 292 years apart", "t\n1500-01-01T00:00:00Z\n2000-01-01T00:00:00Z\n", "line 3: t 2000-01-01T00:00:00Z is out of range"},
+		{"permits of 2^63-1", "t_ns,permits\n0,9223372036854775807\n",
+			"line 2: permits 9223372036854775807 is more than a request may ask for, 2147483647 (2^31-1, so that sums of permits stay exact)"},
+		{"permits above int64", "t_ns,permits\n0,99999999999999999999\n", "line 2: permits 99999999999999999999 is more than a request may ask for"},
+		{"permits of 2^31", "t_ns,permits\n0,1\n1,2147483648\n", "line 3: permits 2147483648 is more than a request may ask for"},
+		{"negative huge permits", "t_ns,permits\n0,-99999999999999999999\n", `line 2: permits "-99999999999999999999" is not a whole number >= 1`},
+		{"negative huge t_ns", "t_ns\n-99999999999999999999\n", `line 2: t_ns "-99999999999999999999" is not a whole number of nanoseconds >= 0`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readAll(t, tc.text)
+			require.Error(t, err)
+			assert.Equal(t, tc.want, err.Error()[:min(len(err.Error()), len(tc.want))], "%v", err)
+		})
+	}
+	// The largest accepted values read as they are.
+	rows, err := readAll(t, "t_ns,permits\n0,2147483647\n4611686018427387903,2147483647\n")
+	require.NoError(t, err)
+	assert.Equal(t, []TraceRow{{Line: 2, At: 0, Permits: MaxPermits}, {Line: 3, At: MaxTime - 1, Permits: MaxPermits}}, rows)
+	rows, err = readAll(t, "t\n1900-01-01T00:00:00Z\n2046-01-01T00:00:00Z\n")
+	require.NoError(t, err)
+	assert.Equal(t, 146*365*24*time.Hour+36*24*time.Hour, rows[1].At, "146 years and the leap days")
+}
+
+// Replayed permits add up exactly: two rows of the most permits are 2·(2^31−1), where two
+// rows of 2^63−1 used to report "-2 permits".
+func TestReplayedPermitsAddUpExactly(t *testing.T) {
+	tb, err := ParseStack("token-bucket:capacity=3,rate=100/1s")
+	require.NoError(t, err)
+	sum, err := Replay(strings.NewReader("t_ns,permits\n0,2147483647\n1,2147483647\n"), io.Discard, [][]limiters.Spec{tb})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2*MaxPermits), sum.Permits)
+
+	_, err = Replay(strings.NewReader("t_ns,permits\n0,9223372036854775807\n1,9223372036854775807\n"), io.Discard, [][]limiters.Spec{tb})
+	assert.ErrorContains(t, err, "line 2: permits 9223372036854775807 is more than a request may ask for")
+
+	// And a trace holds at most MaxTraceRows rows (lowered here to 3).
+	r, err := NewTraceReader(strings.NewReader("t_ns\n0\n1\n2\n3\n"))
+	require.NoError(t, err)
+	r.maxRows = 3
+	for range 3 {
+		_, err := r.Next()
+		require.NoError(t, err)
+	}
+	_, err = r.Next()
+	assert.EqualError(t, err, "line 5: a trace holds at most 3 requests (so that their permits add up exactly)")
+}

@@ -80,7 +80,7 @@ func yamlSyntaxError(name string, data []byte, err error) error {
 	// is often not the offending one: for parser errors it is the 0-based line of the
 	// enclosing construct.
 	msg = strings.TrimPrefix(msg, "yaml: ")
-	line := 1
+	line := 0
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if num, reason, ok := strings.Cut(rest, ": "); ok {
 			if n, err := strconv.Atoi(num); err == nil {
@@ -88,29 +88,48 @@ func yamlSyntaxError(name string, data []byte, err error) error {
 			}
 		}
 	}
-	if first := firstBadLine(data); first > 0 {
-		line = first
-	}
-	return &FileError{File: name, Line: line, Column: 1, Reason: msg}
+	return &FileError{File: name, Line: firstBadLine(data, line), Column: 1, Reason: msg}
+}
+
+// reparseBudget is how many bytes firstBadLine may parse again, twice over (once searching
+// from the end, once checking yaml's own line), looking for the line where the file stops
+// being YAML: refusing a broken file of any size costs one parse and at most 1 MB more,
+// never one parse per line.
+const reparseBudget = 512 << 10
+
+// reparse parses a prefix of the file; a variable so that a test can count the work.
+var reparse = func(prefix []byte) error {
+	var n yaml.Node
+	return yaml.Unmarshal(prefix, &n)
 }
 
 // firstBadLine is the line the document stops being YAML: one past the longest prefix of
-// whole lines that still parses. 0 when it cannot tell (the whole document parses).
-func firstBadLine(data []byte) int {
-	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) > 5000 {
-		return 0 // a scenario file is small; do not spend quadratic time on a huge one
+// whole lines that still parses, searched from the end within reparseBudget. When the
+// search cannot afford to reach it, the line is yaml's own, hint: for a parser error that
+// is the 0-based line of the enclosing construct (an unclosed "["), for a scanner error
+// the 1-based line of the problem, so it is taken as the next line when the lines before
+// it parse (checked when they fit in reparseBudget) and as is otherwise.
+func firstBadLine(data []byte, hint int) int {
+	starts := []int{0} // starts[j]: the length of the prefix of j whole lines
+	for i, c := range data {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
 	}
-	var n yaml.Node
-	for j := len(lines) - 1; j >= 0; j-- {
-		if yaml.Unmarshal([]byte(strings.Join(lines[:j], "")), &n) == nil {
-			if j == len(lines)-1 && lines[j] == "" {
-				return 0
-			}
+	budget := reparseBudget
+	for j := len(starts) - 1; j >= 0 && starts[j] <= budget; j-- {
+		budget -= starts[j]
+		if reparse(data[:starts[j]]) == nil {
 			return j + 1
 		}
 	}
-	return 0
+	if hint < 1 {
+		return 1
+	}
+	if hint < len(starts) && starts[hint] <= reparseBudget && reparse(data[:starts[hint]]) == nil {
+		return hint + 1
+	}
+	return min(hint, len(starts))
 }
 
 // decoder walks the YAML tree by hand so that every error knows its node's position, and

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,8 +78,8 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if len(names) == 0 {
 		names = plots.Applicable(sc, res)
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
+	if err := ensureDir(*out); err != nil {
+		return fmt.Errorf("--out %w", err)
 	}
 	base := fileBase(sc, positional)
 	for _, name := range names {
@@ -94,7 +93,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
 		path := filepath.Join(*out, fmt.Sprintf("%s-%s.%s", base, name, opt.format))
-		if err := writeFigure(path, fig, opt); err != nil {
+		if err := writeFigure(ctx, path, fig, opt); err != nil {
 			return err
 		}
 		fmt.Fprintln(e.stdout, path)
@@ -138,26 +137,22 @@ func fileBase(sc *engine.Scenario, positional []string) string {
 
 // writeFigure renders fig to path, writing only when the bytes differ (a regenerated gallery
 // leaves unchanged files untouched).
-func writeFigure(path string, fig *plots.Figure, opt plotOptions) error {
+func writeFigure(ctx context.Context, path string, fig *plots.Figure, opt plotOptions) error {
 	var buf bytes.Buffer
 	if err := fig.Write(&buf, opt.format, opt.width, opt.height); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return writeIfChanged(path, buf.Bytes())
-}
-
-func writeIfChanged(path string, data []byte) error {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-		return nil
-	}
-	return os.WriteFile(path, data, 0o644)
+	return writeOutput(ctx, path, buf.Bytes())
 }
 
 // writeGallery runs every named scenario and writes dir/img/SCENARIO-CHART.EXT for each chart
 // that applies, and dir/GALLERY.md: each scenario's explanation, charts and results table.
 func writeGallery(ctx context.Context, e *env, dir string, names []string, opt plotOptions) error {
+	if err := ensureDir(dir); err != nil {
+		return fmt.Errorf("--gallery %w", err)
+	}
 	img := filepath.Join(dir, "img")
-	if err := os.MkdirAll(img, 0o755); err != nil {
+	if err := ensureDir(img); err != nil {
 		return err
 	}
 	var md strings.Builder
@@ -185,7 +180,7 @@ func writeGallery(ctx context.Context, e *env, dir string, names []string, opt p
 			}
 			file := fmt.Sprintf("%s-%s.%s", name, chart, opt.format)
 			path := filepath.Join(img, file)
-			if err := writeFigure(path, fig, opt); err != nil {
+			if err := writeFigure(ctx, path, fig, opt); err != nil {
 				return err
 			}
 			fmt.Fprintln(e.stdout, path)
@@ -194,7 +189,7 @@ func writeGallery(ctx context.Context, e *env, dir string, names []string, opt p
 		writeMarkdownTable(&md, sc, res)
 	}
 	path := filepath.Join(dir, "GALLERY.md")
-	if err := writeIfChanged(path, []byte(md.String())); err != nil {
+	if err := writeOutput(ctx, path, []byte(md.String())); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, path)

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"time"
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 )
 
-func replayCommand(_ context.Context, e *env, args []string) error {
+func replayCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	in := fs.String("in", "", "the trace: CSV with a t_ns or t column, optional permits and key")
 	out := fs.String("out", "", "where to write the decisions CSV (default: stdout)")
@@ -46,28 +46,29 @@ func replayCommand(_ context.Context, e *env, args []string) error {
 	defer f.Close()
 
 	var w io.Writer = e.stdout
-	var tmp *os.File
+	var o *outFile
 	if *out != "" {
-		// Write beside the target and rename at the end: a failed replay leaves nothing
-		// half-written at --out.
-		tmp, err = os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".*")
-		if err != nil {
-			return err
+		// Opened before the run so that a bad --out is refused before any work; a regular
+		// file is written beside the target and renamed at the end, so a failed or
+		// interrupted replay leaves nothing half-written at --out.
+		if o, err = createOutput(ctx, *out); err != nil {
+			return fmt.Errorf("--out %w", err)
 		}
-		defer os.Remove(tmp.Name())
-		defer tmp.Close()
-		w = tmp
+		defer o.Abort()
+		w = o
 	}
-	sum, err := engine.Replay(f, w, stacks)
+	input, stop := newCtxReader(ctx, f)
+	defer stop()
+	sum, err := engine.Replay(input, w, stacks)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: interrupted after %d requests: %w", *in, sum.Rows, ctx.Err())
+		}
 		return fmt.Errorf("%s: %w", *in, err)
 	}
-	if tmp != nil {
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp.Name(), *out); err != nil {
-			return err
+	if o != nil {
+		if err := o.Commit(); err != nil {
+			return fmt.Errorf("--out %w", err)
 		}
 	}
 	fmt.Fprintf(e.stderr, "replayed %d requests (%d permits) over %s\n", sum.Rows, sum.Permits, limiters.FormatDuration(sum.Duration))
@@ -79,4 +80,32 @@ func replayCommand(_ context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "  %-50s admitted %d (%.1f%%)\n", name, sum.Admitted[i], pct)
 	}
 	return nil
+}
+
+// ctxReader ends a read once ctx is done: the replay engine knows nothing of contexts, and
+// checking before each read (a few kilobytes at a time) costs nothing.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+// newCtxReader wraps r; call stop when done reading. When r is a file that can block (a
+// pipe, a FIFO), the read under way is woken when ctx is done, too.
+func newCtxReader(ctx context.Context, r io.Reader) (reader io.Reader, stop func() bool) {
+	stop = func() bool { return false }
+	if f, ok := r.(*os.File); ok {
+		stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
+	}
+	return &ctxReader{ctx: ctx, r: r}, stop
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.r.Read(p)
+	if err != nil && c.ctx.Err() != nil {
+		return n, c.ctx.Err()
+	}
+	return n, err
 }

@@ -71,6 +71,9 @@ func (f *scenarioFlags) load(fs *flag.FlagSet, positional []string) (*engine.Sce
 		if f.horizon <= 0 {
 			return nil, usageErrorf("--horizon: must be positive, got %v", f.horizon)
 		}
+		if f.horizon >= engine.MaxTime {
+			return nil, usageErrorf("--horizon: must be less than 2^62ns (about 146 years), got %v", f.horizon)
+		}
 		sc.Horizon = f.horizon
 	}
 	if set["bins"] {

@@ -101,6 +101,7 @@ func TestUsageErrorsAreUsageErrors(t *testing.T) {
 		{"run", "poisson", "steady"},
 		{"run", "--format", "xml"},
 		{"run", "--horizon", "-1s"},
+		{"run", "--horizon", "2000000h"},
 		{"run", "--limiter", "token-bucket:capacity=x,rate=1/1s"},
 		{"list", "extra"},
 		{"replay"},
