@@ -9,6 +9,7 @@ const (
 	evComplete                   // request req's downstream call finishes
 	evTimeout                    // request req gives up waiting in the queue
 	evQueueWake                  // the queue's head may fit now
+	evProceed                    // request req's reservation is due: it goes on to the downstream
 )
 
 // event is one scheduled happening. 32 bytes, no pointers: the heap is a plain slice the

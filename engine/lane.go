@@ -17,6 +17,7 @@ const (
 	reqPending                   // trying the stages, or waiting to retry
 	reqQueued                    // in the client queue
 	reqInService                 // admitted, at the downstream
+	reqDelayed                   // admitted after a wait, which has not ended yet
 )
 
 // request is one offered request while it lives, in a slot of Lane.reqs that is reused once
@@ -48,10 +49,11 @@ type Lane struct {
 	Clock   *virtualclock.Clock
 	OnEvent func(Record) // called for every traced event when set (the TUI's log)
 
-	stack  *Stack
-	client clientPolicy
-	queue  clientQueue
-	down   downstream
+	stack   *Stack
+	maxWait time.Duration // > 0: the lane shapes (LaneSpec.MaxWait)
+	client  clientPolicy
+	queue   clientQueue
+	down    downstream
 
 	streams   []stream
 	pending   []arrival // each source's next arrival
@@ -94,6 +96,13 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		l.stack = st
 	}
 	l.stack.Waste(spec.Waste)
+	l.maxWait = spec.MaxWait
+	if spec.MaxWait > 0 {
+		if err := l.stack.CanReserve(); err != nil {
+			l.closeStreams()
+			return nil, fmt.Errorf("limiters[%d] max_wait: %w", i, err)
+		}
+	}
 	l.Stages = l.stack.Stages()
 	l.rec = newRecorder(sc, spec, l.stack.Len())
 	for k, src := range sc.Sources {
@@ -204,6 +213,12 @@ func (l *Lane) Step() (bool, error) {
 		if l.queue.woken(e.at) {
 			l.drainQueue()
 		}
+	case evProceed:
+		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqDelayed {
+			r.state = reqPending
+			l.trace(r, OutcomeAdmitted, 0, nil, "its wait ended")
+			l.admitted(e.req)
+		}
 	}
 	return true, nil
 }
@@ -300,9 +315,9 @@ func (l *Lane) attempt(i int32) {
 	r := &l.reqs[i]
 	r.attempts++
 	l.rec.attempt(r.attempts > 1)
-	d, stage := l.tryStages(r, false)
+	d, stage, wait := l.tryStages(r, false)
 	if d == limiters.Admitted {
-		l.admitted(i)
+		l.pass(i, wait)
 		return
 	}
 	l.rec.rejected()
@@ -326,28 +341,51 @@ func (l *Lane) attempt(i int32) {
 	}
 }
 
-// tryStages is one pass of r through the stack (see Stack.Acquire), counting the permits it
-// wastes. The decision is traced with the deciding stage's state before it decided, except
-// a plain refusal when quiet (the queue's re-checks): a never is traced even then.
-func (l *Lane) tryStages(r *request, quiet bool) (limiters.Decision, int) {
+// pass sends request i, which every stage admitted, on: at once, or, after a reservation's
+// wait, when the wait ends.
+func (l *Lane) pass(i int32, wait time.Duration) {
+	if wait <= 0 {
+		l.admitted(i)
+		return
+	}
+	r := &l.reqs[i]
+	r.state = reqDelayed
+	l.rec.delayed()
+	l.events.push(event{at: l.after(int64(wait)), kind: evProceed, req: i, gen: r.gen})
+}
+
+// tryStages is one pass of r through the stack (Stack.Acquire, or Stack.Reserve for a lane
+// that shapes), counting the permits it wastes; wait is how long an admitted request waits
+// before it goes on. The decision is traced with the deciding stage's state before it
+// decided, except a plain refusal when quiet (the queue's re-checks): a never is traced even
+// then.
+func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wait time.Duration) {
 	now := time.Duration(l.now)
-	if !l.observed() {
-		d, k, wasted := l.stack.Acquire(now, r.permits, nil)
+	var before *limiters.State
+	if l.observed() {
+		before = new(limiters.State)
+	}
+	if l.maxWait > 0 {
+		d, k, wait = l.stack.Reserve(now, r.permits, l.maxWait, before)
+	} else {
+		var wasted int64
+		d, k, wasted = l.stack.Acquire(now, r.permits, before)
 		l.rec.wasted(wasted)
-		return d, k
 	}
-	var before limiters.State
-	d, k, wasted := l.stack.Acquire(now, r.permits, &before)
-	l.rec.wasted(wasted)
+	if before == nil {
+		return d, k, wait
+	}
 	switch {
+	case d == limiters.Admitted && wait > 0:
+		l.trace(r, OutcomeDelayed, 0, before, before.Explain(r.permits, d)+"; waits "+limiters.FormatDuration(wait))
 	case d == limiters.Admitted:
-		l.trace(r, OutcomeAdmitted, 0, &before, before.Explain(r.permits, d))
+		l.trace(r, OutcomeAdmitted, 0, before, before.Explain(r.permits, d))
 	case d == limiters.Rejected && !quiet:
-		l.trace(r, OutcomeRejected, k, &before, before.Explain(r.permits, d))
+		l.trace(r, OutcomeRejected, k, before, before.Explain(r.permits, d))
 	case d != limiters.Rejected:
-		l.trace(r, OutcomeNever, k, &before, before.Explain(r.permits, d))
+		l.trace(r, OutcomeNever, k, before, before.Explain(r.permits, d))
 	}
-	return d, k
+	return d, k, wait
 }
 
 // admitted sends request i, which every stage admitted, to the downstream: it completes at

@@ -7,22 +7,23 @@ import (
 
 // Totals counts a lane's whole run. Requests are what sources offer; attempts include retries.
 type Totals struct {
-	Offered         int64 `json:"offered"`          // requests offered by the sources
-	OfferedPermits  int64 `json:"offered_permits"`  // permits those requests asked for
-	Attempts        int64 `json:"attempts"`         // first tries and retries; joining a non-empty queue counts as one
-	Retried         int64 `json:"retried"`          // attempts after the first
-	Admitted        int64 `json:"admitted"`         // requests admitted by every stage
-	AdmittedPermits int64 `json:"admitted_permits"` // permits of those requests
-	Rejected        int64 `json:"rejected"`         // attempts refused by a stage
-	GaveUp          int64 `json:"gave_up"`          // requests that ended without admission
-	Never           int64 `json:"never"`            // requests larger than a stage can ever grant
-	Queued          int64 `json:"queued"`           // requests that waited in the client queue
-	TimedOut        int64 `json:"timed_out"`        // queued requests that gave up at their timeout
-	Completed       int64 `json:"completed"`        // admitted requests the downstream served
-	Failed          int64 `json:"failed"`           // admitted requests the downstream refused: pool full
-	Wasted          int64 `json:"wasted"`           // permits taken by earlier rate stages, lost when a later stage refused
-	MaxInFlight     int   `json:"max_in_flight"`    // the most requests at the downstream at once
-	MaxQueue        int   `json:"max_queue"`        // the longest the client queue got
+	Offered         int64 `json:"offered"`           // requests offered by the sources
+	OfferedPermits  int64 `json:"offered_permits"`   // permits those requests asked for
+	Attempts        int64 `json:"attempts"`          // first tries and retries; joining a non-empty queue counts as one
+	Retried         int64 `json:"retried"`           // attempts after the first
+	Admitted        int64 `json:"admitted"`          // requests admitted by every stage
+	AdmittedPermits int64 `json:"admitted_permits"`  // permits of those requests
+	Delayed         int64 `json:"delayed,omitempty"` // admitted requests that went on after a reservation's wait (LaneSpec.MaxWait)
+	Rejected        int64 `json:"rejected"`          // attempts refused by a stage
+	GaveUp          int64 `json:"gave_up"`           // requests that ended without admission
+	Never           int64 `json:"never"`             // requests larger than a stage can ever grant
+	Queued          int64 `json:"queued"`            // requests that waited in the client queue
+	TimedOut        int64 `json:"timed_out"`         // queued requests that gave up at their timeout
+	Completed       int64 `json:"completed"`         // admitted requests the downstream served
+	Failed          int64 `json:"failed"`            // admitted requests the downstream refused: pool full
+	Wasted          int64 `json:"wasted"`            // permits earlier stages kept (no refund, or refund: false) when a later stage refused
+	MaxInFlight     int   `json:"max_in_flight"`     // the most requests at the downstream at once
+	MaxQueue        int   `json:"max_queue"`         // the longest the client queue got
 }
 
 // AdmitRatio is admitted requests over offered ones.
@@ -40,6 +41,7 @@ type Bin struct {
 	Attempts    int64         `json:"attempts"`
 	Retried     int64         `json:"retried"`
 	Admitted    int64         `json:"admitted"`
+	Delayed     int64         `json:"delayed,omitempty"`
 	Rejected    int64         `json:"rejected"`
 	GaveUp      int64         `json:"gave_up"`
 	Completed   int64         `json:"completed"`

@@ -158,12 +158,12 @@ func (l *Lane) drainQueue() {
 			// every completion: polling that no real caller does.
 			return
 		}
-		d, stage := l.tryStages(r, true)
+		d, stage, wait := l.tryStages(r, true)
 		switch d {
 		case limiters.Admitted:
 			l.queue.popFront()
 			r.state = reqPending
-			l.admitted(i)
+			l.pass(i, wait)
 		case limiters.Rejected:
 			l.scheduleWake(r, stage)
 			return

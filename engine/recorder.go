@@ -14,6 +14,7 @@ type Outcome string
 // The outcomes a trace records.
 const (
 	OutcomeAdmitted  Outcome = "admitted"
+	OutcomeDelayed   Outcome = "delayed" // admitted by every stage after a wait: it goes on when the wait ends
 	OutcomeRejected  Outcome = "rejected"
 	OutcomeNever     Outcome = "never"
 	OutcomeQueued    Outcome = "queued"
@@ -179,6 +180,13 @@ func (r *recorder) admitted(now int64, permits int, wait int64) {
 		}
 	}
 	r.lastAdmit = now
+}
+
+// delayed counts an admission that goes on after a reservation's wait; admitted counts it
+// again when the wait ends.
+func (r *recorder) delayed() {
+	r.result.Totals.Delayed++
+	r.cur.Delayed++
 }
 
 // inService notes that busy requests are now at the downstream.

@@ -47,6 +47,33 @@ type LaneSpec struct {
 	// there (counted as wasted) instead of refunding them: how independent limiters behave
 	// when the caller cannot give permits back, and ratelab's stacks before refunds.
 	Waste bool
+	// MaxWait, when positive, shapes instead of refusing: the stages reserve (see
+	// Stack.Reserve) and a request whose permits are due within MaxWait is admitted after its
+	// wait, when it goes on to the downstream. The wait shows in the wait percentiles, and the
+	// request counts as delayed. Every stage must be able to reserve (the GCRA kinds) or
+	// release (a bulkhead, which holds its permits through the wait).
+	MaxWait time.Duration
+}
+
+// validateWait refuses a negative or out-of-range MaxWait, and a shaping lane with a stage
+// whose kind can neither reserve nor release (known from the registry, without building).
+func (l LaneSpec) validateWait(field string) error {
+	if l.MaxWait < 0 {
+		return fieldErr(field, "must not be negative, got %v", l.MaxWait)
+	}
+	if err := inRange(field, l.MaxWait); err != nil {
+		return err
+	}
+	if l.MaxWait == 0 || l.Build != nil {
+		return nil
+	}
+	for j, spec := range l.Stack {
+		info, ok := limiters.Lookup(spec.Kind())
+		if ok && !info.Has(limiters.CapReserve) && !info.Has(limiters.CapRelease) {
+			return fieldErr(field, "stage %d: %v: a shaping lane's stages must reserve (or release)", j+1, info.Lacks(limiters.CapReserve))
+		}
+	}
+	return nil
 }
 
 // Label is the lane's display name.
@@ -276,6 +303,9 @@ func (sc *Scenario) Validate() error {
 			if err := spec.Validate(); err != nil {
 				return fieldErr(fmt.Sprintf("limiters[%d]", i), "stage %d: %v", j+1, err)
 			}
+		}
+		if err := lane.validateWait(fmt.Sprintf("limiters[%d].max_wait", i)); err != nil {
+			return err
 		}
 	}
 	if d := sc.Downstream; d != nil {

@@ -447,7 +447,7 @@ func (d *decoder) client(n *yaml.Node, path string, c *engine.Client) error {
 	return nil
 }
 
-// lane reads either a spec string or a mapping {spec, name, client, refund}.
+// lane reads either a spec string or a mapping {spec, name, client, refund, max_wait}.
 func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 	var lane engine.LaneSpec
 	var text string
@@ -462,6 +462,7 @@ func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 				lane.Client = &engine.Client{}
 				return d.client(v, p, lane.Client)
 			},
+			"max_wait": d.duration(&lane.MaxWait),
 			"refund": func(v *yaml.Node, p string) error {
 				refund := true
 				if err := d.boolean(&refund)(v, p); err != nil {

@@ -66,6 +66,8 @@ client:
   max_attempts: 5
 limiters:
   - token-bucket:capacity=20,rate=100/1s
+  - spec: leaky-bucket:rate=100/1s
+    max_wait: 50ms
   - spec: token-bucket:capacity=20,rate=100/1s+concurrency:max=8
     name: bucket + bulkhead
     refund: false
@@ -95,6 +97,7 @@ func TestLoadCompleteFile(t *testing.T) {
 		Client: engine.Client{Policy: engine.PolicyBackoff, Delay: 10 * ms, MaxDelay: s, Jitter: true, MaxAttempts: 5},
 		Lanes: []engine.LaneSpec{
 			{Stack: stack(t, "token-bucket:capacity=20,rate=100/1s")},
+			{Stack: stack(t, "leaky-bucket:rate=100/1s"), MaxWait: 50 * ms},
 			{Name: "bucket + bulkhead", Stack: stack(t, "token-bucket:capacity=20,rate=100/1s+concurrency:max=8"),
 				Client: &engine.Client{Policy: engine.PolicyQueue, QueueSize: 50, Timeout: 500 * ms}, Waste: true},
 		},

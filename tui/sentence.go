@@ -43,6 +43,9 @@ func sentence(stages []limiters.Limiter, r engine.Record) string {
 	}
 	switch r.Outcome {
 	case engine.OutcomeAdmitted:
+		if r.State == nil && r.Reason != "" { // a delayed request whose wait ended
+			return withReason(head + " goes on")
+		}
 		if len(stages) > 1 {
 			name := ""
 			if r.State != nil {
@@ -51,6 +54,8 @@ func sentence(stages []limiters.Limiter, r engine.Record) string {
 			return withReason(fmt.Sprintf("%s admitted by all %d stages; %s", head, len(stages), name))
 		}
 		return withReason(fmt.Sprintf("%s admitted by %s", head, stage()))
+	case engine.OutcomeDelayed:
+		return withReason(fmt.Sprintf("%s admitted after a wait by %s", head, stage()))
 	case engine.OutcomeRejected:
 		return withReason(fmt.Sprintf("%s rejected by %s", head, stage()))
 	case engine.OutcomeNever:

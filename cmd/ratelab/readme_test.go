@@ -47,7 +47,8 @@ func TestReadmeScenarioFileExampleLoads(t *testing.T) {
 	assert.Equal(t, 30*time.Second, sc.Horizon)
 	assert.Len(t, sc.Sources, 7)
 	assert.Equal(t, engine.PolicyBackoff, sc.Client.Policy)
-	require.Len(t, sc.Lanes, 3)
+	require.Len(t, sc.Lanes, 4)
+	assert.Equal(t, 50*time.Millisecond, sc.Lanes[3].MaxWait)
 	assert.Equal(t, "bucket + bulkhead", sc.Lanes[2].Label())
 	assert.Len(t, sc.Lanes[2].Stack, 2)
 	require.NotNil(t, sc.Lanes[2].Client)
@@ -58,7 +59,7 @@ func TestReadmeScenarioFileExampleLoads(t *testing.T) {
 
 	out, _, err := ratelab(t, "run", path, "--format", "csv")
 	require.NoError(t, err, "the example runs")
-	assert.Equal(t, 4, strings.Count(out, "\n"))
+	assert.Equal(t, 5, strings.Count(out, "\n"))
 }
 
 var update = flag.Bool("update", false, "rewrite the README's kinds block from the registry")

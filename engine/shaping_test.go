@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A shaping lane admits after a wait instead of refusing: a token bucket of 100/s with
+// capacity 3 and five requests at once lets three go at once and the fourth and fifth after
+// 10ms and 20ms; the downstream sees them then, and the waits are measured.
+func TestShapingLaneAdmitsAfterTheWait(t *testing.T) {
+	sc := &Scenario{Horizon: sec, Bins: 1, Client: Client{Policy: PolicyDrop},
+		Lanes:      stacks(t, "token-bucket:capacity=3,rate=100/1s"),
+		Sources:    []Source{script(0, 0, 0, 0, 0)},
+		Downstream: &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: 5 * ms}}}}}
+	sc.Lanes[0].MaxWait = time.Second
+	require.NoError(t, sc.Validate())
+	recs, lane := traced(t, sc, 0)
+	assert.Equal(t, []time.Duration{0, 0, 0, 10 * ms, 20 * ms}, times(filter(recs, OutcomeAdmitted)), "they go on when their waits end")
+	assert.Equal(t, []time.Duration{0, 0}, times(filter(recs, OutcomeDelayed)), "decided at once")
+	assert.Contains(t, filter(recs, OutcomeDelayed)[1].Reason, "; waits 20ms")
+	assert.Equal(t, []time.Duration{5 * ms, 5 * ms, 5 * ms, 15 * ms, 25 * ms}, times(filter(recs, OutcomeCompleted)),
+		"the downstream serves each after its wait")
+	assert.Equal(t, int64(5), lane.Totals.Admitted)
+	assert.Equal(t, int64(2), lane.Totals.Delayed)
+	assert.Equal(t, int64(0), lane.Totals.Rejected)
+	assert.Equal(t, 20*ms, lane.Wait.Max, "the longest wait")
+	assert.Equal(t, lane.Totals.Delayed, lane.Bins[0].Delayed, "the bins count delays too")
+
+	// A caller who waits at most 15ms: the fifth, due in 20ms, is refused and takes nothing.
+	sc.Lanes[0].MaxWait = 15 * ms
+	recs, lane = traced(t, sc, 0)
+	assert.Equal(t, []time.Duration{0, 0, 0, 10 * ms}, times(filter(recs, OutcomeAdmitted)))
+	assert.Equal(t, int64(1), lane.Totals.Rejected)
+	assert.Equal(t, 3, lane.Bins[0].Available[0], "by 1s the bucket is full again")
+}
+
+// The leaky bucket as a queue: with a maximum wait it is the textbook picture, requests wait
+// and leave one per T; those that would wait longer than the maximum are refused.
+func TestLeakyBucketQueueLeavesOnePerInterval(t *testing.T) {
+	var at []time.Duration
+	for range 10 {
+		at = append(at, 0)
+	}
+	sc := &Scenario{Horizon: sec, Bins: 1, Client: Client{Policy: PolicyDrop},
+		Lanes: stacks(t, "leaky-bucket:rate=100/1s"), Sources: []Source{script(at...)}}
+	sc.Lanes[0].MaxWait = 50 * ms
+	recs, lane := traced(t, sc, 0)
+	assert.Equal(t, []time.Duration{0, 10 * ms, 20 * ms, 30 * ms, 40 * ms, 50 * ms}, times(filter(recs, OutcomeAdmitted)))
+	assert.Equal(t, int64(4), lane.Totals.Rejected, "the 7th would wait 60ms > 50ms")
+	assert.Equal(t, 10*ms, lane.MinSpacing, "one per T leaves the queue")
+}
+
+// In a shaping stack a bulkhead decides at once and holds its permits through the wait; when
+// it refuses, the earlier stage's reservation is cancelled and costs nothing.
+func TestShapingStackCancelsReservationsTheBulkheadRefuses(t *testing.T) {
+	sc := &Scenario{Horizon: 100 * ms, Bins: 1, Client: Client{Policy: PolicyDrop},
+		Lanes:      stacks(t, "token-bucket:capacity=3,rate=100/1s+concurrency:max=4"),
+		Sources:    []Source{script(0, 0, 0, 0, 0, 0, 50*ms)},
+		Downstream: &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: time.Second}}}}}
+	sc.Lanes[0].MaxWait = time.Second
+	recs, lane := traced(t, sc, 0)
+	assert.Equal(t, []time.Duration{0, 0, 0, 10 * ms}, times(filter(recs, OutcomeAdmitted)))
+	assert.Equal(t, int64(3), lane.Totals.Rejected, "5th and 6th at 0, 7th at 50ms: the bulkhead holds 4")
+	assert.Equal(t, []int{3, 0}, lane.Bins[0].Available,
+		"the bucket lost only the four it admitted: the refused reservations were cancelled, and it refilled by 100ms")
+	assert.Equal(t, int64(0), lane.Totals.Wasted)
+}
+
+// Shaping needs stages that reserve (or release): a sliding window cannot, and the scenario
+// is refused at validation, naming the kind and the capability.
+func TestShapingRefusesAKindThatCannotReserve(t *testing.T) {
+	sc := &Scenario{Horizon: sec, Client: Client{Policy: PolicyDrop},
+		Lanes: stacks(t, "token-bucket:capacity=3,rate=100/1s+sliding-window:limit=10,window=1s"), Sources: []Source{script(0)}}
+	sc.Lanes[0].MaxWait = 10 * ms
+	err := sc.Validate()
+	require.Error(t, err)
+	assert.Equal(t, "limiters[0].max_wait: stage 2: limiters: sliding-window does not support reserve (its capabilities: "+
+		"retry-after, refund): a shaping lane's stages must reserve (or release)", err.Error())
+	sc.Lanes[0].MaxWait = -1
+	assert.ErrorContains(t, sc.Validate(), "limiters[0].max_wait: must not be negative")
+}
