@@ -30,6 +30,7 @@ type request struct {
 	attempts int
 	permits  int
 	arrived  int64
+	started  int64 // when it went to the downstream
 	key      string
 }
 
@@ -202,7 +203,7 @@ func (l *Lane) Step() (bool, error) {
 		l.down.done()
 		l.rec.completed()
 		l.trace(r, OutcomeCompleted, -1, nil, "")
-		l.stack.Release(r.permits, l.stack.Len())
+		l.stack.Complete(time.Duration(l.now), r.permits, time.Duration(l.now-r.started), true)
 		l.freeReq(e.req)
 		l.drainQueue()
 	case evTimeout:
@@ -396,7 +397,7 @@ func (l *Lane) admitted(i int32) {
 	l.rec.admitted(l.now, r.permits, l.now-r.arrived)
 	if l.down.cfg == nil {
 		l.rec.completed()
-		l.stack.Release(r.permits, l.stack.Len())
+		l.stack.Complete(time.Duration(l.now), r.permits, 0, true)
 		l.freeReq(i)
 		return
 	}
@@ -405,10 +406,11 @@ func (l *Lane) admitted(i int32) {
 		if l.observed() { // no Sprintf per failure when nobody reads it
 			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", l.down.cfg.Pool))
 		}
-		l.stack.Release(r.permits, l.stack.Len())
+		l.stack.Complete(time.Duration(l.now), r.permits, 0, false)
 		l.freeReq(i)
 		return
 	}
+	r.started = l.now
 	service := l.down.start(l.now)
 	l.rec.inService(l.down.busy)
 	r.state = reqInService

@@ -23,7 +23,7 @@ type Scenario struct {
 	Lanes       []LaneSpec
 	Downstream  *Downstream     // nil: admitted requests complete at once
 	Windows     []time.Duration // extra interval lengths for the guarantee meters
-	Trace       bool            // record every decision (small runs: at most TraceLimit records per lane)
+	Trace       bool            // record every event of every request (small runs: at most TraceLimit records per lane)
 }
 
 // DefaultBins is the number of time bins when a scenario does not say.
@@ -167,7 +167,8 @@ const (
 	PolicyQueue      Policy = "queue"       // wait in a FIFO of QueueSize for at most Timeout
 )
 
-// Client is the behaviour of every caller in a scenario.
+// Client is what a caller does when refused: the scenario's for every lane, or a lane's own
+// (LaneSpec.Client).
 type Client struct {
 	Policy      Policy
 	Delay       time.Duration // retry: the delay; backoff: the first delay; retry-after: the fallback

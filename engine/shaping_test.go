@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/limiters"
 )
 
 // A shaping lane admits after a wait instead of refusing: a token bucket of 100/s with
@@ -82,4 +84,42 @@ func TestShapingRefusesAKindThatCannotReserve(t *testing.T) {
 		"retry-after, refund): a shaping lane's stages must reserve (or release)", err.Error())
 	sc.Lanes[0].MaxWait = -1
 	assert.ErrorContains(t, sc.Validate(), "limiters[0].max_wait: must not be negative")
+}
+
+// feedbackBulkhead is a bulkhead that records the feedback its stack gives it.
+type feedbackBulkhead struct {
+	*limiters.Concurrency
+	latencies []time.Duration
+	failed    int
+}
+
+func (f *feedbackBulkhead) ObserveAt(_ time.Duration, _ int, latency time.Duration, ok bool) {
+	if ok {
+		f.latencies = append(f.latencies, latency)
+	} else {
+		f.failed++
+	}
+}
+
+// A stage with the feedback capability hears every completion with its latency at the
+// downstream, and every failure: what an adaptive limit will learn from.
+func TestFeedbackHearsEveryCompletion(t *testing.T) {
+	fb := &feedbackBulkhead{}
+	sc := &Scenario{Horizon: sec, Bins: 1, Client: Client{Policy: PolicyDrop},
+		Lanes:   stacks(t, "concurrency:max=10"),
+		Sources: []Source{script(0, 0, 0, 100*ms)},
+		Downstream: &Downstream{Pool: 2, Phases: []Phase{{Service: Distribution{Kind: DistUniform, Min: 10 * ms, Max: 30 * ms}}}}}
+	sc.Lanes[0].Build = func(limiters.Clock) ([]limiters.Limiter, error) {
+		c, err := limiters.NewConcurrency(10)
+		fb.Concurrency = c
+		return []limiters.Limiter{fb}, err
+	}
+	_, lane := traced(t, sc, 0)
+	require.Len(t, fb.latencies, 3, "three served")
+	assert.Equal(t, 1, fb.failed, "the third at 0 found the pool of 2 full")
+	assert.Equal(t, int64(1), lane.Totals.Failed)
+	for _, l := range fb.latencies {
+		assert.True(t, l >= 10*ms && l <= 30*ms, "latency %v is the service time", l)
+	}
+	assert.Equal(t, 0, fb.InFlight(), "and every permit came back")
 }

@@ -179,6 +179,20 @@ func (s *Stack) CanReserve() error {
 	return nil
 }
 
+// Complete ends an admitted request's work at now: each stage that takes feedback
+// (limiters.Feedback) hears its latency at the downstream and whether it was served (ok), and
+// the releasing stages get their permits back.
+func (s *Stack) Complete(now time.Duration, permits int, latency time.Duration, ok bool) {
+	for j := range s.caps {
+		if fb := s.caps[j].Feedback; fb != nil {
+			fb.ObserveAt(now, permits, latency, ok)
+		}
+		if rel := s.caps[j].Release; rel != nil {
+			rel.Release(permits)
+		}
+	}
+}
+
 // Release gives permits back to the releasing stages among the first k: k = Len() for a
 // request that completed, k = the refusing stage for one refused part way (Acquire does that
 // itself).

@@ -17,7 +17,8 @@ import (
 //	reserve      Reserver    token, leaky                              admit after a wait (shaping) instead of refusing
 //	release      Releaser    concurrency                               permits come back when work ends, not by the clock
 //	refund       Refunder    token, leaky, sliding, fixed, warm-up     give back permits a later stage of a stack refused
-//	feedback     Feedback    (none yet)                                completions with latency and outcome, for adaptive limits
+//	feedback     Feedback    (none yet; the simulator reports every    completions with latency and outcome, for adaptive limits
+//	                         completion and failure to it)
 //
 // Two more fit beside them without changing the core: a keyed limiter (one state per client
 // key) decides through a key-taking method of its own and presents each key's state as an
