@@ -106,8 +106,8 @@ func (f *feedbackBulkhead) ObserveAt(_ time.Duration, _ int, latency time.Durati
 func TestFeedbackHearsEveryCompletion(t *testing.T) {
 	fb := &feedbackBulkhead{}
 	sc := &Scenario{Horizon: sec, Bins: 1, Client: Client{Policy: PolicyDrop},
-		Lanes:   stacks(t, "concurrency:max=10"),
-		Sources: []Source{script(0, 0, 0, 100*ms)},
+		Lanes:      stacks(t, "concurrency:max=10"),
+		Sources:    []Source{script(0, 0, 0, 100*ms)},
 		Downstream: &Downstream{Pool: 2, Phases: []Phase{{Service: Distribution{Kind: DistUniform, Min: 10 * ms, Max: 30 * ms}}}}}
 	sc.Lanes[0].Build = func(limiters.Clock) ([]limiters.Limiter, error) {
 		c, err := limiters.NewConcurrency(10)
