@@ -50,11 +50,11 @@ type Lane struct {
 	Clock   *virtualclock.Clock
 	OnEvent func(Record) // called for every traced event when set (the TUI's log)
 
-	stack   *Stack
-	maxWait time.Duration // > 0: the lane shapes (LaneSpec.MaxWait)
-	client  clientPolicy
-	queue   clientQueue
-	down    downstream
+	stack  *Stack
+	shapes bool // some stage waits (LaneSpec.MaxWait, or a stage's own limiters.Waiting)
+	client clientPolicy
+	queue  clientQueue
+	down   downstream
 
 	streams   []stream
 	pending   []arrival // each source's next arrival
@@ -97,8 +97,8 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		l.stack = st
 	}
 	l.stack.Waste(spec.Waste)
-	l.maxWait = spec.MaxWait
-	if spec.MaxWait > 0 {
+	l.shapes = l.stack.SetWaits(spec.Stack, spec.MaxWait)
+	if l.shapes {
 		if err := l.stack.CanReserve(); err != nil {
 			l.closeStreams()
 			return nil, fmt.Errorf("limiters[%d] max_wait: %w", i, err)
@@ -366,8 +366,8 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 	if l.observed() {
 		before = new(limiters.State)
 	}
-	if l.maxWait > 0 {
-		d, k, wait = l.stack.Reserve(now, r.permits, l.maxWait, before)
+	if l.shapes {
+		d, k, wait = l.stack.Reserve(now, r.permits, before)
 	} else {
 		var wasted int64
 		d, k, wasted = l.stack.Acquire(now, r.permits, before)

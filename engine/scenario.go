@@ -64,12 +64,16 @@ func (l LaneSpec) validateWait(field string) error {
 	if err := inRange(field, l.MaxWait); err != nil {
 		return err
 	}
-	if l.MaxWait == 0 || l.Build != nil {
+	if l.Build != nil {
 		return nil
 	}
 	for j, spec := range l.Stack {
+		wait := l.MaxWait
+		if w, ok := spec.(limiters.Waiting); ok {
+			wait = max(wait, w.CallerWait())
+		}
 		info, ok := limiters.Lookup(spec.Kind())
-		if ok && !info.Has(limiters.CapReserve) && !info.Has(limiters.CapRelease) {
+		if wait > 0 && ok && !info.Has(limiters.CapReserve) && !info.Has(limiters.CapRelease) {
 			return fieldErr(field, "stage %d: %v: a shaping lane's stages must reserve (or release)", j+1, info.Lacks(limiters.CapReserve))
 		}
 	}

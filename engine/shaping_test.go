@@ -123,3 +123,35 @@ func TestFeedbackHearsEveryCompletion(t *testing.T) {
 	}
 	assert.Equal(t, 0, fb.InFlight(), "and every permit came back")
 }
+
+// waitingBucket is a token bucket spec whose callers wait up to wait: what a peer's mode=wait
+// or timeout= declares through limiters.Waiting.
+type waitingBucket struct {
+	limiters.TokenBucketSpec
+	wait time.Duration
+}
+
+func (w waitingBucket) CallerWait() time.Duration { return w.wait }
+
+// A stage whose spec says its callers wait shapes the lane by itself, with its own maximum
+// wait, while the other stages of the stack still decide at once.
+func TestAStageThatWaitsShapesItsLane(t *testing.T) {
+	bucket := waitingBucket{limiters.TokenBucketSpec{Capacity: 1, Rate: limiters.PerSecond(100)}, 25 * ms}
+	sc := &Scenario{Horizon: sec, Bins: 1, Client: Client{Policy: PolicyDrop},
+		Lanes:   []LaneSpec{{Stack: []limiters.Spec{bucket}}},
+		Sources: []Source{script(0, 0, 0, 0, 0)}}
+	require.NoError(t, sc.Validate())
+	recs, lane := traced(t, sc, 0)
+	assert.Equal(t, []time.Duration{0, 10 * ms, 20 * ms}, times(filter(recs, OutcomeAdmitted)), "waits of 10ms and 20ms fit in 25ms")
+	assert.Equal(t, int64(2), lane.Totals.Rejected)
+
+	// Behind a plain token bucket that refuses at once, only the waiting stage waits.
+	sc.Lanes[0].Stack = []limiters.Spec{limiters.TokenBucketSpec{Capacity: 2, Rate: limiters.PerSecond(1)}, bucket}
+	recs, _ = traced(t, sc, 0)
+	assert.Equal(t, []time.Duration{0, 10 * ms}, times(filter(recs, OutcomeAdmitted)), "the first stage passes two, the second paces them")
+
+	// A stage that must wait but cannot reserve is refused at validation.
+	sc.Lanes[0].Stack = []limiters.Spec{limiters.FixedWindowSpec{Limit: 1, Window: sec}}
+	sc.Lanes[0].MaxWait = ms
+	assert.ErrorContains(t, sc.Validate(), "fixed-window does not support reserve")
+}

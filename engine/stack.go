@@ -21,6 +21,7 @@ type Stack struct {
 	caps   []limiters.Capabilities // caps[k] is what stages[k] can do beyond the core
 	waste  bool                    // earlier stages keep the permits of a request a later one refused
 	held   []limiters.Reservation  // Reserve's scratch: the reservations made so far, per stage
+	waits  []time.Duration         // each stage's maximum wait for Reserve (SetWaits)
 }
 
 // StageError is a stage of a stack that could not be built from its spec.
@@ -50,7 +51,8 @@ func NewStack(specs []limiters.Spec, clock limiters.Clock) (*Stack, error) {
 // StackOf is the stack of the given limiters, first to last: limiters a LaneSpec.Build made,
 // or any others. The stack keeps the slice.
 func StackOf(stages []limiters.Limiter) *Stack {
-	s := &Stack{stages: stages, caps: make([]limiters.Capabilities, len(stages)), held: make([]limiters.Reservation, len(stages))}
+	s := &Stack{stages: stages, caps: make([]limiters.Capabilities, len(stages)), held: make([]limiters.Reservation, len(stages)),
+		waits: make([]time.Duration, len(stages))}
 	for k, lim := range stages {
 		s.caps[k] = limiters.CapabilitiesOf(lim)
 	}
@@ -117,8 +119,26 @@ func (s *Stack) Acquire(now time.Duration, permits int, before *limiters.State) 
 	return limiters.Admitted, len(s.stages), 0
 }
 
-// Reserve is Acquire for a caller who will wait up to maxWait: each stage that can reserve
-// (limiters.Reserver) takes the permits now for use after a wait of at most maxWait, each
+// SetWaits sets each stage's maximum wait for Reserve: the spec's own (limiters.Waiting, a
+// peer's mode=wait or timeout) when it has one, else the lane's maxWait. It reports whether
+// any stage waits at all, i.e. whether the stack shapes.
+func (s *Stack) SetWaits(specs []limiters.Spec, maxWait time.Duration) bool {
+	shapes := false
+	for k := range s.waits {
+		s.waits[k] = maxWait
+		if k < len(specs) {
+			if w, ok := specs[k].(limiters.Waiting); ok {
+				s.waits[k] = max(w.CallerWait(), maxWait)
+			}
+		}
+		shapes = shapes || s.waits[k] > 0
+	}
+	return shapes
+}
+
+// Reserve is Acquire for callers who will wait: each stage that can reserve
+// (limiters.Reserver) takes the permits now for use after a wait of at most its maximum wait
+// (SetWaits), each
 // stage that releases (a bulkhead) decides at once and holds its permits through the wait.
 // The request may go on after the longest of the stages' waits. When stage k refuses, the
 // reservations and permits of stages 0..k-1 are given back at once (cancelled at the instant
@@ -128,7 +148,7 @@ func (s *Stack) Acquire(now time.Duration, permits int, before *limiters.State) 
 // A token bucket of 100/s with capacity 3 stacked before a bulkhead of 5, six requests at
 // once: three pass at once, the fourth and fifth wait 10ms and 20ms, the sixth is refused by
 // the bulkhead and its reservation (which would have waited 30ms) is cancelled.
-func (s *Stack) Reserve(now time.Duration, permits int, maxWait time.Duration, before *limiters.State) (d limiters.Decision, stage int, wait time.Duration) {
+func (s *Stack) Reserve(now time.Duration, permits int, before *limiters.State) (d limiters.Decision, stage int, wait time.Duration) {
 	var state limiters.State
 	for k, lim := range s.stages {
 		if before != nil {
@@ -139,7 +159,7 @@ func (s *Stack) Reserve(now time.Duration, permits int, maxWait time.Duration, b
 			}
 		}
 		if rs := s.caps[k].Reserve; rs != nil {
-			s.held[k] = rs.ReserveAt(now, permits, maxWait)
+			s.held[k] = rs.ReserveAt(now, permits, s.waits[k])
 			d = s.held[k].Decision
 			if d == limiters.Admitted {
 				wait = max(wait, s.held[k].Wait)
@@ -167,11 +187,11 @@ func (s *Stack) Reserve(now time.Duration, permits int, maxWait time.Duration, b
 	return limiters.Admitted, len(s.stages), wait
 }
 
-// CanReserve is nil when every stage can reserve or release, so that Reserve never has to
-// fall back to a plain decision, else the *limiters.CapabilityError of the first that cannot.
+// CanReserve is nil when every stage that must wait (SetWaits) can reserve or release, else
+// the *limiters.CapabilityError of the first that cannot.
 func (s *Stack) CanReserve() error {
 	for k, lim := range s.stages {
-		if s.caps[k].Reserve == nil && s.caps[k].Release == nil {
+		if s.waits[k] > 0 && s.caps[k].Reserve == nil && s.caps[k].Release == nil {
 			_, err := limiters.Require(lim, limiters.CapReserve)
 			return &StageError{Stage: k + 1, Err: err}
 		}

@@ -77,6 +77,18 @@ type Reserver interface {
 	CancelAt(now time.Duration, r Reservation)
 }
 
+// Waiting is a spec whose callers wait for their permits instead of being refused at once:
+// a peer's mode=wait (Guava's acquire, uber's Take) or a try with a timeout. CallerWait is the
+// longest such a caller waits (MaxWaitForever for mode=wait); the simulator reserves on the
+// stage with that maximum wait, so its kind must be a Reserver.
+type Waiting interface {
+	CallerWait() time.Duration
+}
+
+// MaxWaitForever is the wait of a caller that waits as long as it takes: 2⁶² ns (146 years),
+// so that now + wait never overflows.
+const MaxWaitForever = time.Duration(maxSpan)
+
 // Releaser is a limiter whose permits come back when the work they guard ends, not by the
 // clock (a bulkhead).
 type Releaser interface {

@@ -34,11 +34,15 @@ const (
 	ShapeSlots Shape = "slots"
 	// ShapeBulkhead: permits held, not timed — InFlight and Max.
 	ShapeBulkhead Shape = "bulkhead"
+	// ShapeLevel: a level against its maximum — Level of LevelMax, named by LevelName ("stored
+	// permits", "tokens", "excess"), and NextFree, when the next request can pass: the
+	// peers that keep a (fractional) count of tokens instead of a schedule.
+	ShapeLevel Shape = "level"
 )
 
 // Shapes lists every shape, in the order documentation shows them.
 func Shapes() []Shape {
-	return []Shape{ShapeSchedule, ShapeRamp, ShapeWindow, ShapeSlots, ShapeBulkhead}
+	return []Shape{ShapeSchedule, ShapeRamp, ShapeWindow, ShapeSlots, ShapeBulkhead, ShapeLevel}
 }
 
 // KindInfo is everything ratelab knows about one kind apart from its algorithm: the registry

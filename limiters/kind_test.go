@@ -154,3 +154,10 @@ func TestStateJSONKeepsTheShapesZeros(t *testing.T) {
 		}
 	}
 }
+
+// A level-shaped state's JSON carries its level fields, zeros included.
+func TestStateJSONLevelFields(t *testing.T) {
+	out, err := json.Marshal(State{Kind: "peer", At: 5, Level: 0, LevelMax: 2.5, LevelName: "tokens", NextFree: 5})
+	require.NoError(t, err)
+	assert.Equal(t, `{"kind":"peer","at_ns":5,"available":0,"max_permits":0,"level":0,"level_max":2.5,"level_name":"tokens","next_free_ns":5}`, string(out))
+}

@@ -39,6 +39,13 @@ type State struct {
 	// Concurrency.
 	InFlight int `json:"in_flight"`
 	Max      int `json:"max"`
+
+	// Level kinds (peers that count tokens): Level of LevelMax, what the level is, and when
+	// the next request can pass (At when it can now).
+	Level     float64       `json:"level"`
+	LevelMax  float64       `json:"level_max"`
+	LevelName string        `json:"level_name"`
+	NextFree  time.Duration `json:"next_free_ns"`
 }
 
 // Slot is one bucket of a sliding window as seen from a snapshot.
@@ -128,5 +135,14 @@ func (s State) MarshalJSON() ([]byte, error) {
 	}
 	num("in_flight", int64(s.InFlight), bulkhead)
 	num("max", int64(s.Max), bulkhead)
+	if level := in(ShapeLevel); level || (shape == "" && s.LevelName != "") {
+		b = append(b, `,"level":`...)
+		b = strconv.AppendFloat(b, s.Level, 'g', -1, 64)
+		b = append(b, `,"level_max":`...)
+		b = strconv.AppendFloat(b, s.LevelMax, 'g', -1, 64)
+		b = append(b, `,"level_name":`...)
+		b = strconv.AppendQuote(b, s.LevelName)
+		num("next_free_ns", int64(s.NextFree), true)
+	}
 	return append(b, '}'), nil
 }

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +23,8 @@ import (
 //	                                [██████░░░░░░░░░░] 37 of 100 used
 //	bulkhead (concurrency):         4 of 5 in flight · 1 free
 //	                                [████████████████░░░░]
+//	level (token-counting peers):   stored permits 3.5 of 10 · next free now
+//	                                [███████░░░░░░░░░░░░░] 3.5/10
 func stateLines(st limiters.State, width, k int, sty Styles) []string {
 	if k <= 0 || width <= 0 {
 		return nil
@@ -35,6 +39,8 @@ func stateLines(st limiters.State, width, k int, sty Styles) []string {
 		lines = fixedLines(st, width, k, sty)
 	case limiters.ShapeBulkhead:
 		lines = concurrencyLines(st, width, k, sty)
+	case limiters.ShapeLevel:
+		lines = levelLines(st, width, k, sty)
 	default:
 		lines = []string{fmt.Sprintf("%s · %d free", st.Kind, st.Available)}
 	}
@@ -226,6 +232,24 @@ func concurrencyLines(st limiters.State, width, k int, sty Styles) []string {
 	}
 	return []string{head, meter(st.InFlight, st.Max, width, sty)}
 }
+
+func levelLines(st limiters.State, width, k int, sty Styles) []string {
+	next := "now"
+	if st.NextFree > st.At {
+		next = "in " + short(st.NextFree-st.At)
+	}
+	head := fmt.Sprintf("%s %s of %s · next free %s", st.LevelName, levelText(st.Level), levelText(st.LevelMax), next)
+	label := fmt.Sprintf(" %s/%s", levelText(st.Level), levelText(st.LevelMax))
+	const scale = 1000 // meter takes whole numbers: the level in thousandths
+	bar := meter(int(st.Level*scale), int(st.LevelMax*scale), width-len(label), sty) + label
+	if k == 1 {
+		return []string{bar}
+	}
+	return []string{head, bar}
+}
+
+// levelText prints a level with at most two decimals: 3, 3.5, 0.25.
+func levelText(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
 
 // meter is [████░░░░] of used against limit, width cells including the brackets.
 func meter(used, limit, width int, sty Styles) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/virtualclock"
@@ -31,5 +32,18 @@ func TestEveryKindsStateIsDrawn(t *testing.T) {
 		if strings.Contains(strings.Join(lines, "\n"), "%!") {
 			t.Errorf("%s: a formatting error in %q", info.Kind, lines)
 		}
+	}
+}
+
+// The level shape (peers that count tokens) draws its level against its maximum and when the
+// next request can pass.
+func TestLevelShapeDraws(t *testing.T) {
+	st := limiters.State{At: 10 * time.Millisecond, Level: 3.5, LevelMax: 10, LevelName: "stored permits", NextFree: 25 * time.Millisecond}
+	lines := levelLines(st, 40, 2, DefaultStyles())
+	if len(lines) != 2 || lines[0] != "stored permits 3.5 of 10 · next free in 15ms" || !strings.HasSuffix(lines[1], " 3.5/10") {
+		t.Errorf("level lines %q", lines)
+	}
+	if one := levelLines(st, 40, 1, DefaultStyles()); len(one) != 1 || !strings.Contains(one[0], "3.5/10") {
+		t.Errorf("one line: %q", one)
 	}
 }
