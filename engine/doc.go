@@ -12,7 +12,8 @@
 //
 // Each lane is a discrete-event simulation on its own virtual clock. Pending events (a
 // source's next arrival, a retry, a completion, a queue timeout, a queue wake) sit in a
-// binary min-heap of 32-byte, pointer-free events keyed by (time, seq): seq is the lane's
+// binary min-heap of 32-byte, pointer-free events (and a delayed request's end of wait)
+// keyed by (time, seq): seq is the lane's
 // count of events scheduled so far, stamped at scheduling, so no two keys are equal and
 // events at the same instant run in the order they were scheduled. An arrival, the commonest
 // event, is replaced at the heap's top by its source's next arrival in one sift. Once the
@@ -25,8 +26,11 @@
 //	               arrivals, request slots, a request's path (arrive, attempt, admitted, giveUp)
 //	events.go      the event heap
 //	sources.go     the arrival processes, one stream per source
-//	stack.go       Stack: the stages in order, what each can do (release, retry-after), and
-//	               the one acquire-or-give-back pass that lanes and Replay both use
+//	stack.go       Stack: the stages in order, what each can do (limiters.CapabilitiesOf), the
+//	               one acquire-or-give-back pass that lanes and Replay both use (a refusal
+//	               refunds or releases what earlier stages granted), the reserve pass of a
+//	               shaping lane (max_wait, or a stage whose callers wait), completions with
+//	               feedback
 //	client.go      clientPolicy: the retry delays (retry, backoff with jitter, retry-after)
 //	queue.go       clientQueue: the queue policy's FIFO, its timeouts, wakes and draining
 //	downstream.go  downstream: the pool, the service-time phases and their random stream
@@ -54,7 +58,9 @@
 // # What a request ends as
 //
 // A request is numbered in arrival order, across sources, the same in every lane. It is
-// either admitted by every stage, at its first attempt, a retry or from the queue, and then
+// either admitted by every stage, at its first attempt, a retry or from the queue — at once,
+// or, in a shaping lane, after its reservation's wait (Totals.Delayed; trace outcome delayed,
+// then admitted when the wait ends) — and then
 //
 //   - completed: the downstream served it (at once when there is none), or
 //   - failed: the downstream's pool was full; its permits come back;
@@ -63,7 +69,7 @@
 // drops refused requests, its MaxAttempts are spent, the queue is full, it waited its
 // Timeout in the queue (also TimedOut), or a stage can never grant it (also Never: more
 // permits than the stage's MaxPermits). A request still retrying, queued or in service at the
-// horizon has not ended, so Offered = Admitted + GaveUp + those still pending, and
+// horizon (or still waiting out a reservation) has not ended, so Offered = Admitted + GaveUp + those still pending, and
 // Admitted = Completed + Failed + those still in service. Rejected counts refusals, not
 // requests: a retried request can be refused many times.
 package engine
