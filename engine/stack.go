@@ -92,13 +92,7 @@ func (s *Stack) Stages() []limiters.Limiter { return s.stages }
 func (s *Stack) Acquire(now time.Duration, permits int, before *limiters.State) (d limiters.Decision, stage int, wasted int64) {
 	var state limiters.State
 	for k, lim := range s.stages {
-		if before != nil {
-			if k == 0 {
-				*before = lim.Snapshot(now)
-			} else {
-				state = lim.Snapshot(now)
-			}
-		}
+		observe(lim, k, now, before, &state)
 		if d = lim.AcquireAt(now, permits); d != limiters.Admitted {
 			for j := range k {
 				switch c := &s.caps[j]; {
@@ -151,13 +145,7 @@ func (s *Stack) SetWaits(specs []limiters.Spec, maxWait time.Duration) bool {
 func (s *Stack) Reserve(now time.Duration, permits int, before *limiters.State) (d limiters.Decision, stage int, wait time.Duration) {
 	var state limiters.State
 	for k, lim := range s.stages {
-		if before != nil {
-			if k == 0 {
-				*before = lim.Snapshot(now)
-			} else {
-				state = lim.Snapshot(now)
-			}
-		}
+		observe(lim, k, now, before, &state)
 		if rs := s.caps[k].Reserve; rs != nil {
 			s.held[k] = rs.ReserveAt(now, permits, s.waits[k])
 			d = s.held[k].Decision
@@ -210,6 +198,19 @@ func (s *Stack) Complete(now time.Duration, permits int, latency time.Duration, 
 		if rel := s.caps[j].Release; rel != nil {
 			rel.Release(permits)
 		}
+	}
+}
+
+// observe keeps stage k's state before it decides, when before is not nil: in before for the
+// first stage (the state an admission is explained by), in state for a later one (copied to
+// before if that stage refuses).
+func observe(lim limiters.Limiter, k int, now time.Duration, before, state *limiters.State) {
+	switch {
+	case before == nil:
+	case k == 0:
+		*before = lim.Snapshot(now)
+	default:
+		*state = lim.Snapshot(now)
 	}
 }
 

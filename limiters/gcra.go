@@ -101,6 +101,22 @@ func (g *gcra) refund(now int64, n int) {
 	}
 }
 
+// ReserveAt takes n permits due within maxWait: admitted with wait
+// max(backlog + n·T − τ, 0) when that is at most maxWait (the token and leaky buckets).
+func (g *gcra) ReserveAt(now time.Duration, n int, maxWait time.Duration) Reservation {
+	return g.reserve(int64(now), n, maxWait)
+}
+
+// CancelAt gives an admitted reservation's n·T back to the schedule.
+func (g *gcra) CancelAt(now time.Duration, r Reservation) {
+	if r.Decision == Admitted {
+		g.refund(int64(now), r.Permits)
+	}
+}
+
+// RefundAt gives n permits granted at now back: TAT = max(TAT − n·T, now).
+func (g *gcra) RefundAt(now time.Duration, n int) { g.refund(int64(now), n) }
+
 // available is ⌊(τ − backlog) / T⌋, where backlog = max(TAT − now, 0).
 func (g *gcra) available(now int64) int {
 	backlog := max(g.arrival.Load()-now, 0)

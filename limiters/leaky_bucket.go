@@ -126,22 +126,6 @@ func (b *LeakyBucket) RetryAfterAt(now time.Duration, n int) (time.Duration, boo
 	return b.retryAfter(int64(now), n)
 }
 
-// ReserveAt takes n permits due within maxWait: admitted with wait
-// max(backlog + n·T − τ, 0) when that is at most maxWait.
-func (b *LeakyBucket) ReserveAt(now time.Duration, n int, maxWait time.Duration) Reservation {
-	return b.reserve(int64(now), n, maxWait)
-}
-
-// CancelAt gives an admitted reservation's n·T back to the schedule.
-func (b *LeakyBucket) CancelAt(now time.Duration, r Reservation) {
-	if r.Decision == Admitted {
-		b.refund(int64(now), r.Permits)
-	}
-}
-
-// RefundAt gives n permits granted at now back: TAT = max(TAT − n·T, now).
-func (b *LeakyBucket) RefundAt(now time.Duration, n int) { b.refund(int64(now), n) }
-
 // MaxPermits is 1 (0 for the zero value).
 func (b *LeakyBucket) MaxPermits() int { return b.maxN }
 

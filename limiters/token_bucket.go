@@ -151,22 +151,6 @@ func (b *TokenBucket) RetryAfterAt(now time.Duration, n int) (time.Duration, boo
 	return b.retryAfter(int64(now), n)
 }
 
-// ReserveAt takes n permits due within maxWait: admitted with wait
-// max(backlog + n·T − τ, 0) when that is at most maxWait.
-func (b *TokenBucket) ReserveAt(now time.Duration, n int, maxWait time.Duration) Reservation {
-	return b.reserve(int64(now), n, maxWait)
-}
-
-// CancelAt gives an admitted reservation's n·T back to the schedule.
-func (b *TokenBucket) CancelAt(now time.Duration, r Reservation) {
-	if r.Decision == Admitted {
-		b.refund(int64(now), r.Permits)
-	}
-}
-
-// RefundAt gives n permits granted at now back: TAT = max(TAT − n·T, now).
-func (b *TokenBucket) RefundAt(now time.Duration, n int) { b.refund(int64(now), n) }
-
 // MaxPermits is the capacity.
 func (b *TokenBucket) MaxPermits() int { return b.capacity }
 
