@@ -5,6 +5,7 @@
 //	ratelab run [SCENARIO|FILE]   run a scenario and print one row per limiter
 //	ratelab list                  the scenarios and limiter kinds
 //	ratelab replay --in TRACE.csv replay a recorded trace through limiters
+//	ratelab help [COMMAND]        usage; `ratelab COMMAND -h` too
 //
 // Exit codes: 0 ok, 1 failure, 2 usage error; every error is one line on stderr.
 package main
@@ -20,8 +21,6 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
-
-	"github.com/ratelab/ratelab/limiters"
 )
 
 func main() {
@@ -51,36 +50,80 @@ type command struct {
 	name    string
 	args    string
 	summary string
+	about   string // more about the arguments, for the command's help
 	run     func(ctx context.Context, e *env, args []string) error
 }
 
 // commands is every subcommand, in the order usage lists them.
 var commands = []command{
-	{"run", "[SCENARIO | FILE.yaml] [--limiter SPEC]... [--seed N] [--horizon D] [--bins N] [--format table|json|csv]", "run a scenario through every limiter and print one row per limiter", runCommand},
-	{"list", "", "list the built-in scenarios and the limiter kinds", listCommand},
-	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out DECISIONS.csv]", "stream a recorded trace through limiters, open loop", replayCommand},
-	{"plot", "[SCENARIO | FILE.yaml] [--chart NAME]... [--window D] --out DIR [--format png|svg] [--width W --height H] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery", plotCommand},
-	{"tui", "[SCENARIO | FILE.yaml] [--limiter SPEC]... [--seed N] [--horizon D]", "open the interactive workbench: every limiter side by side, one decision at a time", tuiCommand},
-	{"guarantees", "[run ID]", "list the guarantee catalogue, or run one guarantee: its check's verdict and golden text", guaranteesCommand},
+	{"run", "[SCENARIO | FILE.yaml] [flags]", "run a scenario through every limiter and print one row per limiter",
+		"SCENARIO is a built-in scenario (see ratelab list); FILE.yaml is a scenario file. Without one, the default scenario runs.",
+		runCommand},
+	{"list", "", "list the built-in scenarios and the limiter kinds", "", listCommand},
+	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out DECISIONS.csv]", "stream a recorded trace through limiters, open loop",
+		"Each request of the trace meets every limiter at its time; one decisions column per limiter (1 admitted, 0 refused). " +
+			"The decisions go to standard output unless --out names a file; the summary goes to standard error.",
+		replayCommand},
+	{"plot", "[SCENARIO | FILE.yaml] --out DIR [flags] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery",
+		"Writes DIR/NAME-CHART.png (or .svg) for each chart and prints their paths.",
+		plotCommand},
+	{"tui", "[SCENARIO | FILE.yaml] [flags]", "open the interactive workbench: every limiter side by side, one decision at a time",
+		"Needs a terminal.",
+		tuiCommand},
+	{"guarantees", "[run ID]", "list the guarantee catalogue, or run one guarantee: its check's verdict and golden text",
+		"A broken guarantee fails (exit 1).", guaranteesCommand},
+	{"help", "[COMMAND]", "explain ratelab, or one command and every flag it takes", "", nil},
+	{"version", "", "print ratelab's version (also --version)", "", nil},
 }
 
 // run is the whole program: main only adds the process's streams and exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stdoutTTY: isTerminal(stdout), stderrTTY: isTerminal(stderr)}
+	return dispatch(ctx, e, args)
+}
+
+func dispatch(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		return defaultCommand(ctx, e)
 	}
 	name := args[0]
-	if name == "-h" || name == "--help" || name == "help" {
-		fmt.Fprint(stdout, usage())
+	switch name {
+	case "-h", "-help", "--help":
+		fmt.Fprint(e.stdout, usage())
+		return nil
+	case "help":
+		return helpCommand(ctx, e, args[1:])
+	case "version", "-version", "--version":
+		if len(args) == 2 && (args[1] == "-h" || args[1] == "--help") {
+			return helpCommand(ctx, e, []string{"version"})
+		}
+		if len(args) > 1 {
+			return usageErrorf("%s takes no arguments, got %s", name, strings.Join(args[1:], " "))
+		}
+		fmt.Fprintln(e.stdout, versionLine())
 		return nil
 	}
+	c, err := lookupCommand(name)
+	if err != nil {
+		return err
+	}
+	err = c.run(ctx, e, args[1:])
+	var help *helpRequested
+	if errors.As(err, &help) {
+		fmt.Fprint(e.stdout, commandHelp(c, help.fs))
+		return nil
+	}
+	return err
+}
+
+// lookupCommand finds the command called name.
+func lookupCommand(name string) (command, error) {
 	for _, c := range commands {
-		if c.name == name {
-			return c.run(ctx, e, args[1:])
+		if c.name == name && c.run != nil {
+			return c, nil
 		}
 	}
-	return usageErrorf("unknown command %q (commands: %s)", name, commandNames())
+	return command{}, usageErrorf("unknown command %q (commands: %s)", name, commandNames())
 }
 
 // defaultCommand opens the workbench on a terminal and otherwise prints the default
@@ -94,25 +137,6 @@ func defaultCommand(ctx context.Context, e *env) error {
 
 // openWorkbench starts the interactive workbench; nil while the build has none.
 var openWorkbench func(ctx context.Context, e *env, args []string) error
-
-func usage() string {
-	var b strings.Builder
-	b.WriteString("ratelab: a workbench for rate limiters on a virtual clock\n\nUsage:\n  ratelab                 open the workbench (on a terminal) or run the default scenario\n")
-	for _, c := range commands {
-		fmt.Fprintf(&b, "  ratelab %s %s\n      %s\n", c.name, c.args, c.summary)
-	}
-	b.WriteString("\nLimiter specs (join with + to stack; `ratelab list` explains each kind):\n")
-	line := ""
-	for _, k := range limiters.Kinds() {
-		if line != "" && len(line)+2+len(k.Example) > 92 {
-			b.WriteString(line + "\n")
-			line = ""
-		}
-		line += "  " + k.Example
-	}
-	b.WriteString(line + "\n")
-	return b.String()
-}
 
 func commandNames() string {
 	names := make([]string, len(commands))

@@ -31,14 +31,14 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	var sf scenarioFlags
 	sf.register(fs)
 	var charts stringList
-	fs.Var(&charts, "chart", "chart to draw, repeatable: "+strings.Join(plots.ChartNames(), ", ")+" (default: every chart that applies)")
-	out := fs.String("out", "", "directory to write the charts to")
-	window := fs.Duration("window", 0, "the guarantee chart's rolling window (default: the limiters' natural window, or their emission interval for runs shorter than two windows)")
-	gallery := fs.String("gallery", "", "regenerate the gallery (GALLERY.md and img/) in this directory, for every scenario")
+	fs.Var(&charts, "chart", "a chart to draw by its `NAME`, repeatable: "+strings.Join(plots.ChartNames(), ", ")+" (default: every chart that applies)")
+	out := fs.String("out", "", "the directory `DIR` to write the charts to (required, unless --gallery)")
+	window := fs.Duration("window", 0, "the guarantee chart's rolling window, a `DURATION` (default: the limiters' natural window, or their emission interval for runs shorter than two windows)")
+	gallery := fs.String("gallery", "", "regenerate the gallery (GALLERY.md and img/) in this `DIR`, for every scenario (default: none)")
 	var opt plotOptions
-	fs.StringVar(&opt.format, "format", "png", "image format: png or svg")
-	fs.IntVar(&opt.width, "width", plots.DefaultWidth, "width in pixels (at 96 dpi)")
-	fs.IntVar(&opt.height, "height", 0, "height in pixels (default: from the number of panels)")
+	fs.StringVar(&opt.format, "format", "png", "the image `FORMAT`: png or svg")
+	fs.IntVar(&opt.width, "width", plots.DefaultWidth, "the width in `PIXELS` (at 96 dpi)")
+	fs.IntVar(&opt.height, "height", 0, "the height in `PIXELS` (default: from the number of panels)")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err

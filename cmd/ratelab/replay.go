@@ -14,10 +14,10 @@ import (
 
 func replayCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	in := fs.String("in", "", "the trace: CSV with a t_ns or t column, optional permits and key")
-	out := fs.String("out", "", "where to write the decisions CSV (default: stdout)")
+	in := fs.String("in", "", "the trace `FILE`, CSV with a t_ns or t column, optional permits and key (required)")
+	out := fs.String("out", "", "the `FILE` to write the decisions CSV to (default: standard output)")
 	var specs stringList
-	fs.Var(&specs, "limiter", "limiter spec, repeatable (stack with +)")
+	fs.Var(&specs, "limiter", "a limiter `SPEC`, repeatable, one column each; stack with + (at least one is required)")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err

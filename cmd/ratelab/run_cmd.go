@@ -29,10 +29,10 @@ type scenarioFlags struct {
 }
 
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
-	fs.Var(&f.limiters, "limiter", "limiter spec, repeatable; replaces the scenario's limiters (stack with +)")
-	fs.Uint64Var(&f.seed, "seed", 0, "random seed (default: the scenario's)")
-	fs.DurationVar(&f.horizon, "horizon", 0, "virtual time to simulate (default: the scenario's)")
-	fs.IntVar(&f.bins, "bins", 0, "time bins in the results (default: the scenario's, or 1000)")
+	fs.Var(&f.limiters, "limiter", "a limiter `SPEC`, repeatable, one lane each; stack with +; replaces the scenario's limiters (default: the scenario's)")
+	fs.Uint64Var(&f.seed, "seed", 0, "the random seed, a whole number `N` (default: the scenario's)")
+	fs.DurationVar(&f.horizon, "horizon", 0, "how much virtual time to simulate, a `DURATION` such as 30s (default: the scenario's)")
+	fs.IntVar(&f.bins, "bins", 0, "the number `N` of time bins in the results (default: the scenario's, or 1000)")
 }
 
 // load resolves the positional argument (a built-in name or a YAML file; none: the default)
@@ -92,7 +92,7 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var sf scenarioFlags
 	sf.register(fs)
-	format := fs.String("format", "table", "output format: table, json or csv")
+	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
