@@ -84,9 +84,10 @@ func TestGlobalHelp(t *testing.T) {
 		assert.Contains(t, outs[0], "ratelab "+c.name)
 	}
 	assert.Contains(t, outs[0], "ratelab COMMAND -h")
-	_, _, err := ratelab(t, "help", "nonsense")
+	_, _, err := ratelab(t, "help", "rnu")
 	require.Error(t, err)
 	assert.True(t, isUsage(err))
+	assert.Contains(t, err.Error(), "did you mean run?")
 }
 
 func TestVersion(t *testing.T) {

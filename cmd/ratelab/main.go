@@ -116,14 +116,21 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// lookupCommand finds the command called name.
+// lookupCommand finds the command called name, or says what it might have been.
 func lookupCommand(name string) (command, error) {
 	for _, c := range commands {
 		if c.name == name && c.run != nil {
 			return c, nil
 		}
 	}
-	return command{}, usageErrorf("unknown command %q (commands: %s)", name, commandNames())
+	if strings.HasPrefix(name, "-") {
+		return command{}, usageErrorf("%s: flags go after the command, as in ratelab run %s (commands: %s)", name, name, commandNames())
+	}
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	return command{}, usageErrorf("unknown command %q%s (commands: %s)", name, didYouMean(name, names, nil), commandNames())
 }
 
 // defaultCommand opens the workbench on a terminal and otherwise prints the default

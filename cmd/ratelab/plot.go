@@ -43,19 +43,19 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if opt.format != "png" && opt.format != "svg" {
-		return usageErrorf("plot: --format: %q is not png or svg", opt.format)
+	if err := checkChoice("format", opt.format, "png", "svg"); err != nil {
+		return err
 	}
 	if opt.width < 200 || opt.width > 10000 || opt.height < 0 || opt.height > 10000 || (opt.height > 0 && opt.height < 150) {
 		return usageErrorf("plot: --width must be 200 to 10000 and --height 150 to 10000 pixels, got %d×%d", opt.width, opt.height)
 	}
 	for _, c := range charts {
 		if !slices.Contains(plots.ChartNames(), c) {
-			return usageErrorf("plot: --chart: no chart %q (charts: %s)", c, strings.Join(plots.ChartNames(), ", "))
+			return usageErrorf("--chart %s: no such chart%s (charts: %s)", quoteArg(c), didYouMean(c, plots.ChartNames(), nil), strings.Join(plots.ChartNames(), ", "))
 		}
 	}
 	if *window < 0 {
-		return usageErrorf("plot: --window must be positive, got %v", *window)
+		return usageErrorf("--window %v: must be positive", *window)
 	}
 	if *gallery != "" {
 		if len(positional) > 0 || *out != "" || len(charts) > 0 {

@@ -45,11 +45,8 @@ func (f *scenarioFlags) load(fs *flag.FlagSet, positional []string) (*engine.Sce
 	if len(positional) == 1 {
 		name = positional[0]
 	}
-	sc, err := scenarios.Resolve(name)
+	sc, err := resolveScenario(name)
 	if err != nil {
-		if !scenarios.IsFile(name) {
-			return nil, usageErrorf("%v", err) // a misspelt scenario name is a usage mistake
-		}
 		return nil, err
 	}
 	if len(f.limiters) > 0 {
@@ -69,16 +66,16 @@ func (f *scenarioFlags) load(fs *flag.FlagSet, positional []string) (*engine.Sce
 	}
 	if set["horizon"] {
 		if f.horizon <= 0 {
-			return nil, usageErrorf("--horizon: must be positive, got %v", f.horizon)
+			return nil, usageErrorf("--horizon %v: must be positive", f.horizon)
 		}
 		if f.horizon >= engine.MaxTime {
-			return nil, usageErrorf("--horizon: must be less than 2^62ns (about 146 years), got %v", f.horizon)
+			return nil, usageErrorf("--horizon %v: must be less than 2^62ns (about 146 years)", f.horizon)
 		}
 		sc.Horizon = f.horizon
 	}
 	if set["bins"] {
 		if f.bins < 1 {
-			return nil, usageErrorf("--bins: must be at least 1, got %d", f.bins)
+			return nil, usageErrorf("--bins %d: must be at least 1", f.bins)
 		}
 		sc.Bins = f.bins
 	}
@@ -97,8 +94,8 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *format != "table" && *format != "json" && *format != "csv" {
-		return usageErrorf("--format: %q is not table, json or csv", *format)
+	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
+		return err
 	}
 	sc, err := sf.load(fs, positional)
 	if err != nil {
