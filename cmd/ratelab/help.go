@@ -59,7 +59,7 @@ func usage() string {
 		fmt.Fprintf(&b, "  %s\n      %s\n", strings.TrimSpace("ratelab "+c.name+" "+c.args), c.summary)
 	}
 	b.WriteString("\n`ratelab COMMAND -h` (or `ratelab help COMMAND`) explains a command and every flag it takes.\n" +
-		"Exit status: 0 ok, 1 failure, 2 usage error.\n")
+		"Exit status: 0 ok, 1 failure, 2 usage error, 130 interrupted.\n")
 	b.WriteString("\nLimiter specs (join with + to stack; `ratelab list` explains each kind):\n")
 	line := ""
 	for _, k := range limiters.Kinds() {

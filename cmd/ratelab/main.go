@@ -7,7 +7,8 @@
 //	ratelab replay --in TRACE.csv replay a recorded trace through limiters
 //	ratelab help [COMMAND]        usage; `ratelab COMMAND -h` too
 //
-// Exit codes: 0 ok, 1 failure, 2 usage error; every error is one line on stderr.
+// Exit codes: 0 ok, 1 failure, 2 usage error, 130 interrupted (143 terminated); every error
+// is one line on stderr.
 package main
 
 import (
@@ -24,18 +25,29 @@ import (
 )
 
 func main() {
-	// Ctrl-C and kill (SIGTERM) stop a run cleanly: no temporary file is left behind.
+	// Ctrl-C and kill (SIGTERM) stop a run cleanly: no temporary file is left behind, and
+	// nothing half-made is printed.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ratelab: "+err.Error())
-		var usage *usageError
-		if errors.As(err, &usage) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+	os.Exit(report(err, os.Stderr))
+}
+
+// report prints err, if any, as one line on w and returns the exit code it means.
+func report(err error, w io.Writer) int {
+	if err == nil {
+		return 0
 	}
+	fmt.Fprintln(w, "ratelab: "+err.Error())
+	var usage *usageError
+	var stopped *interruptedError
+	switch {
+	case errors.As(err, &stopped):
+		return stopped.exitCode()
+	case errors.As(err, &usage):
+		return 2
+	}
+	return 1
 }
 
 // env is what a command may touch: its streams and whether they are terminals.
@@ -79,7 +91,11 @@ var commands = []command{
 // run is the whole program: main only adds the process's streams and exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stdoutTTY: isTerminal(stdout), stderrTTY: isTerminal(stderr)}
-	return dispatch(ctx, e, args)
+	err := dispatch(ctx, e, args)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return &interruptedError{cause: context.Cause(ctx), err: err}
+	}
+	return err
 }
 
 func dispatch(ctx context.Context, e *env, args []string) error {
@@ -161,6 +177,31 @@ func (u *usageError) Error() string { return u.msg }
 func usageErrorf(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
+
+// interruptedError is a command stopped by Ctrl-C (or SIGTERM): it says only that, and exits
+// 128 + the signal's number, as a shell reports a process the signal killed.
+type interruptedError struct {
+	cause error // context.Cause: which signal, when one did it
+	err   error // the command's own error, for errors.Is
+}
+
+func (i *interruptedError) Error() string {
+	if i.signal() == syscall.SIGTERM {
+		return "terminated"
+	}
+	return "interrupted"
+}
+
+func (i *interruptedError) Unwrap() error { return i.err }
+
+func (i *interruptedError) signal() syscall.Signal {
+	if i.cause != nil && strings.Contains(i.cause.Error(), syscall.SIGTERM.String()) {
+		return syscall.SIGTERM
+	}
+	return syscall.SIGINT
+}
+
+func (i *interruptedError) exitCode() int { return 128 + int(i.signal()) }
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
