@@ -59,6 +59,7 @@ func usage() string {
 		fmt.Fprintf(&b, "  %s\n      %s\n", strings.TrimSpace("ratelab "+c.name+" "+c.args), c.summary)
 	}
 	b.WriteString("\n`ratelab COMMAND -h` (or `ratelab help COMMAND`) explains a command and every flag it takes.\n" +
+		"A FILE argument may be -, standard input or output.\n" +
 		"Exit status: 0 ok, 1 failure, 2 usage error, 130 interrupted.\n")
 	b.WriteString("\nLimiter specs (join with + to stack; `ratelab list` explains each kind):\n")
 	line := ""

@@ -64,7 +64,7 @@ func TestEveryCommandExplainsItselfAndEveryFlag(t *testing.T) {
 func TestRunHelpNamesItsFlagsAndDefaults(t *testing.T) {
 	out, _, err := ratelab(t, "run", "--help")
 	require.NoError(t, err)
-	for _, want := range []string{"Usage: ratelab run [SCENARIO | FILE.yaml] [flags]", "--format FORMAT", "(default table)",
+	for _, want := range []string{"Usage: ratelab run [SCENARIO | FILE | -] [flags]", "--format FORMAT", "(default table)",
 		"--horizon DURATION", "--limiter SPEC", "--seed N", "--bins N", "1000)"} {
 		assert.Contains(t, out, want)
 	}

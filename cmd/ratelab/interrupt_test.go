@@ -43,8 +43,9 @@ func TestInterruptedRunPrintsNothing(t *testing.T) {
 	}
 }
 
-// The real binary, sent SIGINT (Ctrl-C) or SIGTERM while it runs: one line on stderr, exit 130
-// (143 for SIGTERM), nothing on stdout.
+// The real binary, sent SIGINT (Ctrl-C) or SIGTERM while it runs, or while it waits for a
+// scenario or a trace on standard input that never ends: one line on stderr, exit 130 (143 for
+// SIGTERM), nothing on stdout.
 func TestBinaryExits130OnCtrlC(t *testing.T) {
 	bin := ratelabBinary(t)
 	for _, tc := range []struct {
@@ -57,6 +58,8 @@ func TestBinaryExits130OnCtrlC(t *testing.T) {
 	}{
 		{"long run", []string{"run", "poisson", "--horizon", "1000h"}, syscall.SIGINT, 130, "ratelab: interrupted\n", ""},
 		{"long run, terminated", []string{"run", "poisson", "--horizon", "1000h"}, syscall.SIGTERM, 143, "ratelab: terminated\n", ""},
+		{"scenario on stdin", []string{"run", "-"}, syscall.SIGINT, 130, "ratelab: interrupted\n", strings.Repeat("# a comment\n", 20000)},
+		{"trace on stdin", []string{"replay", "--in", "-", "--limiter", "leaky-bucket:rate=1/1s"}, syscall.SIGINT, 130, "ratelab: interrupted\n", "t_ns\n" + strings.Repeat("0\n", 100000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(bin, tc.args...)
@@ -89,7 +92,15 @@ func TestBinaryExits130OnCtrlC(t *testing.T) {
 			require.True(t, errors.As(err, &exit), "%v", err)
 			assert.Equal(t, tc.code, exit.ExitCode())
 			assert.Equal(t, tc.says, stderr.String())
-			assert.Empty(t, stdout.String())
+			if tc.args[0] == "replay" {
+				// Decisions stream to standard output: those made so far are there, in
+				// whole rows.
+				out := stdout.String()
+				assert.True(t, strings.HasPrefix(out, "t_ns,permits,leaky-bucket:rate=1/1s\n0,1,1\n0,1,0\n"), out[:min(len(out), 80)])
+				assert.True(t, strings.HasSuffix(out, "0,1,0\n"), "whole rows: %q", out[max(0, len(out)-20):])
+			} else {
+				assert.Empty(t, stdout.String())
+			}
 			assert.Empty(t, names(t, cmd.Dir), "nothing written")
 		})
 	}

@@ -2,7 +2,7 @@
 // side by side, what each one admits.
 //
 //	ratelab                       the workbench (TUI on a terminal; the default scenario's table otherwise)
-//	ratelab run [SCENARIO|FILE]   run a scenario and print one row per limiter
+//	ratelab run [SCENARIO|FILE|-] run a scenario and print one row per limiter
 //	ratelab list                  the scenarios and limiter kinds
 //	ratelab replay --in TRACE.csv replay a recorded trace through limiters
 //	ratelab help [COMMAND]        usage; `ratelab COMMAND -h` too
@@ -54,6 +54,7 @@ func report(err error, w io.Writer) int {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	stdinTTY       bool
 	stdoutTTY      bool
 	stderrTTY      bool
 }
@@ -68,19 +69,20 @@ type command struct {
 
 // commands is every subcommand, in the order usage lists them.
 var commands = []command{
-	{"run", "[SCENARIO | FILE.yaml] [flags]", "run a scenario through every limiter and print one row per limiter",
-		"SCENARIO is a built-in scenario (see ratelab list); FILE.yaml is a scenario file. Without one, the default scenario runs.",
+	{"run", "[SCENARIO | FILE | -] [flags]", "run a scenario through every limiter and print one row per limiter",
+		"SCENARIO is a built-in scenario (see ratelab list); FILE is a scenario file (YAML, whatever its name); - reads the scenario file from standard input. " +
+			"Without one, the default scenario runs.",
 		runCommand},
 	{"list", "", "list the built-in scenarios and the limiter kinds", "", listCommand},
 	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out DECISIONS.csv]", "stream a recorded trace through limiters, open loop",
 		"Each request of the trace meets every limiter at its time; one decisions column per limiter (1 admitted, 0 refused). " +
-			"The decisions go to standard output unless --out names a file; the summary goes to standard error.",
+			"--in - reads the trace from standard input, --out - (the default) writes the decisions to standard output; the summary goes to standard error.",
 		replayCommand},
-	{"plot", "[SCENARIO | FILE.yaml] --out DIR [flags] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery",
-		"Writes DIR/NAME-CHART.png (or .svg) for each chart and prints their paths.",
+	{"plot", "[SCENARIO | FILE | -] --out DIR [flags] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery",
+		"Writes DIR/NAME-CHART.png (or .svg) for each chart and prints their paths. With exactly one --chart, --out - writes the image to standard output.",
 		plotCommand},
-	{"tui", "[SCENARIO | FILE.yaml] [flags]", "open the interactive workbench: every limiter side by side, one decision at a time",
-		"Needs a terminal.",
+	{"tui", "[SCENARIO | FILE | -] [flags]", "open the interactive workbench: every limiter side by side, one decision at a time",
+		"Needs a terminal. With -, the scenario file comes from standard input and the keys from the terminal.",
 		tuiCommand},
 	{"guarantees", "[run ID]", "list the guarantee catalogue, or run one guarantee: its check's verdict and golden text",
 		"A broken guarantee fails (exit 1).", guaranteesCommand},
@@ -90,7 +92,7 @@ var commands = []command{
 
 // run is the whole program: main only adds the process's streams and exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stdoutTTY: isTerminal(stdout), stderrTTY: isTerminal(stderr)}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stdinTTY: isTerminal(stdin), stdoutTTY: isTerminal(stdout), stderrTTY: isTerminal(stderr)}
 	err := dispatch(ctx, e, args)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return &interruptedError{cause: context.Cause(ctx), err: err}
@@ -203,7 +205,16 @@ func (i *interruptedError) signal() syscall.Signal {
 
 func (i *interruptedError) exitCode() int { return 128 + int(i.signal()) }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal is whether the stream s (an io.Reader or io.Writer) is a terminal.
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// readingStdin tells someone at a terminal that ratelab waits for them to type what, when
+// standard input is the terminal.
+func readingStdin(e *env, what string) {
+	if e.stdinTTY {
+		fmt.Fprintf(e.stderr, "ratelab: reading %s from the terminal; end it with Ctrl-D\n", what)
+	}
 }

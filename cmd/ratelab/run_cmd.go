@@ -35,9 +35,10 @@ func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.bins, "bins", 0, "the number `N` of time bins in the results (default: the scenario's, or 1000)")
 }
 
-// load resolves the positional argument (a built-in name or a YAML file; none: the default)
-// and applies the flags. Bad flag values are usage errors; a bad scenario file is a failure.
-func (f *scenarioFlags) load(fs *flag.FlagSet, positional []string) (*engine.Scenario, error) {
+// load resolves the positional argument (a built-in name, a scenario file, - for standard
+// input; none: the default) and applies the flags. Bad flag values are usage errors; a bad
+// scenario file is a failure.
+func (f *scenarioFlags) load(ctx context.Context, e *env, fs *flag.FlagSet, positional []string) (*engine.Scenario, error) {
 	if len(positional) > 1 {
 		return nil, usageErrorf("%s: one scenario at most, got %d: %s", fs.Name(), len(positional), strings.Join(positional, " "))
 	}
@@ -45,7 +46,7 @@ func (f *scenarioFlags) load(fs *flag.FlagSet, positional []string) (*engine.Sce
 	if len(positional) == 1 {
 		name = positional[0]
 	}
-	sc, err := resolveScenario(name)
+	sc, err := resolveScenario(ctx, e, name)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
 		return err
 	}
-	sc, err := sf.load(fs, positional)
+	sc, err := sf.load(ctx, e, fs, positional)
 	if err != nil {
 		return err
 	}
