@@ -75,12 +75,12 @@ func TestMisspeltScenarioSuggestsTheName(t *testing.T) {
 }
 
 // Limiter kinds and fields already get "did you mean" from limiters.ParseSpec; the CLI passes
-// it on.
+// it on, in a named lane too.
 func TestMisspeltKindAndFieldSuggest(t *testing.T) {
 	_, _, err := ratelab(t, "run", "--limiter", "token-bukcet:capacity=1,rate=1/1s")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "did you mean token-bucket?")
-	_, _, err = ratelab(t, "run", "--limiter", "token-bucket:capacty=1,rate=1/1s")
+	_, _, err = ratelab(t, "run", "--limiter", "fast=token-bucket:capacty=1,rate=1/1s")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "did you mean capacity?")
 }

@@ -61,7 +61,7 @@ func usage() string {
 	b.WriteString("\n`ratelab COMMAND -h` (or `ratelab help COMMAND`) explains a command and every flag it takes.\n" +
 		"A FILE argument may be -, standard input or output.\n" +
 		"Exit status: 0 ok, 1 failure, 2 usage error, 130 interrupted.\n")
-	b.WriteString("\nLimiter specs (join with + to stack; `ratelab list` explains each kind):\n")
+	b.WriteString("\nLimiter specs (join with + to stack, NAME=SPEC to name a lane; `ratelab list` explains each kind):\n")
 	line := ""
 	for _, k := range limiters.Kinds() {
 		if line != "" && len(line)+2+len(k.Example) > 92 {

@@ -65,7 +65,7 @@ func TestRunHelpNamesItsFlagsAndDefaults(t *testing.T) {
 	out, _, err := ratelab(t, "run", "--help")
 	require.NoError(t, err)
 	for _, want := range []string{"Usage: ratelab run [SCENARIO | FILE | -] [flags]", "--format FORMAT", "(default table)",
-		"--horizon DURATION", "--limiter SPEC", "--seed N", "--bins N", "1000)"} {
+		"--horizon DURATION", "--limiter SPEC", "NAME=SPEC", "--seed N", "--bins N", "1000)"} {
 		assert.Contains(t, out, want)
 	}
 }

@@ -34,6 +34,9 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	}
 	var stacks [][]limiters.Spec
 	for _, text := range specs {
+		if name, _, named := splitLaneName(text); named {
+			return usageErrorf("replay: --limiter %s: replay names its columns by their specs; a lane cannot be named %q here", quoteArg(text), name)
+		}
 		stack, err := engine.ParseStack(text)
 		if err != nil {
 			return usageErrorf("--limiter: %v", err)

@@ -29,7 +29,7 @@ type scenarioFlags struct {
 }
 
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
-	fs.Var(&f.limiters, "limiter", "a limiter `SPEC`, repeatable, one lane each; stack with +; replaces the scenario's limiters (default: the scenario's)")
+	fs.Var(&f.limiters, "limiter", "a limiter `SPEC`, repeatable, one lane each; stack with +, name a lane with NAME=SPEC; replaces the scenario's limiters (default: the scenario's)")
 	fs.Uint64Var(&f.seed, "seed", 0, "the random seed, a whole number `N` (default: the scenario's)")
 	fs.DurationVar(&f.horizon, "horizon", 0, "how much virtual time to simulate, a `DURATION` such as 30s (default: the scenario's)")
 	fs.IntVar(&f.bins, "bins", 0, "the number `N` of time bins in the results (default: the scenario's, or 1000)")
@@ -52,12 +52,19 @@ func (f *scenarioFlags) load(ctx context.Context, e *env, fs *flag.FlagSet, posi
 	}
 	if len(f.limiters) > 0 {
 		sc.Lanes = nil
+		named := map[string]bool{}
 		for _, text := range f.limiters {
-			stack, err := engine.ParseStack(text)
+			lane, err := parseLane(text)
 			if err != nil {
-				return nil, usageErrorf("--limiter: %v", err)
+				return nil, err
 			}
-			sc.Lanes = append(sc.Lanes, engine.LaneSpec{Stack: stack})
+			if lane.Name != "" {
+				if named[lane.Name] {
+					return nil, usageErrorf("--limiter %s: two lanes are named %s", quoteArg(text), lane.Name)
+				}
+				named[lane.Name] = true
+			}
+			sc.Lanes = append(sc.Lanes, lane)
 		}
 	}
 	set := map[string]bool{}
@@ -84,6 +91,39 @@ func (f *scenarioFlags) load(ctx context.Context, e *env, fs *flag.FlagSet, posi
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	return sc, nil
+}
+
+// parseLane reads a --limiter value: a stack of specs joined with +, optionally named first,
+// NAME=SPEC. The text before the first = is a name only when it holds no ":" (in a spec, a
+// field's = always comes after its kind's colon), so every spec reads as it always did.
+func parseLane(text string) (engine.LaneSpec, error) {
+	name, spec, named := splitLaneName(text)
+	if named {
+		if name == "" {
+			return engine.LaneSpec{}, usageErrorf("--limiter %s: the lane's name before = is empty", quoteArg(text))
+		}
+		for _, k := range limiters.Kinds() {
+			if strings.EqualFold(string(k.Kind), name) {
+				return engine.LaneSpec{}, usageErrorf("--limiter %s: %s is a limiter kind, not a lane's name; a spec is KIND:FIELD=VALUE,… (did you mean %s:%s?)",
+					quoteArg(text), name, k.Kind, spec)
+			}
+		}
+	}
+	stack, err := engine.ParseStack(spec)
+	if err != nil {
+		return engine.LaneSpec{}, usageErrorf("--limiter: %v", err)
+	}
+	return engine.LaneSpec{Name: name, Stack: stack}, nil
+}
+
+// splitLaneName splits "NAME=SPEC" into its name and spec; named is false when text is only a
+// spec.
+func splitLaneName(text string) (name, spec string, named bool) {
+	before, after, ok := strings.Cut(text, "=")
+	if !ok || strings.Contains(before, ":") {
+		return "", text, false
+	}
+	return strings.TrimSpace(before), after, true
 }
 
 func runCommand(ctx context.Context, e *env, args []string) error {
