@@ -57,6 +57,7 @@ type env struct {
 	stdinTTY       bool
 	stdoutTTY      bool
 	stderrTTY      bool
+	width          int // the terminal's columns when stdout is one; 0 when unknown
 }
 
 type command struct {
@@ -71,7 +72,7 @@ type command struct {
 var commands = []command{
 	{"run", "[SCENARIO | FILE | -] [flags]", "run a scenario through every limiter and print one row per limiter",
 		"SCENARIO is a built-in scenario (see ratelab list); FILE is a scenario file (YAML, whatever its name); - reads the scenario file from standard input. " +
-			"Without one, the default scenario runs.",
+			"Without one, the default scenario runs. On a terminal the table fits its width; piped, it is plain text in a stable layout.",
 		runCommand},
 	{"list", "", "list the built-in scenarios and the limiter kinds", "", listCommand},
 	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out DECISIONS.csv]", "stream a recorded trace through limiters, open loop",
@@ -93,6 +94,9 @@ var commands = []command{
 // run is the whole program: main only adds the process's streams and exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stdinTTY: isTerminal(stdin), stdoutTTY: isTerminal(stdout), stderrTTY: isTerminal(stderr)}
+	if e.stdoutTTY {
+		e.width = terminalWidth(stdout)
+	}
 	err := dispatch(ctx, e, args)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return &interruptedError{cause: context.Cause(ctx), err: err}
@@ -217,4 +221,17 @@ func readingStdin(e *env, what string) {
 	if e.stdinTTY {
 		fmt.Fprintf(e.stderr, "ratelab: reading %s from the terminal; end it with Ctrl-D\n", what)
 	}
+}
+
+// terminalWidth is the number of columns of the terminal w writes to, 0 when unknown.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width <= 0 {
+		return 0
+	}
+	return width
 }

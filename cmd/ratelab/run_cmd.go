@@ -12,9 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
-
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/scenarios"
@@ -272,32 +269,8 @@ func writeTable(e *env, sc *engine.Scenario, res *engine.Results) error {
 		}
 		return tw.Flush()
 	}
-	header := lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12"))
-	cell := lipgloss.NewStyle().Padding(0, 1)
-	over := lipgloss.NewStyle().Padding(0, 1).Foreground(lipgloss.Color("9")).Bold(true)
-	t := table.New().Border(lipgloss.RoundedBorder()).Headers(summaryHeader.cells()...).
-		StyleFunc(func(row, col int) lipgloss.Style {
-			if row == table.HeaderRow {
-				return header.Padding(0, 1)
-			}
-			if col == 6 && row >= 0 && row < len(rows) {
-				if m, err := strconv.Atoi(rows[row].maxInWindow); err == nil {
-					if b, err := strconv.Atoi(rows[row].bound); err == nil && m > b {
-						return over
-					}
-				}
-			}
-			if col == 0 {
-				return cell
-			}
-			return cell.Align(lipgloss.Right)
-		})
-	for _, r := range rows {
-		t.Row(r.cells()...)
-	}
-	fmt.Fprintln(e.stdout, lipgloss.NewStyle().Bold(true).Render(title))
-	fmt.Fprintln(e.stdout, t.Render())
-	return nil
+	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width))
+	return err
 }
 
 // writeCSV prints one row per lane: the table's columns plus every total, raw numbers only
