@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -20,6 +21,10 @@ var guaranteeFactory golden.Factory
 //	ratelab guarantees            id, claim and algorithms of every guarantee
 //	ratelab guarantees run ID     run one: the verdict, then the golden text
 func guaranteesCommand(ctx context.Context, e *env, args []string) error {
+	args, err := parseFlags(flag.NewFlagSet("guarantees", flag.ContinueOnError), args)
+	if err != nil {
+		return err
+	}
 	if len(args) == 0 {
 		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tCLAIM [ALGORITHMS]")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +12,10 @@ import (
 )
 
 func listCommand(_ context.Context, e *env, args []string) error {
+	args, err := parseFlags(flag.NewFlagSet("list", flag.ContinueOnError), args)
+	if err != nil {
+		return err
+	}
 	if len(args) > 0 {
 		return usageErrorf("list takes no arguments, got %s", strings.Join(args, " "))
 	}

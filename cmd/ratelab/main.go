@@ -2,11 +2,13 @@
 // side by side, what each one admits.
 //
 //	ratelab                       the workbench (TUI on a terminal; the default scenario's table otherwise)
-//	ratelab run [SCENARIO|FILE]   run a scenario and print one row per limiter
+//	ratelab run [SCENARIO|FILE|-] run a scenario and print one row per limiter
 //	ratelab list                  the scenarios and limiter kinds
 //	ratelab replay --in TRACE.csv replay a recorded trace through limiters
+//	ratelab help [COMMAND]        usage; `ratelab COMMAND -h` too
 //
-// Exit codes: 0 ok, 1 failure, 2 usage error; every error is one line on stderr.
+// Exit codes: 0 ok, 1 failure, 2 usage error, 130 interrupted (143 terminated); every error
+// is one line on stderr.
 package main
 
 import (
@@ -20,67 +22,137 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
-
-	"github.com/ratelab/ratelab/limiters"
 )
 
 func main() {
-	// Ctrl-C and kill (SIGTERM) stop a run cleanly: no temporary file is left behind.
+	// Ctrl-C and kill (SIGTERM) stop a run cleanly: no temporary file is left behind, and
+	// nothing half-made is printed.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ratelab: "+err.Error())
-		var usage *usageError
-		if errors.As(err, &usage) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+	os.Exit(report(err, os.Stderr))
+}
+
+// report prints err, if any, as one line on w and returns the exit code it means.
+func report(err error, w io.Writer) int {
+	if err == nil {
+		return 0
 	}
+	fmt.Fprintln(w, "ratelab: "+err.Error())
+	var usage *usageError
+	var stopped *interruptedError
+	switch {
+	case errors.As(err, &stopped):
+		return stopped.exitCode()
+	case errors.As(err, &usage):
+		return 2
+	}
+	return 1
 }
 
 // env is what a command may touch: its streams and whether they are terminals.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	stdinTTY       bool
 	stdoutTTY      bool
 	stderrTTY      bool
+	width          int // the terminal's columns when stdout is one; 0 when unknown
 }
 
 type command struct {
 	name    string
 	args    string
 	summary string
+	about   string // more about the arguments, for the command's help
 	run     func(ctx context.Context, e *env, args []string) error
 }
 
 // commands is every subcommand, in the order usage lists them.
 var commands = []command{
-	{"run", "[SCENARIO | FILE.yaml] [--limiter SPEC]... [--seed N] [--horizon D] [--bins N] [--format table|json|csv]", "run a scenario through every limiter and print one row per limiter", runCommand},
-	{"list", "", "list the built-in scenarios and the limiter kinds", listCommand},
-	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out DECISIONS.csv]", "stream a recorded trace through limiters, open loop", replayCommand},
-	{"plot", "[SCENARIO | FILE.yaml] [--chart NAME]... [--window D] --out DIR [--format png|svg] [--width W --height H] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery", plotCommand},
-	{"tui", "[SCENARIO | FILE.yaml] [--limiter SPEC]... [--seed N] [--horizon D]", "open the interactive workbench: every limiter side by side, one decision at a time", tuiCommand},
-	{"guarantees", "[run ID]", "list the guarantee catalogue, or run one guarantee: its check's verdict and golden text", guaranteesCommand},
+	{"run", "[SCENARIO | FILE | -] [flags]", "run a scenario through every limiter and print one row per limiter",
+		"SCENARIO is a built-in scenario (see ratelab list); FILE is a scenario file (YAML, whatever its name); - reads the scenario file from standard input. " +
+			"Without one, the default scenario runs. On a terminal the table fits its width; piped, it is plain text in a stable layout.",
+		runCommand},
+	{"list", "", "list the built-in scenarios and the limiter kinds", "", listCommand},
+	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out DECISIONS.csv]", "stream a recorded trace through limiters, open loop",
+		"Each request of the trace meets every limiter at its time; one decisions column per limiter (1 admitted, 0 refused). " +
+			"--in - reads the trace from standard input, --out - (the default) writes the decisions to standard output; the summary goes to standard error.",
+		replayCommand},
+	{"plot", "[SCENARIO | FILE | -] --out DIR [flags] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery",
+		"Writes DIR/NAME-CHART.png (or .svg) for each chart and prints their paths. With exactly one --chart, --out - writes the image to standard output.",
+		plotCommand},
+	{"tui", "[SCENARIO | FILE | -] [flags]", "open the interactive workbench: every limiter side by side, one decision at a time",
+		"Needs a terminal. With -, the scenario file comes from standard input and the keys from the terminal.",
+		tuiCommand},
+	{"guarantees", "[run ID]", "list the guarantee catalogue, or run one guarantee: its check's verdict and golden text",
+		"A broken guarantee fails (exit 1).", guaranteesCommand},
+	{"help", "[COMMAND]", "explain ratelab, or one command and every flag it takes", "", nil},
+	{"version", "", "print ratelab's version (also --version)", "", nil},
 }
 
 // run is the whole program: main only adds the process's streams and exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stdoutTTY: isTerminal(stdout), stderrTTY: isTerminal(stderr)}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stdinTTY: isTerminal(stdin), stdoutTTY: isTerminal(stdout), stderrTTY: isTerminal(stderr)}
+	if e.stdoutTTY {
+		e.width = terminalWidth(stdout)
+	}
+	err := dispatch(ctx, e, args)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return &interruptedError{cause: context.Cause(ctx), err: err}
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		return defaultCommand(ctx, e)
 	}
 	name := args[0]
-	if name == "-h" || name == "--help" || name == "help" {
-		fmt.Fprint(stdout, usage())
+	switch name {
+	case "-h", "-help", "--help":
+		fmt.Fprint(e.stdout, usage())
+		return nil
+	case "help":
+		return helpCommand(ctx, e, args[1:])
+	case "version", "-version", "--version":
+		if len(args) == 2 && (args[1] == "-h" || args[1] == "--help") {
+			return helpCommand(ctx, e, []string{"version"})
+		}
+		if len(args) > 1 {
+			return usageErrorf("%s takes no arguments, got %s", name, strings.Join(args[1:], " "))
+		}
+		fmt.Fprintln(e.stdout, versionLine())
 		return nil
 	}
+	c, err := lookupCommand(name)
+	if err != nil {
+		return err
+	}
+	err = c.run(ctx, e, args[1:])
+	var help *helpRequested
+	if errors.As(err, &help) {
+		fmt.Fprint(e.stdout, commandHelp(c, help.fs))
+		return nil
+	}
+	return err
+}
+
+// lookupCommand finds the command called name, or says what it might have been.
+func lookupCommand(name string) (command, error) {
 	for _, c := range commands {
-		if c.name == name {
-			return c.run(ctx, e, args[1:])
+		if c.name == name && c.run != nil {
+			return c, nil
 		}
 	}
-	return usageErrorf("unknown command %q (commands: %s)", name, commandNames())
+	if strings.HasPrefix(name, "-") {
+		return command{}, usageErrorf("%s: flags go after the command, as in ratelab run %s (commands: %s)", name, name, commandNames())
+	}
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	return command{}, usageErrorf("unknown command %q%s (commands: %s)", name, didYouMean(name, names, nil), commandNames())
 }
 
 // defaultCommand opens the workbench on a terminal and otherwise prints the default
@@ -94,25 +166,6 @@ func defaultCommand(ctx context.Context, e *env) error {
 
 // openWorkbench starts the interactive workbench; nil while the build has none.
 var openWorkbench func(ctx context.Context, e *env, args []string) error
-
-func usage() string {
-	var b strings.Builder
-	b.WriteString("ratelab: a workbench for rate limiters on a virtual clock\n\nUsage:\n  ratelab                 open the workbench (on a terminal) or run the default scenario\n")
-	for _, c := range commands {
-		fmt.Fprintf(&b, "  ratelab %s %s\n      %s\n", c.name, c.args, c.summary)
-	}
-	b.WriteString("\nLimiter specs (join with + to stack; `ratelab list` explains each kind):\n")
-	line := ""
-	for _, k := range limiters.Kinds() {
-		if line != "" && len(line)+2+len(k.Example) > 92 {
-			b.WriteString(line + "\n")
-			line = ""
-		}
-		line += "  " + k.Example
-	}
-	b.WriteString(line + "\n")
-	return b.String()
-}
 
 func commandNames() string {
 	names := make([]string, len(commands))
@@ -131,7 +184,54 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// interruptedError is a command stopped by Ctrl-C (or SIGTERM): it says only that, and exits
+// 128 + the signal's number, as a shell reports a process the signal killed.
+type interruptedError struct {
+	cause error // context.Cause: which signal, when one did it
+	err   error // the command's own error, for errors.Is
+}
+
+func (i *interruptedError) Error() string {
+	if i.signal() == syscall.SIGTERM {
+		return "terminated"
+	}
+	return "interrupted"
+}
+
+func (i *interruptedError) Unwrap() error { return i.err }
+
+func (i *interruptedError) signal() syscall.Signal {
+	if i.cause != nil && strings.Contains(i.cause.Error(), syscall.SIGTERM.String()) {
+		return syscall.SIGTERM
+	}
+	return syscall.SIGINT
+}
+
+func (i *interruptedError) exitCode() int { return 128 + int(i.signal()) }
+
+// isTerminal is whether the stream s (an io.Reader or io.Writer) is a terminal.
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// readingStdin tells someone at a terminal that ratelab waits for them to type what, when
+// standard input is the terminal.
+func readingStdin(e *env, what string) {
+	if e.stdinTTY {
+		fmt.Fprintf(e.stderr, "ratelab: reading %s from the terminal; end it with Ctrl-D\n", what)
+	}
+}
+
+// terminalWidth is the number of columns of the terminal w writes to, 0 when unknown.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width <= 0 {
+		return 0
+	}
+	return width
 }

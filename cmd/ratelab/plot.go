@@ -31,42 +31,49 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	var sf scenarioFlags
 	sf.register(fs)
 	var charts stringList
-	fs.Var(&charts, "chart", "chart to draw, repeatable: "+strings.Join(plots.ChartNames(), ", ")+" (default: every chart that applies)")
-	out := fs.String("out", "", "directory to write the charts to")
-	window := fs.Duration("window", 0, "the guarantee chart's rolling window (default: the limiters' natural window, or their emission interval for runs shorter than two windows)")
-	gallery := fs.String("gallery", "", "regenerate the gallery (GALLERY.md and img/) in this directory, for every scenario")
+	fs.Var(&charts, "chart", "a chart to draw by its `NAME`, repeatable: "+strings.Join(plots.ChartNames(), ", ")+" (default: every chart that applies)")
+	out := fs.String("out", "", "the directory `DIR` to write the charts to; - writes the one --chart to standard output (required, unless --gallery)")
+	window := fs.Duration("window", 0, "the guarantee chart's rolling window, a `DURATION` (default: the limiters' natural window, or their emission interval for runs shorter than two windows)")
+	gallery := fs.String("gallery", "", "regenerate the gallery (GALLERY.md and img/) in this `DIR`, for every scenario (default: none)")
 	var opt plotOptions
-	fs.StringVar(&opt.format, "format", "png", "image format: png or svg")
-	fs.IntVar(&opt.width, "width", plots.DefaultWidth, "width in pixels (at 96 dpi)")
-	fs.IntVar(&opt.height, "height", 0, "height in pixels (default: from the number of panels)")
+	fs.StringVar(&opt.format, "format", "png", "the image `FORMAT`: png or svg")
+	fs.IntVar(&opt.width, "width", plots.DefaultWidth, "the width in `PIXELS` (at 96 dpi)")
+	fs.IntVar(&opt.height, "height", 0, "the height in `PIXELS` (default: from the number of panels)")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if opt.format != "png" && opt.format != "svg" {
-		return usageErrorf("plot: --format: %q is not png or svg", opt.format)
+	if err := checkChoice("format", opt.format, "png", "svg"); err != nil {
+		return err
 	}
 	if opt.width < 200 || opt.width > 10000 || opt.height < 0 || opt.height > 10000 || (opt.height > 0 && opt.height < 150) {
 		return usageErrorf("plot: --width must be 200 to 10000 and --height 150 to 10000 pixels, got %d×%d", opt.width, opt.height)
 	}
 	for _, c := range charts {
 		if !slices.Contains(plots.ChartNames(), c) {
-			return usageErrorf("plot: --chart: no chart %q (charts: %s)", c, strings.Join(plots.ChartNames(), ", "))
+			return usageErrorf("--chart %s: no such chart%s (charts: %s)", quoteArg(c), didYouMean(c, plots.ChartNames(), nil), strings.Join(plots.ChartNames(), ", "))
 		}
 	}
 	if *window < 0 {
-		return usageErrorf("plot: --window must be positive, got %v", *window)
+		return usageErrorf("--window %v: must be positive", *window)
 	}
 	if *gallery != "" {
 		if len(positional) > 0 || *out != "" || len(charts) > 0 {
 			return usageErrorf("plot: --gallery draws every scenario; it takes no scenario, --chart or --out")
+		}
+		if *gallery == "-" {
+			return usageErrorf("--gallery -: the gallery is a directory of files; give its path")
 		}
 		return writeGallery(ctx, e, *gallery, scenarios.Names(), opt)
 	}
 	if *out == "" {
 		return usageErrorf("plot: --out DIR is required (or --gallery DIR)")
 	}
-	sc, err := sf.load(fs, positional)
+	toStdout := *out == "-"
+	if toStdout && len(charts) != 1 {
+		return usageErrorf("--out -: standard output takes one image; choose it with one --chart (charts: %s)", strings.Join(plots.ChartNames(), ", "))
+	}
+	sc, err := sf.load(ctx, e, fs, positional)
 	if err != nil {
 		return err
 	}
@@ -78,8 +85,10 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if len(names) == 0 {
 		names = plots.Applicable(sc, res)
 	}
-	if err := ensureDir(*out); err != nil {
-		return fmt.Errorf("--out %w", err)
+	if !toStdout {
+		if err := ensureDir(*out); err != nil {
+			return fmt.Errorf("--out %w", err)
+		}
 	}
 	base := fileBase(sc, positional)
 	for _, name := range names {
@@ -91,6 +100,14 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		if toStdout {
+			var buf bytes.Buffer
+			if err := fig.Write(&buf, opt.format, opt.width, opt.height); err != nil {
+				return fmt.Errorf("%s chart: %w", name, err)
+			}
+			_, err := e.stdout.Write(buf.Bytes())
+			return err
 		}
 		path := filepath.Join(*out, fmt.Sprintf("%s-%s.%s", base, name, opt.format))
 		if err := writeFigure(ctx, path, fig, opt); err != nil {

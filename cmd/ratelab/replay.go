@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -14,10 +15,10 @@ import (
 
 func replayCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	in := fs.String("in", "", "the trace: CSV with a t_ns or t column, optional permits and key")
-	out := fs.String("out", "", "where to write the decisions CSV (default: stdout)")
+	in := fs.String("in", "", "the trace `FILE`, CSV with a t_ns or t column, optional permits and key; - is standard input (required)")
+	out := fs.String("out", "-", "the `FILE` to write the decisions CSV to; - is standard output")
 	var specs stringList
-	fs.Var(&specs, "limiter", "limiter spec, repeatable (stack with +)")
+	fs.Var(&specs, "limiter", "a limiter `SPEC`, repeatable, one column each; stack with + (at least one is required)")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -26,28 +27,41 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		return usageErrorf("replay: unexpected argument %q (the trace is given with --in)", positional[0])
 	}
 	if *in == "" {
-		return usageErrorf("replay: --in TRACE.csv is required")
+		return usageErrorf("replay: --in TRACE.csv is required (--in - reads standard input)")
 	}
 	if len(specs) == 0 {
 		return usageErrorf("replay: at least one --limiter SPEC is required")
 	}
 	var stacks [][]limiters.Spec
 	for _, text := range specs {
+		if name, _, named := splitLaneName(text); named {
+			return usageErrorf("replay: --limiter %s: replay names its columns by their specs; a lane cannot be named %q here", quoteArg(text), name)
+		}
 		stack, err := engine.ParseStack(text)
 		if err != nil {
 			return usageErrorf("--limiter: %v", err)
 		}
 		stacks = append(stacks, stack)
 	}
-	f, err := os.Open(*in)
-	if err != nil {
-		return err
+	var trace io.Reader = e.stdin
+	source := "standard input"
+	if *in == "-" {
+		readingStdin(e, "the trace")
+	} else {
+		f, err := os.Open(*in)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		trace, source = f, *in
 	}
-	defer f.Close()
 
-	var w io.Writer = e.stdout
+	// Standard output gets the decisions as they are made (a replay is a stream), whole rows
+	// only: an interrupted replay leaves there the rows decided so far, never half a row.
+	lines := &wholeLines{w: e.stdout}
+	var w io.Writer = lines
 	var o *outFile
-	if *out != "" {
+	if *out != "-" && *out != "" {
 		// Opened before the run so that a bad --out is refused before any work; a regular
 		// file is written beside the target and renamed at the end, so a failed or
 		// interrupted replay leaves nothing half-written at --out.
@@ -57,19 +71,21 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		defer o.Abort()
 		w = o
 	}
-	input, stop := newCtxReader(ctx, f)
+	input, stop := newCtxReader(ctx, trace)
 	defer stop()
 	sum, err := engine.Replay(input, w, stacks)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s: interrupted after %d requests: %w", *in, sum.Rows, ctx.Err())
+			return fmt.Errorf("%s: interrupted after %d requests: %w", source, sum.Rows, ctx.Err())
 		}
-		return fmt.Errorf("%s: %w", *in, err)
+		return fmt.Errorf("%s: %w", source, err)
 	}
 	if o != nil {
 		if err := o.Commit(); err != nil {
 			return fmt.Errorf("--out %w", err)
 		}
+	} else if err := lines.Flush(); err != nil {
+		return err
 	}
 	fmt.Fprintf(e.stderr, "replayed %d requests (%d permits) over %s\n", sum.Rows, sum.Permits, limiters.FormatDuration(sum.Duration))
 	for i, name := range sum.Stacks {
@@ -90,13 +106,52 @@ type ctxReader struct {
 }
 
 // newCtxReader wraps r; call stop when done reading. When r is a file that can block (a
-// pipe, a FIFO), the read under way is woken when ctx is done, too.
+// pipe, a FIFO, a terminal), the read under way is woken when ctx is done, too: by a deadline
+// when the file supports one, else by giving up on it (see asyncReader).
 func newCtxReader(ctx context.Context, r io.Reader) (reader io.Reader, stop func() bool) {
 	stop = func() bool { return false }
 	if f, ok := r.(*os.File); ok {
-		stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
+		if f.SetReadDeadline(time.Time{}) == nil {
+			stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
+		} else if info, err := f.Stat(); err == nil && !info.Mode().IsRegular() {
+			r = &asyncReader{ctx: ctx, r: f, done: make(chan readResult, 1)}
+		}
 	}
 	return &ctxReader{ctx: ctx, r: r}, stop
+}
+
+// asyncReader reads a file that can block but takes no deadline (standard input, which Go
+// leaves in blocking mode so as not to change the terminal the shell shares) on another
+// goroutine, so that a cancelled ctx ends the wait. The read abandoned then stays blocked
+// until the process exits; nothing reads from r again.
+type asyncReader struct {
+	ctx  context.Context
+	r    io.Reader
+	buf  []byte
+	done chan readResult
+}
+
+type readResult struct {
+	n   int
+	err error
+}
+
+func (a *asyncReader) Read(p []byte) (int, error) {
+	if len(a.buf) < len(p) {
+		a.buf = make([]byte, len(p))
+	}
+	buf := a.buf[:len(p)]
+	go func() {
+		n, err := a.r.Read(buf)
+		a.done <- readResult{n, err}
+	}()
+	select {
+	case res := <-a.done:
+		return copy(p, buf[:res.n]), res.err
+	case <-a.ctx.Done():
+		a.buf = nil // the abandoned read may still write to it
+		return 0, a.ctx.Err()
+	}
 }
 
 func (c *ctxReader) Read(p []byte) (int, error) {
@@ -108,4 +163,40 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 		return n, c.ctx.Err()
 	}
 	return n, err
+}
+
+// wholeLines writes to w up to the last newline written, holding back the rest of a line
+// until it is complete (or Flush).
+type wholeLines struct {
+	w    io.Writer
+	tail []byte
+}
+
+func (l *wholeLines) Write(p []byte) (int, error) {
+	i := bytes.LastIndexByte(p, '\n')
+	if i < 0 {
+		l.tail = append(l.tail, p...)
+		return len(p), nil
+	}
+	if len(l.tail) > 0 {
+		if _, err := l.w.Write(l.tail); err != nil {
+			return 0, err
+		}
+		l.tail = l.tail[:0]
+	}
+	if _, err := l.w.Write(p[:i+1]); err != nil {
+		return 0, err
+	}
+	l.tail = append(l.tail, p[i+1:]...)
+	return len(p), nil
+}
+
+// Flush writes what is held back.
+func (l *wholeLines) Flush() error {
+	if len(l.tail) == 0 {
+		return nil
+	}
+	_, err := l.w.Write(l.tail)
+	l.tail = nil
+	return err
 }

@@ -12,9 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
-
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/scenarios"
@@ -29,15 +26,16 @@ type scenarioFlags struct {
 }
 
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
-	fs.Var(&f.limiters, "limiter", "limiter spec, repeatable; replaces the scenario's limiters (stack with +)")
-	fs.Uint64Var(&f.seed, "seed", 0, "random seed (default: the scenario's)")
-	fs.DurationVar(&f.horizon, "horizon", 0, "virtual time to simulate (default: the scenario's)")
-	fs.IntVar(&f.bins, "bins", 0, "time bins in the results (default: the scenario's, or 1000)")
+	fs.Var(&f.limiters, "limiter", "a limiter `SPEC`, repeatable, one lane each; stack with +, name a lane with NAME=SPEC; replaces the scenario's limiters (default: the scenario's)")
+	fs.Uint64Var(&f.seed, "seed", 0, "the random seed, a whole number `N` (default: the scenario's)")
+	fs.DurationVar(&f.horizon, "horizon", 0, "how much virtual time to simulate, a `DURATION` such as 30s (default: the scenario's)")
+	fs.IntVar(&f.bins, "bins", 0, "the number `N` of time bins in the results (default: the scenario's, or 1000)")
 }
 
-// load resolves the positional argument (a built-in name or a YAML file; none: the default)
-// and applies the flags. Bad flag values are usage errors; a bad scenario file is a failure.
-func (f *scenarioFlags) load(fs *flag.FlagSet, positional []string) (*engine.Scenario, error) {
+// load resolves the positional argument (a built-in name, a scenario file, - for standard
+// input; none: the default) and applies the flags. Bad flag values are usage errors; a bad
+// scenario file is a failure.
+func (f *scenarioFlags) load(ctx context.Context, e *env, fs *flag.FlagSet, positional []string) (*engine.Scenario, error) {
 	if len(positional) > 1 {
 		return nil, usageErrorf("%s: one scenario at most, got %d: %s", fs.Name(), len(positional), strings.Join(positional, " "))
 	}
@@ -45,21 +43,25 @@ func (f *scenarioFlags) load(fs *flag.FlagSet, positional []string) (*engine.Sce
 	if len(positional) == 1 {
 		name = positional[0]
 	}
-	sc, err := scenarios.Resolve(name)
+	sc, err := resolveScenario(ctx, e, name)
 	if err != nil {
-		if !scenarios.IsFile(name) {
-			return nil, usageErrorf("%v", err) // a misspelt scenario name is a usage mistake
-		}
 		return nil, err
 	}
 	if len(f.limiters) > 0 {
 		sc.Lanes = nil
+		named := map[string]bool{}
 		for _, text := range f.limiters {
-			stack, err := engine.ParseStack(text)
+			lane, err := parseLane(text)
 			if err != nil {
-				return nil, usageErrorf("--limiter: %v", err)
+				return nil, err
 			}
-			sc.Lanes = append(sc.Lanes, engine.LaneSpec{Stack: stack})
+			if lane.Name != "" {
+				if named[lane.Name] {
+					return nil, usageErrorf("--limiter %s: two lanes are named %s", quoteArg(text), lane.Name)
+				}
+				named[lane.Name] = true
+			}
+			sc.Lanes = append(sc.Lanes, lane)
 		}
 	}
 	set := map[string]bool{}
@@ -69,16 +71,16 @@ func (f *scenarioFlags) load(fs *flag.FlagSet, positional []string) (*engine.Sce
 	}
 	if set["horizon"] {
 		if f.horizon <= 0 {
-			return nil, usageErrorf("--horizon: must be positive, got %v", f.horizon)
+			return nil, usageErrorf("--horizon %v: must be positive", f.horizon)
 		}
 		if f.horizon >= engine.MaxTime {
-			return nil, usageErrorf("--horizon: must be less than 2^62ns (about 146 years), got %v", f.horizon)
+			return nil, usageErrorf("--horizon %v: must be less than 2^62ns (about 146 years)", f.horizon)
 		}
 		sc.Horizon = f.horizon
 	}
 	if set["bins"] {
 		if f.bins < 1 {
-			return nil, usageErrorf("--bins: must be at least 1, got %d", f.bins)
+			return nil, usageErrorf("--bins %d: must be at least 1", f.bins)
 		}
 		sc.Bins = f.bins
 	}
@@ -88,19 +90,52 @@ func (f *scenarioFlags) load(fs *flag.FlagSet, positional []string) (*engine.Sce
 	return sc, nil
 }
 
+// parseLane reads a --limiter value: a stack of specs joined with +, optionally named first,
+// NAME=SPEC. The text before the first = is a name only when it holds no ":" (in a spec, a
+// field's = always comes after its kind's colon), so every spec reads as it always did.
+func parseLane(text string) (engine.LaneSpec, error) {
+	name, spec, named := splitLaneName(text)
+	if named {
+		if name == "" {
+			return engine.LaneSpec{}, usageErrorf("--limiter %s: the lane's name before = is empty", quoteArg(text))
+		}
+		for _, k := range limiters.Kinds() {
+			if strings.EqualFold(string(k.Kind), name) {
+				return engine.LaneSpec{}, usageErrorf("--limiter %s: %s is a limiter kind, not a lane's name; a spec is KIND:FIELD=VALUE,… (did you mean %s:%s?)",
+					quoteArg(text), name, k.Kind, spec)
+			}
+		}
+	}
+	stack, err := engine.ParseStack(spec)
+	if err != nil {
+		return engine.LaneSpec{}, usageErrorf("--limiter: %v", err)
+	}
+	return engine.LaneSpec{Name: name, Stack: stack}, nil
+}
+
+// splitLaneName splits "NAME=SPEC" into its name and spec; named is false when text is only a
+// spec.
+func splitLaneName(text string) (name, spec string, named bool) {
+	before, after, ok := strings.Cut(text, "=")
+	if !ok || strings.Contains(before, ":") {
+		return "", text, false
+	}
+	return strings.TrimSpace(before), after, true
+}
+
 func runCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var sf scenarioFlags
 	sf.register(fs)
-	format := fs.String("format", "table", "output format: table, json or csv")
+	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if *format != "table" && *format != "json" && *format != "csv" {
-		return usageErrorf("--format: %q is not table, json or csv", *format)
+	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
+		return err
 	}
-	sc, err := sf.load(fs, positional)
+	sc, err := sf.load(ctx, e, fs, positional)
 	if err != nil {
 		return err
 	}
@@ -234,32 +269,8 @@ func writeTable(e *env, sc *engine.Scenario, res *engine.Results) error {
 		}
 		return tw.Flush()
 	}
-	header := lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12"))
-	cell := lipgloss.NewStyle().Padding(0, 1)
-	over := lipgloss.NewStyle().Padding(0, 1).Foreground(lipgloss.Color("9")).Bold(true)
-	t := table.New().Border(lipgloss.RoundedBorder()).Headers(summaryHeader.cells()...).
-		StyleFunc(func(row, col int) lipgloss.Style {
-			if row == table.HeaderRow {
-				return header.Padding(0, 1)
-			}
-			if col == 6 && row >= 0 && row < len(rows) {
-				if m, err := strconv.Atoi(rows[row].maxInWindow); err == nil {
-					if b, err := strconv.Atoi(rows[row].bound); err == nil && m > b {
-						return over
-					}
-				}
-			}
-			if col == 0 {
-				return cell
-			}
-			return cell.Align(lipgloss.Right)
-		})
-	for _, r := range rows {
-		t.Row(r.cells()...)
-	}
-	fmt.Fprintln(e.stdout, lipgloss.NewStyle().Bold(true).Render(title))
-	fmt.Fprintln(e.stdout, t.Render())
-	return nil
+	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width))
+	return err
 }
 
 // writeCSV prints one row per lane: the table's columns plus every total, raw numbers only

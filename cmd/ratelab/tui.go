@@ -24,7 +24,7 @@ func tuiCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sc, err := sf.load(fs, positional)
+	sc, err := sf.load(ctx, e, fs, positional)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A run cancelled half-way (Ctrl-C) says "interrupted", exits 130 and prints nothing of its
+// results; plot leaves no file behind.
+func TestInterruptedRunPrintsNothing(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"run", "poisson", "--horizon", "1000h"},
+		{"run", "poisson", "--horizon", "1000h", "--format", "json"},
+		{"plot", "poisson", "--horizon", "1000h", "--out", dir},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		var stdout, stderr bytes.Buffer
+		start := time.Now()
+		err := run(ctx, args, strings.NewReader(""), &stdout, &stderr)
+		cancel()
+		assert.Less(t, time.Since(start), 5*time.Second, "%v stops promptly", args)
+		require.Error(t, err, "%v", args)
+		assert.Equal(t, "interrupted", err.Error())
+		assert.True(t, errors.Is(err, context.Canceled))
+		assert.Equal(t, 130, report(err, io.Discard))
+		assert.Empty(t, stdout.String(), "%v: no partial output", args)
+		assert.Empty(t, names(t, dir), "%v", args)
+	}
+}
+
+// The real binary, sent SIGINT (Ctrl-C) or SIGTERM while it runs, or while it waits for a
+// scenario or a trace on standard input that never ends: one line on stderr, exit 130 (143 for
+// SIGTERM), nothing on stdout.
+func TestBinaryExits130OnCtrlC(t *testing.T) {
+	bin := ratelabBinary(t)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		sig   syscall.Signal
+		code  int
+		says  string
+		stdin string // written first: once the program has read it, it is running main
+	}{
+		{"long run", []string{"run", "poisson", "--horizon", "1000h"}, syscall.SIGINT, 130, "ratelab: interrupted\n", ""},
+		{"long run, terminated", []string{"run", "poisson", "--horizon", "1000h"}, syscall.SIGTERM, 143, "ratelab: terminated\n", ""},
+		{"scenario on stdin", []string{"run", "-"}, syscall.SIGINT, 130, "ratelab: interrupted\n", strings.Repeat("# a comment\n", 20000)},
+		{"trace on stdin", []string{"replay", "--in", "-", "--limiter", "leaky-bucket:rate=1/1s"}, syscall.SIGINT, 130, "ratelab: interrupted\n", "t_ns\n" + strings.Repeat("0\n", 100000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bin, tc.args...)
+			cmd.Dir = t.TempDir()
+			stdin, err := cmd.StdinPipe() // held open: standard input never ends
+			require.NoError(t, err)
+			defer stdin.Close()
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.NoError(t, cmd.Start())
+			// Signal only once main has set up its handling (before, a signal kills the
+			// process as it would any Go program): it has read standard input, more than a
+			// pipe holds, or it has run a while.
+			if tc.stdin != "" {
+				_, err := io.WriteString(stdin, tc.stdin)
+				require.NoError(t, err)
+			} else {
+				waitForCPU(t, cmd.Process.Pid, 200*time.Millisecond)
+			}
+			require.NoError(t, cmd.Process.Signal(tc.sig))
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("%v did not stop on %v", tc.args, tc.sig)
+			}
+			var exit *exec.ExitError
+			require.True(t, errors.As(err, &exit), "%v", err)
+			assert.Equal(t, tc.code, exit.ExitCode())
+			assert.Equal(t, tc.says, stderr.String())
+			if tc.args[0] == "replay" {
+				// Decisions stream to standard output: those made so far are there, in
+				// whole rows.
+				out := stdout.String()
+				assert.True(t, strings.HasPrefix(out, "t_ns,permits,leaky-bucket:rate=1/1s\n0,1,1\n0,1,0\n"), out[:min(len(out), 80)])
+				assert.True(t, strings.HasSuffix(out, "0,1,0\n"), "whole rows: %q", out[max(0, len(out)-20):])
+			} else {
+				assert.Empty(t, stdout.String())
+			}
+			assert.Empty(t, names(t, cmd.Dir), "nothing written")
+		})
+	}
+}
+
+// waitForCPU waits until process pid has used d of CPU time (user and system, from
+// /proc/PID/stat).
+func waitForCPU(t *testing.T, pid int, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		require.NoError(t, err)
+		fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		utime, _ := strconv.Atoi(fields[11]) // fields 14 and 15 of stat, counted after the name
+		stime, _ := strconv.Atoi(fields[12])
+		if time.Duration(utime+stime)*10*time.Millisecond >= d { // clock ticks of 1/100 s
+			return
+		}
+		require.False(t, time.Now().After(deadline), "process %d never ran %v", pid, d)
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/scenarios"
+)
+
+// maxScenarioFile is the most ratelab reads of a file named without a .yaml suffix to see
+// whether it is a scenario file: far more than any scenario file, far less than a trace.
+const maxScenarioFile = 64 << 20
+
+// resolveScenario returns the scenario arg names:
+//
+//   - "-": a scenario file read from standard input;
+//   - a name ending in .yaml or .yml: that scenario file;
+//   - an existing file, whatever its name, when its content is a scenario file (YAML whose
+//     document is a mapping), else the built-in scenario of that name if there is one;
+//   - a built-in scenario's name.
+//
+// A misspelt name is a usage error that says what it might have been; a file that cannot be
+// read or is not a valid scenario file is a failure.
+func resolveScenario(ctx context.Context, e *env, arg string) (*engine.Scenario, error) {
+	if arg == "-" {
+		readingStdin(e, "a scenario file")
+		in, stop := newCtxReader(ctx, e.stdin)
+		defer stop()
+		data, err := io.ReadAll(in)
+		if err != nil {
+			return nil, fmt.Errorf("reading a scenario file from standard input: %w", err)
+		}
+		return scenarios.Load("stdin", data)
+	}
+	if scenarios.IsFile(arg) {
+		return scenarios.LoadFile(arg)
+	}
+	builtin := slices.Contains(scenarios.Names(), arg)
+	info, statErr := os.Stat(arg)
+	if statErr == nil && !info.IsDir() {
+		data, err := readSmallFile(ctx, arg)
+		if err != nil && !builtin {
+			return nil, err
+		}
+		if err == nil && looksLikeScenarioFile(data) {
+			if builtin && !strings.ContainsRune(arg, os.PathSeparator) {
+				fmt.Fprintf(e.stderr, "ratelab: %s: reading the scenario file %s, not the built-in scenario %s\n", arg, arg, arg)
+			}
+			return scenarios.Load(arg, data)
+		}
+		if !builtin {
+			return nil, fmt.Errorf("%s: not a scenario file (a scenario file is YAML: a mapping of name, sources, limiters…; see the README's Scenario files)", arg)
+		}
+	}
+	if builtin {
+		return scenarios.Get(arg)
+	}
+	switch {
+	case statErr == nil:
+		return nil, fmt.Errorf("%s: is a directory, not a scenario file", arg)
+	case strings.ContainsRune(arg, os.PathSeparator) || !errors.Is(statErr, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: %w", arg, cause(statErr))
+	}
+	names := scenarios.Names()
+	slices.Sort(names)
+	return nil, usageErrorf("no built-in scenario %q%s (known: %s; or a scenario file)", arg,
+		didYouMean(arg, names, nil), strings.Join(names, ", "))
+}
+
+// looksLikeScenarioFile is whether data is meant as a scenario file: YAML whose document is
+// a mapping, or text that fails to parse as YAML (a scenario file with a mistake, which
+// scenarios.Load then locates).
+func looksLikeScenarioFile(data []byte) bool {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return utf8.Valid(data) && !slices.Contains(data, 0)
+	}
+	return len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode
+}
+
+// readSmallFile reads path, refusing one larger than maxScenarioFile; ctx ends a read that
+// blocks (a FIFO nobody writes to).
+func readSmallFile(ctx context.Context, path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, cause(err))
+	}
+	defer f.Close()
+	in, stop := newCtxReader(ctx, f)
+	defer stop()
+	data, err := io.ReadAll(io.LimitReader(in, maxScenarioFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, cause(err))
+	}
+	if len(data) > maxScenarioFile {
+		return nil, fmt.Errorf("%s: larger than %d MiB: too large to be a scenario file", path, maxScenarioFile>>20)
+	}
+	return data, nil
+}
