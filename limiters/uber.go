@@ -84,7 +84,10 @@ type Uber struct {
 // caller announced; Sleep returns at once.
 type uberClock struct{ now atomic.Int64 }
 
-func (c *uberClock) Now() time.Time { return virtualEpoch.Add(time.Duration(c.now.Load())) }
+func (c *uberClock) Now() time.Time { return time.Unix(0, virtualEpochNs+c.now.Load()) }
+
+// virtualEpochNs is virtualEpoch in Unix ns, the library's unit.
+var virtualEpochNs = virtualEpoch.UnixNano()
 
 func (c *uberClock) Sleep(time.Duration) {}
 
@@ -260,7 +263,7 @@ func (u *Uber) take(now time.Duration, n int) time.Duration {
 	for range n {
 		last = u.lim.Take()
 	}
-	return max(last.Sub(virtualEpoch)-now, 0)
+	return max(time.Duration(last.UnixNano()-virtualEpochNs)-now, 0)
 }
 
 // AcquireAt is n Takes at now, always Admitted (Take cannot refuse); the wait they imply is
@@ -295,7 +298,7 @@ func (u *Uber) CancelAt(time.Duration, Reservation) {}
 // issued is the library's state word as virtual time, and whether any Take was made.
 func (u *Uber) issued() (time.Duration, bool) {
 	s := atomic.LoadInt64(u.state)
-	return time.Duration(s - virtualEpoch.UnixNano()), s != 0
+	return time.Duration(s - virtualEpochNs), s != 0
 }
 
 // AvailableAt is how many Takes at now would return at once: 1 before the first, else

@@ -64,14 +64,13 @@ var virtualEpoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
 //	"burst" means         bucket size and the largest n, forever   capacity, the same
 //	a late clock reading  no refill (elapsed = 0), decided now     judged at its own time
 //	concurrency           a sync.Mutex per call (float state)      one CAS, no lock
-//	allocation            ReserveN returns a *Reservation: one     none
-//	                      allocation per mode=wait/timeout call;
-//	                      AllowN and TokensAt allocate nothing
+//	allocation            none (the library's Reservation is kept  none
+//	                      by value for CancelAt)
 //	cancellation          CancelAt restores what the library       exact at the instant
 //	                      computes (as exact as its floats)
 //
-// Cancellation needs the library's *rate.Reservation, which ratelab's Reservation (a value)
-// cannot carry: the limiter keeps its last 16 admitted reservations and CancelAt cancels the
+// Cancellation needs the library's rate.Reservation, which ratelab's Reservation cannot carry:
+// the limiter keeps (copies of) its last 16 admitted reservations and CancelAt cancels the
 // matching one (same time, permits and wait) through the library, once; an older one, or a
 // plain try's grant (AllowN has no undo: a later stage's refusal wastes it, as in a service
 // that called AllowN), gives nothing back — never more than it took.
@@ -94,9 +93,10 @@ type XTimeRate struct {
 // xTimeRateHeld is how many admitted reservations XTimeRate remembers for CancelAt.
 const xTimeRateHeld = 16
 
-// xTimeRateHold is one admitted reservation: the library's handle and what ratelab was told.
+// xTimeRateHold is one admitted reservation: a copy of the library's Reservation (CancelAt
+// reads only its values) and what ratelab was told; n = 0 marks a free slot.
 type xTimeRateHold struct {
-	r        *rate.Reservation
+	r        rate.Reservation
 	at, wait time.Duration
 	n        int
 }
@@ -319,7 +319,7 @@ func (x *XTimeRate) ReserveAt(now time.Duration, n int, maxWait time.Duration) R
 	}
 	out.Decision = Admitted
 	x.mu.Lock()
-	x.held[x.next] = xTimeRateHold{r: r, at: now, wait: out.Wait, n: n}
+	x.held[x.next] = xTimeRateHold{r: *r, at: now, wait: out.Wait, n: n}
 	x.next = (x.next + 1) % xTimeRateHeld
 	x.mu.Unlock()
 	return out
@@ -332,18 +332,21 @@ func (x *XTimeRate) CancelAt(now time.Duration, r Reservation) {
 	if r.Decision != Admitted || x.lim == nil {
 		return
 	}
-	var found *rate.Reservation
+	var (
+		found rate.Reservation
+		ok    bool
+	)
 	x.mu.Lock()
 	for i := range xTimeRateHeld {
 		j := (x.next - 1 - i + 2*xTimeRateHeld) % xTimeRateHeld // newest first
-		if h := &x.held[j]; h.r != nil && h.at == r.At && h.n == r.Permits && h.wait == r.Wait {
-			found = h.r
+		if h := &x.held[j]; h.n > 0 && h.at == r.At && h.n == r.Permits && h.wait == r.Wait {
+			found, ok = h.r, true
 			*h = xTimeRateHold{}
 			break
 		}
 	}
 	x.mu.Unlock()
-	if found != nil {
+	if ok {
 		found.CancelAt(x.at(now))
 	}
 }

@@ -443,3 +443,24 @@ func mustSpec(t *testing.T, text string) Spec {
 	require.NoError(t, err, text)
 	return s
 }
+
+// The wait paths allocate nothing either: ReserveAt and CancelAt of x-time-rate (mode=wait and
+// a timeout, the library's Reservation kept by value) and of uber.
+func TestPeerReservationsAllocateNothing(t *testing.T) {
+	w := must(NewXTimeRate(XTimeRateSpec{Rate: PerSecond(100), Burst: 3, Mode: "wait"}, zeroClock{}))
+	to := must(NewXTimeRate(XTimeRateSpec{Rate: PerSecond(100), Burst: 3, Timeout: 5 * time.Millisecond}, zeroClock{}))
+	u := must(NewUber(UberSpec{Rate: PerSecond(100), Slack: 10}, zeroClock{}))
+	now := time.Duration(0)
+	for name, f := range map[string]func(){
+		"x-time-rate wait":         func() { now += time.Millisecond; w.ReserveAt(now, 1, MaxWaitForever) },
+		"x-time-rate wait+cancel":  func() { now += time.Millisecond; w.CancelAt(now, w.ReserveAt(now, 1, MaxWaitForever)) },
+		"x-time-rate timeout":      func() { now += time.Millisecond; to.ReserveAt(now, 2, 5*time.Millisecond) },
+		"x-time-rate snapshot":     func() { now += time.Millisecond; w.Snapshot(now) },
+		"uber take":                func() { now += time.Millisecond; u.ReserveAt(now, 2, MaxWaitForever) },
+		"uber snapshot, available": func() { now += time.Millisecond; u.Snapshot(now); u.AvailableAt(now) },
+	} {
+		if allocs := testing.AllocsPerRun(500, f); allocs != 0 {
+			t.Errorf("%s allocates %v per call", name, allocs)
+		}
+	}
+}
