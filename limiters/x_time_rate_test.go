@@ -464,3 +464,36 @@ func TestPeerReservationsAllocateNothing(t *testing.T) {
 		}
 	}
 }
+
+// A reservation cancelled at the instant it was made is undone as exactly as the library's
+// floats allow: beside a twin that never made it, on 100,000 random requests per rate (a third
+// preceded by a cancelled reservation), no decision differs, the tokens differ by ~1e-14 and a
+// later wait by at most 1ns — the library's restored tokens ((tokens − n) + n) are rounded.
+func TestXTimeRateCancelIsAsExactAsItsFloats(t *testing.T) {
+	for _, s := range []XTimeRateSpec{
+		{Rate: PerSecond(100), Burst: 3, Mode: "wait"}, {Rate: PerSecond(3), Burst: 2, Mode: "wait"},
+		{Rate: Rate{7, 100 * time.Millisecond}, Burst: 5, Mode: "wait"},
+	} {
+		cancels := must(NewXTimeRate(s, zeroClock{}))
+		twin := must(NewXTimeRate(s, zeroClock{}))
+		rng := rand.New(rand.NewPCG(1, 1))
+		per := s.Rate.Window / time.Duration(s.Rate.Permits)
+		now, waits := time.Duration(0), 0
+		for i := range 100_000 {
+			now += time.Duration(rng.Int64N(2 * int64(per)))
+			n := 1 + rng.IntN(s.Burst)
+			if rng.IntN(3) == 0 {
+				cancels.CancelAt(now, cancels.ReserveAt(now, 1+rng.IntN(s.Burst), MaxWaitForever))
+			}
+			a, b := cancels.ReserveAt(now, n, 2*per), twin.ReserveAt(now, n, 2*per)
+			require.Equal(t, b.Decision, a.Decision, "%s: step %d", s, i)
+			require.InDelta(t, b.Wait, a.Wait, 1, "%s: step %d: at most 1ns", s, i)
+			if a.Wait != b.Wait {
+				waits++
+			}
+			require.InDelta(t, twin.Library().TokensAt(virtualEpoch.Add(now)), cancels.Library().TokensAt(virtualEpoch.Add(now)), 1e-12)
+		}
+		t.Logf("%s: %d of 100000 waits differ by 1ns", s, waits)
+		assert.Positive(t, waits, "%s: the library's undo is not bit-exact", s)
+	}
+}
