@@ -344,6 +344,22 @@ var brokenCases = []struct {
 	}), map[string][]string{
 		"flash5-epoch-wrap": {"flash5-fixed:limit=3,window=1ms after exactly 2^32 windows admitted 3 of 4: the bound is exactly 0"},
 	}},
+	{"ratelab's exact token bucket in place of x/time/rate", only(func(s limiters.XTimeRateSpec, c limiters.Clock) (limiters.Limiter, error) {
+		return limiters.NewTokenBucket(s.Burst, s.Rate, c)
+	}), map[string][]string{
+		"x-time-rate-library": {"x-time-rate:rate=3/1s,burst=1 admitted requests [1 3 5 7 9] of 10 every 333,333,333ns: the bound is exactly [1 2 3 4 6 7 8 9]"},
+	}},
+	{"a full token bucket of capacity slack + 1 in place of uber", only(func(s limiters.UberSpec, c limiters.Clock) (limiters.Limiter, error) {
+		return limiters.NewTokenBucket(s.Slack+1, s.Rate, c)
+	}), map[string][]string{
+		"uber-slack": {"uber:rate=100/1s: 12 Takes at 0 wait [0s 0s 0s 0s 0s 0s 0s 0s 0s 0s 0s 10ms]: the first calls get no slack: the bound is exactly [0s 10ms 20ms"},
+	}},
+	{"a token bucket of capacity 2 in place of uber without slack", only(func(s limiters.UberSpec, c limiters.Clock) (limiters.Limiter, error) {
+		return limiters.NewTokenBucket(s.Slack+2, s.Rate, c)
+	}), map[string][]string{
+		"uber-slack": {"uber:rate=100/1s,slack=0: 3 Takes at 1s, after idle, wait [0s 0s 10ms]: the bound is exactly [0s 10ms 20ms]",
+			"uber:rate=100/1s,slack=0: admissions at"},
+	}},
 	{"a token bucket that cannot refund", only(func(s limiters.TokenBucketSpec, c limiters.Clock) (limiters.Limiter, error) {
 		l, err := s.New(c)
 		return struct{ limiters.Clocked }{l.(limiters.Clocked)}, err // hides RefundAt

@@ -18,18 +18,22 @@ var sizeSpecs = []string{
 	"warm-up:capacity=6,rate=100/1s,warmup=1s",
 	"concurrency:max=5",
 	"flash5-fixed:limit=5,window=1s",
+	"x-time-rate:rate=100/1s,burst=5",
+	"uber:rate=100/1s,slack=4",
 }
 
 var requestSizes = &Guarantee{
 	ID:         "request-sizes",
 	Algorithms: kindsOf(sizeSpecs),
-	Claim: "a request for more permits than a limiter can ever grant at once (MaxPermits: capacity, 1, limit or max) is " +
+	Claim: "a request for more permits than a limiter can ever grant at once (MaxPermits: capacity, 1, limit, max, burst or slack + 1) is " +
 		"answered never — retrying cannot help, so a client does not retry — and takes nothing; a request for 0 or fewer is invalid " +
 		"and takes nothing; MaxPermits itself is grantable (a warm-up bucket's once warm)",
 	Scenario: "one limiter of each kind (token-bucket capacity 3, leaky-bucket, sliding-window limit 5, fixed-window limit 5, " +
-		"warm-up capacity 6 over 1s, concurrency max 5, flash5-fixed limit 5); at 0 a request for MaxPermits+1, then one for MaxPermits, with a client " +
+		"warm-up capacity 6 over 1s, concurrency max 5, flash5-fixed limit 5, x-time-rate burst 5, uber slack 4: MaxPermits slack + 1, " +
+		"its callers waiting as Take says); at 0 a request for MaxPermits+1, then one for MaxPermits, with a client " +
 		"that retries at the Retry-After hint (3 attempts); then AcquireAt(0) and AcquireAt(−1) on a fresh limiter",
-	Bound: "MaxPermits+1: never, 1 attempt, 0 taken; MaxPermits: admitted at 0 (the cold warm-up bucket at its hint, 1s, when warm); " +
+	Bound: "MaxPermits+1: never, 1 attempt, 0 taken; MaxPermits: admitted at 0 (the cold warm-up bucket at its hint, 1s, when warm; " +
+		"uber after exactly slack·T = 40ms, as its first calls get no slack); " +
 		"n <= 0: invalid, available unchanged; RetryAfterAt(MaxPermits+1) not ok",
 	Checker: "each request's outcomes and attempts from the trace; available permits before and after the refused requests",
 	run: func(r *run) error {
@@ -78,6 +82,12 @@ var requestSizes = &Guarantee{
 				// the warm-up period, or up to 1µs before it, as the ramp's interval is
 				// floored to a whole nanosecond.
 				from, to = w.WarmUp-time.Microsecond, w.WarmUp
+			}
+			if u, ok := s.(limiters.UberSpec); ok {
+				// Take never refuses, and a fresh uber's first calls get no slack: the
+				// slack + 1 Takes of MaxPermits are issued T apart from 0, the last at slack·T.
+				from = time.Duration(u.Slack) * u.Rate.Window / time.Duration(u.Rate.Permits)
+				to = from
 			}
 			if at, ok := admittedAt[2]; !ok || at < from || at > to {
 				r.failf("%s: a request for MaxPermits = %d was admitted at %s (admitted: %v): the bound is admitted in [%s, %s] (MaxPermits is grantable; the one before took nothing)",

@@ -20,6 +20,8 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindWarmUpTokenBucket: {CapRetryAfter, CapRefund},
 		KindConcurrency:       {CapRelease},
 		KindFlash5Fixed:       {CapRetryAfter},
+		KindXTimeRate:         {CapReserve},
+		KindUber:              {CapReserve},
 	}
 	for _, info := range Kinds() {
 		l, err := Parse(info.Example, zeroClock{})

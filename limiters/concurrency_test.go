@@ -74,6 +74,9 @@ func TestRaceForTwentyPermits(t *testing.T) {
 		{"flash5-fixed", func(c Clock) Clocked {
 			return must(NewFlash5Fixed(Flash5FixedSpec{Limit: permits, Window: time.Second}, c))
 		}},
+		{"x-time-rate", func(c Clock) Clocked { // the library's mutex, not a CAS
+			return must(NewXTimeRate(XTimeRateSpec{Rate: PerSecond(1), Burst: permits}, c))
+		}},
 	}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {

@@ -9,6 +9,13 @@
 //	WarmUpTokenBucket  token bucket ramping 1/3 → 1       capacity/3 → capacity  one int64 + birth
 //	Concurrency        max held at once (bulkhead)        no time axis           one int32
 //
+// Beside them the registry holds peers, each in its own file: models of other products
+// (Flash5Fixed) and real libraries driven at virtual time — XTimeRate is golang.org/x/time/rate
+// itself (float64 tokens, a sync.Mutex per call: AllowN, ReserveN and CancelAt at a fixed epoch
+// plus the lane's time) and Uber is go.uber.org/ratelimit itself (Take on a lock-free virtual
+// clock). They decide and wait exactly as the library does, allocate nothing and pass the race
+// detector; where they differ from ratelab's kinds, their doc comments say, with numbers.
+//
 // One kind, one place: each kind's file holds its algorithm, its spec type (TokenBucketSpec, …:
 // fields, parsing, formatting, validation, bound, natural window, nominal rate, initial
 // permits), its explanation sentence and its registry entry (KindInfo: family, summary,
