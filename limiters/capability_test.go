@@ -20,6 +20,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindWarmUpTokenBucket: {CapRetryAfter, CapRefund},
 		KindConcurrency:       {CapRelease},
 		KindFlash5Fixed:       {CapRetryAfter},
+		KindNginx:             {CapReserve, CapRefund},
 	}
 	for _, info := range Kinds() {
 		l, err := Parse(info.Example, zeroClock{})

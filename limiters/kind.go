@@ -100,6 +100,7 @@ var kinds = []*KindInfo{
 	&warmUpKind,
 	&concurrencyKind,
 	&flash5FixedKind,
+	&nginxKind,
 }
 
 // Kinds lists every kind, in the order ratelab shows them.
