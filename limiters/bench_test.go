@@ -136,7 +136,9 @@ var benchKinds = []benchKind{
 		sequential: func(*testing.B) (Limiter, time.Duration) {
 			return must(NewNginx(NginxSpec{Rate: PerSecond(1_000_000), Burst: 1000, NoDelay: true}, benchClock)), time.Microsecond
 		},
-		rejecting: func() Limiter { return must(NewNginx(NginxSpec{Rate: PerSecond(1), Burst: 100, NoDelay: true}, benchClock)) },
+		rejecting: func() Limiter {
+			return must(NewNginx(NginxSpec{Rate: PerSecond(1), Burst: 100, NoDelay: true}, benchClock))
+		},
 		generous: func(*testing.B) Limiter {
 			return must(NewNginx(NginxSpec{Rate: PerSecond(1_000_000), Burst: 1_000_000, NoDelay: true}, benchClock))
 		},
