@@ -11,8 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -92,7 +92,7 @@ func TestNginxAgainstRealNginx(t *testing.T) {
 		checkNginxMargins(t, tr)
 	}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		Proxy:             nil, // never a proxy: loopback only
+		Proxy:             nil,  // never a proxy: loopback only
 		DisableKeepAlives: true, // one connection per request: limit_req counts requests, and none waits for another's
 	}}
 	// A status that differs, or a hold that ends early, fails at once. A hold that ends late
