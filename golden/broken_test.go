@@ -2,6 +2,7 @@ package golden
 
 import (
 	"context"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -360,6 +361,20 @@ var brokenCases = []struct {
 		"uber-slack": {"uber:rate=100/1s,slack=0: 3 Takes at 1s, after idle, wait [0s 0s 10ms]: the bound is exactly [0s 10ms 20ms]",
 			"uber:rate=100/1s,slack=0: admissions at"},
 	}},
+	{"nginx as a textbook leaky bucket (every request adds 1000 after the drain)", only(func(s limiters.NginxSpec, c limiters.Clock) (limiters.Limiter, error) {
+		return newTextbookNginx(s, c, true)
+	}), map[string][]string{
+		"nginx-burst": {
+			"nginx:rate=10r/s,burst=5,delay=2: 10 at 0s: served with holds [0s 0s 100ms 200ms 300ms] and refused 5: the bound is exactly holds [0s 0s 0s 100ms 200ms 300ms] and 4 refused",
+			"nginx:rate=10r/s,burst=5,delay=nodelay: 7 at 10s: served with holds [0s 0s 0s 0s 0s] and refused 2",
+			"nginx:rate=1r/m: a request at 0s was rejected: the bound is admitted",
+		},
+	}},
+	{"nginx with an exact rate (1r/m as one per 60s)", only(func(s limiters.NginxSpec, c limiters.Clock) (limiters.Limiter, error) {
+		return newTextbookNginx(s, c, false)
+	}), map[string][]string{
+		"nginx-burst": {"nginx:rate=1r/m: a request at 1m was admitted: the bound is rejected (1r/m is 16 milli-requests per second: one every 62.5s)"},
+	}},
 	{"a token bucket that cannot refund", only(func(s limiters.TokenBucketSpec, c limiters.Clock) (limiters.Limiter, error) {
 		l, err := s.New(c)
 		return struct{ limiters.Clocked }{l.(limiters.Clocked)}, err // hides RefundAt
@@ -411,3 +426,55 @@ func TestEveryGuaranteeHasABrokenVariant(t *testing.T) {
 		assert.True(t, covered[g.ID], "no broken limiter proves that %s's checker can fail", g.ID)
 	}
 }
+
+// textbookNginx is limit_req with the rate exact, where nginx truncates it to whole
+// milli-requests per second (1r/m: 16, one per 62.5s), and, when textbook, as a textbook
+// leaky bucket has it: excess' = max(0, excess − drained) + 1000 for every request, where
+// nginx floors after adding the request's own 1000 (so that the first request of a drained
+// key is free and burst + 1 pass).
+type textbookNginx struct {
+	limiters.Limiter           // the real one, for what the checker does not ask
+	rate, burst, delay float64 // milli-requests per ms; milli-requests
+	textbook           bool
+	excess             float64 // −1: a key not seen yet
+	last               time.Duration
+}
+
+func newTextbookNginx(s limiters.NginxSpec, c limiters.Clock, textbook bool) (limiters.Limiter, error) {
+	real, err := s.New(c)
+	delay := float64(s.Delay) * 1000
+	if s.NoDelay {
+		delay = math.Inf(1)
+	}
+	return &textbookNginx{Limiter: real, rate: float64(s.Rate.Permits) / s.Rate.Window.Seconds(),
+		burst: float64(s.Burst) * 1000, delay: delay, textbook: textbook, excess: -1}, err
+}
+
+func (b *textbookNginx) AcquireAt(now time.Duration, n int) limiters.Decision {
+	return b.ReserveAt(now, n, 0).Decision
+}
+
+func (b *textbookNginx) ReserveAt(now time.Duration, n int, maxWait time.Duration) limiters.Reservation {
+	r := limiters.Reservation{Decision: limiters.Rejected, Permits: n, At: now}
+	drained := b.rate * float64(now-b.last) / float64(time.Millisecond)
+	excess := math.Max(0, b.excess-drained+1000) + float64(n-1)*1000
+	switch {
+	case b.textbook:
+		excess = math.Max(0, b.excess-drained) + float64(n)*1000
+	case b.excess < 0: // a key not seen yet
+		excess = float64(n-1) * 1000
+	}
+	if excess > b.burst {
+		return r
+	}
+	if excess > b.delay {
+		r.Wait = time.Duration((excess - b.delay) / b.rate * float64(time.Millisecond))
+	}
+	if r.Wait > maxWait {
+		return r
+	}
+	b.excess, b.last, r.Decision = excess, now, limiters.Admitted
+	return r
+}
+
+func (b *textbookNginx) CancelAt(time.Duration, limiters.Reservation) {}

@@ -13,6 +13,7 @@ func Catalogue() []*Guarantee {
 		flash5EpochWrap,
 		xTimeRateLibrary,
 		uberSlack,
+		nginxBurst,
 		warmUpCurve,
 		warmUpBurst,
 		warmUpCapacityOne,

@@ -20,17 +20,18 @@ var sizeSpecs = []string{
 	"flash5-fixed:limit=5,window=1s",
 	"x-time-rate:rate=100/1s,burst=5",
 	"uber:rate=100/1s,slack=4",
+	"nginx:rate=10r/s,burst=4,delay=nodelay",
 }
 
 var requestSizes = &Guarantee{
 	ID:         "request-sizes",
 	Algorithms: kindsOf(sizeSpecs),
-	Claim: "a request for more permits than a limiter can ever grant at once (MaxPermits: capacity, 1, limit, max, burst or slack + 1) is " +
+	Claim: "a request for more permits than a limiter can ever grant at once (MaxPermits: capacity, 1, limit, max, burst, slack + 1 or nginx burst + 1) is " +
 		"answered never — retrying cannot help, so a client does not retry — and takes nothing; a request for 0 or fewer is invalid " +
 		"and takes nothing; MaxPermits itself is grantable (a warm-up bucket's once warm)",
 	Scenario: "one limiter of each kind (token-bucket capacity 3, leaky-bucket, sliding-window limit 5, fixed-window limit 5, " +
 		"warm-up capacity 6 over 1s, concurrency max 5, flash5-fixed limit 5, x-time-rate burst 5, uber slack 4: MaxPermits slack + 1, " +
-		"its callers waiting as Take says); at 0 a request for MaxPermits+1, then one for MaxPermits, with a client " +
+		"its callers waiting as Take says, nginx burst 4 nodelay); at 0 a request for MaxPermits+1, then one for MaxPermits, with a client " +
 		"that retries at the Retry-After hint (3 attempts); then AcquireAt(0) and AcquireAt(−1) on a fresh limiter",
 	Bound: "MaxPermits+1: never, 1 attempt, 0 taken; MaxPermits: admitted at 0 (the cold warm-up bucket at its hint, 1s, when warm; " +
 		"uber after exactly slack·T = 40ms, as its first calls get no slack); " +

@@ -23,6 +23,7 @@ func TestZeroAllocations(t *testing.T) {
 		must(NewFlash5Fixed(Flash5FixedSpec{Limit: 100, Window: time.Second}, c)),
 		must(NewXTimeRate(XTimeRateSpec{Rate: PerSecond(100), Burst: 3}, c)),
 		must(NewUber(UberSpec{Rate: PerSecond(100), Slack: 10}, c)),
+		must(NewNginx(NginxSpec{Rate: PerSecond(100), Burst: 20, Delay: 5}, c)),
 	}
 	for _, l := range limiters {
 		now := time.Duration(0)

@@ -22,6 +22,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindFlash5Fixed:       {CapRetryAfter},
 		KindXTimeRate:         {CapReserve},
 		KindUber:              {CapReserve},
+		KindNginx:             {CapReserve, CapRefund},
 	}
 	for _, info := range Kinds() {
 		l, err := Parse(info.Example, zeroClock{})

@@ -77,6 +77,10 @@ func TestRaceForTwentyPermits(t *testing.T) {
 		{"x-time-rate", func(c Clock) Clocked { // the library's mutex, not a CAS
 			return must(NewXTimeRate(XTimeRateSpec{Rate: PerSecond(1), Burst: permits}, c))
 		}},
+		// nginx's node is under a mutex, as under the zone's lock: burst + 1 = 20 pass.
+		{"nginx", func(c Clock) Clocked {
+			return must(NewNginx(NginxSpec{Rate: PerSecond(1), Burst: permits - 1, NoDelay: true}, c))
+		}},
 	}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {

@@ -102,6 +102,7 @@ var kinds = []*KindInfo{
 	&flash5FixedKind,
 	&xTimeRateKind,
 	&uberKind,
+	&nginxKind,
 }
 
 // Kinds lists every kind, in the order ratelab shows them.

@@ -192,6 +192,27 @@ func catalogue() []*engine.Scenario {
 			Seed: 1, Horizon: 20 * s, Client: drop, Lanes: six(), Downstream: service(50 * ms),
 			Sources: []engine.Source{{Kind: engine.SourceTrace, TraceData: apiGatewayTrace}},
 		},
+		{
+			Name: "nginx-burst",
+			Description: "What NGINX limit_req's burst and delay do: bursts of 10 requests at once every 2s " +
+				"(at 0, 2, 4, 6 and 8s) against limit_req at 10r/s. With burst=5 nodelay, 6 of each burst pass at " +
+				"once (burst + 1: a drained key's first request is free) and 4 get 503 — exactly what " +
+				"token-bucket:capacity=6 at 10/s admits: nginx's burst is a capacity of burst + 1. With delay=2, " +
+				"3 pass at once and nginx holds 3 for 100, 200 and 300ms (until the excess has drained to the " +
+				"delay), 4 get 503. With burst=5 and no delay, only the first passes at once and 5 are held 100ms " +
+				"to 500ms apart: the burst becomes a queue paced at the rate. Without a burst 1 of each 10 passes. " +
+				"Over the 5 bursts: 30 of 50 served by each burst=5 lane (15 and 25 of them held), 5 without a burst.",
+			Seed: 1, Horizon: 10 * s, Client: drop,
+			Lanes: lanes(
+				"nginx:rate=10r/s,burst=5,delay=nodelay",
+				"nginx:rate=10r/s,burst=5,delay=2",
+				"nginx:rate=10r/s,burst=5",
+				"nginx:rate=10r/s",
+				"token-bucket:capacity=6,rate=10/1s",
+			),
+			Sources: []engine.Source{{Kind: engine.SourceBursts, Bursts: []engine.Burst{
+				{At: 0, Count: 10}, {At: 2 * s, Count: 10}, {At: 4 * s, Count: 10}, {At: 6 * s, Count: 10}, {At: 8 * s, Count: 10}}}},
+		},
 	}
 }
 

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,6 +105,25 @@ func TestCatalogueTeachesWhatItSays(t *testing.T) {
 		}
 	}
 	assert.InDelta(t, 1.0/3, float64(failed)/float64(admitted), 0.05, "once slow, the pool refuses about a third")
+
+	res = run("nginx-burst")
+	for i, want := range []struct {
+		admitted, delayed int64
+		maxWait           time.Duration
+	}{
+		{30, 0, 0},         // burst=5 nodelay: 6 of each 10
+		{30, 15, 300 * ms}, // delay=2: 3 at once, 3 held 100/200/300ms
+		{30, 25, 500 * ms}, // burst=5: 1 at once, 5 held 100ms to 500ms
+		{5, 0, 0},          // no burst: 1 of each 10
+		{30, 0, 0},         // token-bucket capacity=6: as nodelay
+	} {
+		lane := res.Lanes[i]
+		assert.Equal(t, int64(50), lane.Totals.Offered, lane.Name)
+		assert.Equal(t, want.admitted, lane.Totals.Admitted, lane.Name)
+		assert.Equal(t, want.delayed, lane.Totals.Delayed, lane.Name)
+		assert.Equal(t, 50-want.admitted, lane.Totals.Rejected, lane.Name)
+		assert.Equal(t, want.maxWait, lane.Wait.Max, lane.Name)
+	}
 }
 
 // firstBurst counts admissions before 100ms.

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/scenarios"
 )
 
 // Go's raw flag errors come out in ratelab's words, naming the flag and what is wrong with
@@ -52,7 +56,13 @@ func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
 // A misspelt scenario gets "did you mean" before the list of known names; case does not
 // matter; a name nothing is close to gets the list alone.
 func TestMisspeltScenarioSuggestsTheName(t *testing.T) {
-	known := "(known: boundary-attack, burst-after-idle, cold-start, diurnal, on-off, poisson, replay, retry-storm, slot-edge, slow-downstream, steady; or a scenario file)"
+	var names []string
+	for _, sc := range scenarios.All() {
+		names = append(names, sc.Name)
+	}
+	slices.Sort(names)
+	known := "(known: " + strings.Join(names, ", ") + "; or a scenario file)"
+	require.Contains(t, known, "boundary-attack, burst-after-idle, cold-start, diurnal, ")
 	for arg, want := range map[string]string{
 		"poison":          `no built-in scenario "poison" (did you mean poisson?) ` + known,
 		"Poisson":         `no built-in scenario "Poisson" (did you mean poisson?) ` + known,
