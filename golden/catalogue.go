@@ -11,6 +11,8 @@ func Catalogue() []*Guarantee {
 		slidingWindowSlotEdge,
 		fixedWindowBoundary,
 		flash5EpochWrap,
+		guavaPrepay,
+		guavaWarmupNeverWarms,
 		warmUpCurve,
 		warmUpBurst,
 		warmUpCapacityOne,

@@ -21,6 +21,8 @@ func TestZeroAllocations(t *testing.T) {
 		must(NewWarmUpTokenBucket(10, PerSecond(100), time.Nanosecond, c)),
 		must(NewConcurrency(20)),
 		must(NewFlash5Fixed(Flash5FixedSpec{Limit: 100, Window: time.Second}, c)),
+		must(NewGuavaBursty(GuavaBurstySpec{Rate: PerSecond(100), MaxBurst: time.Second}, c)),
+		must(NewGuavaWarmingUp(GuavaWarmUpSpec{Rate: PerSecond(100), WarmUp: time.Second, ColdFactor: 3}, c)),
 	}
 	for _, l := range limiters {
 		now := time.Duration(0)
@@ -40,6 +42,10 @@ func TestZeroAllocations(t *testing.T) {
 			l.AcquireAt(now, l.MaxPermits())
 			check("RetryAfterAt", func() { rl.RetryAfterAt(now, 1) })
 			check("RetryAfterAt n=max", func() { rl.RetryAfterAt(now, l.MaxPermits()) })
+		}
+		if rs, ok := l.(Reserver); ok {
+			check("ReserveAt+CancelAt", func() { now += step; rs.CancelAt(now, rs.ReserveAt(now, 1, MaxWaitForever)) })
+			check("Snapshot", func() { now += step; l.Snapshot(now) })
 		}
 		if cl, ok := l.(*Concurrency); ok {
 			check("acquire+Release", func() {

@@ -13,8 +13,8 @@ import (
 //
 //	capability   interface   kinds that have it                        what it is for
 //	retry-after  RetryAfter  token, leaky, sliding, fixed, warm-up,    a Retry-After hint; a queue's wake-up
-//	                         flash5-fixed
-//	reserve      Reserver    token, leaky                              admit after a wait (shaping) instead of refusing
+//	                         flash5-fixed, guava-bursty, guava-warmup
+//	reserve      Reserver    token, leaky, guava-bursty, guava-warmup  admit after a wait (shaping) instead of refusing
 //	release      Releaser    concurrency                               permits come back when work ends, not by the clock
 //	refund       Refunder    token, leaky, sliding, fixed, warm-up     give back permits a later stage of a stack refused
 //	feedback     Feedback    (none yet; the simulator reports every    completions with latency and outcome, for adaptive limits

@@ -20,6 +20,8 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindWarmUpTokenBucket: {CapRetryAfter, CapRefund},
 		KindConcurrency:       {CapRelease},
 		KindFlash5Fixed:       {CapRetryAfter},
+		KindGuavaBursty:       {CapRetryAfter, CapReserve},
+		KindGuavaWarmUp:       {CapRetryAfter, CapReserve},
 	}
 	for _, info := range Kinds() {
 		l, err := Parse(info.Example, zeroClock{})

@@ -100,6 +100,8 @@ var kinds = []*KindInfo{
 	&warmUpKind,
 	&concurrencyKind,
 	&flash5FixedKind,
+	&guavaBurstyKind,
+	&guavaWarmUpKind,
 }
 
 // Kinds lists every kind, in the order ratelab shows them.
