@@ -265,6 +265,28 @@ func only[T limiters.Spec](broken func(s T, c limiters.Clock) (limiters.Limiter,
 	}
 }
 
+// guavaSelfPaying is Guava's SmoothBursty made to charge each caller for its own request: the
+// caller waits until the ticket its own permits push on (the real one waits only for the
+// ticket as it found it), and tryAcquire admits only if that is within its timeout.
+type guavaSelfPaying struct{ *limiters.GuavaBursty }
+
+func (g guavaSelfPaying) ReserveAt(now time.Duration, n int, maxWait time.Duration) limiters.Reservation {
+	r := g.GuavaBursty.ReserveAt(now, n, limiters.MaxWaitForever)
+	if r.Decision != limiters.Admitted {
+		return r
+	}
+	r.Wait, _ = g.GuavaBursty.RetryAfterAt(now, n) // the ticket after its own cost
+	if maxWait < limiters.MaxWaitForever && r.Wait > maxWait {
+		g.GuavaBursty.CancelAt(now, r) // undone exactly: the same instant
+		r.Decision = limiters.Rejected
+	}
+	return r
+}
+
+func (g guavaSelfPaying) AcquireAt(now time.Duration, n int) limiters.Decision {
+	return g.ReserveAt(now, n, 0).Decision
+}
+
 // tauTooLarge builds token and leaky buckets whose tolerance is one emission interval too
 // large: capacity+1 intervals (a leaky bucket: 2).
 var tauTooLarge Factory = func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
@@ -380,6 +402,26 @@ var brokenCases = []struct {
 		return struct{ limiters.Clocked }{l.(limiters.Clocked)}, err // hides RefundAt
 	}), map[string][]string{
 		"stack-refunds": {"refund: 1 admitted at 1s: the bound is exactly 2"},
+	}},
+	{"a Guava that charges the caller itself (SmoothBursty waiting for its own cost)", only(func(s limiters.GuavaBurstySpec, c limiters.Clock) (limiters.Limiter, error) {
+		l, err := limiters.NewGuavaBursty(s, c)
+		return guavaSelfPaying{l}, err
+	}), map[string][]string{
+		"guava-prepay": {
+			"guava-bursty:rate=1/1s,mode=wait: acquire(10) at 0 (call 1) got admitted with a wait of 10s: the bound is admitted with a wait of exactly 0s",
+			"guava-bursty:rate=1/1s: tryAcquire(10) at 0s got rejected: the bound is admitted",
+			"guava-bursty:rate=10/1s: 0 of 12 at 0 were admitted: the bound is exactly 1 (it starts empty, and the first passes at once)",
+		},
+	}},
+	{"a Guava warm-up that starts warm (no cold interval: cold_factor=1)", only(func(s limiters.GuavaWarmUpSpec, c limiters.Clock) (limiters.Limiter, error) {
+		s.ColdFactor = 1
+		return limiters.NewGuavaWarmingUp(s, c)
+	}), map[string][]string{
+		"guava-warmup-never-warms": {
+			"guava-warmup:rate=100/1s,warmup=1s: 100 admitted in second 0: the bound is exactly 34",
+			"guava-warmup:rate=100/1s,warmup=1s,cold_factor=2: 100 admitted in second 0: the bound is exactly 50",
+			"guava-warmup:rate=100/1s,warmup=1s,mode=wait: acquire(1) at 500ms waited 0s: the bound is exactly 500ms from the 51st request on",
+		},
 	}},
 	{"a limiter that allocates per decision", func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
 		l, err := s.New(c)

@@ -14,6 +14,8 @@ func Catalogue() []*Guarantee {
 		xTimeRateLibrary,
 		uberSlack,
 		nginxBurst,
+		guavaPrepay,
+		guavaWarmupNeverWarms,
 		warmUpCurve,
 		warmUpBurst,
 		warmUpCapacityOne,

@@ -24,6 +24,8 @@ func TestZeroAllocations(t *testing.T) {
 		must(NewXTimeRate(XTimeRateSpec{Rate: PerSecond(100), Burst: 3}, c)),
 		must(NewUber(UberSpec{Rate: PerSecond(100), Slack: 10}, c)),
 		must(NewNginx(NginxSpec{Rate: PerSecond(100), Burst: 20, Delay: 5}, c)),
+		must(NewGuavaBursty(GuavaBurstySpec{Rate: PerSecond(100), MaxBurst: time.Second}, c)),
+		must(NewGuavaWarmingUp(GuavaWarmUpSpec{Rate: PerSecond(100), WarmUp: time.Second, ColdFactor: 3}, c)),
 	}
 	for _, l := range limiters {
 		now := time.Duration(0)
@@ -43,6 +45,10 @@ func TestZeroAllocations(t *testing.T) {
 			l.AcquireAt(now, l.MaxPermits())
 			check("RetryAfterAt", func() { rl.RetryAfterAt(now, 1) })
 			check("RetryAfterAt n=max", func() { rl.RetryAfterAt(now, l.MaxPermits()) })
+		}
+		if rs, ok := l.(Reserver); ok {
+			check("ReserveAt+CancelAt", func() { now += step; rs.CancelAt(now, rs.ReserveAt(now, 1, MaxWaitForever)) })
+			check("Snapshot", func() { now += step; l.Snapshot(now) })
 		}
 		if cl, ok := l.(*Concurrency); ok {
 			check("acquire+Release", func() {

@@ -13,9 +13,9 @@ package limiters
 //
 // On the admit path every call is admitted: the single-goroutine forms advance now by one
 // emission interval (or by window/limit) per call; the parallel forms use configurations
-// whose burst b.N cannot exhaust (the leaky bucket, whose burst is 1, cannot be configured
-// so and reports its admit fraction). On the reject path now is frozen after the burst is
-// spent, so every call is rejected. Each benchmark reports admits/op to prove which path ran.
+// whose burst b.N cannot exhaust (the leaky bucket and guava-warmup, whose bursts are 1,
+// cannot be configured so and report their admit fractions). On the reject path now is
+// frozen after the burst is spent, so every call is rejected. Each benchmark reports admits/op to prove which path ran.
 //
 // Reproduce:
 //
@@ -121,6 +121,32 @@ var benchKinds = []benchKind{
 		},
 	},
 	{
+		name: "guava-bursty",
+		sequential: func(*testing.B) (Limiter, time.Duration) {
+			// 250000/s: a permit costs 4µs, and one call per 4µs is exactly the rate.
+			return must(NewGuavaBursty(GuavaBurstySpec{Rate: PerSecond(250_000), MaxBurst: time.Second}, zeroClock{})), 4 * time.Microsecond
+		},
+		generous: func(*testing.B) Limiter {
+			// Made 1000h before the benchmark's times with a 1000h burst: 9·10¹¹ stored permits.
+			// The parallel goroutines' times differ, and Guava refuses a caller whose reading is
+			// behind the next free ticket that a later reading set: about half are refused.
+			return must(NewGuavaBursty(GuavaBurstySpec{Rate: PerSecond(250_000), MaxBurst: 1000 * time.Hour},
+				fixedClock(-1000*time.Hour)))
+		},
+	},
+	{
+		// No burst at all (every permit costs at least T): the parallel admit path reports
+		// its admit fraction, as the leaky bucket's does.
+		name: "guava-warmup",
+		sequential: func(*testing.B) (Limiter, time.Duration) {
+			// From cold a permit costs up to 3T: a step of 3T admits every call.
+			return must(NewGuavaWarmingUp(GuavaWarmUpSpec{Rate: PerSecond(250_000), WarmUp: time.Second, ColdFactor: 3}, zeroClock{})), 12 * time.Microsecond
+		},
+		generous: func(*testing.B) Limiter {
+			return must(NewGuavaWarmingUp(GuavaWarmUpSpec{Rate: PerSecond(250_000), WarmUp: time.Second, ColdFactor: 3}, zeroClock{}))
+		},
+	},
+	{
 		// Acquire only: 2^31-1 permits are more than b.N can take.
 		name: "concurrency",
 		sequential: func(*testing.B) (Limiter, time.Duration) {
@@ -159,6 +185,11 @@ var benchKinds = []benchKind{
 type zeroClock struct{}
 
 func (zeroClock) Now() time.Duration { return 0 }
+
+// fixedClock is a clock stuck at its value: a limiter made on it is born then.
+type fixedClock time.Duration
+
+func (c fixedClock) Now() time.Duration { return time.Duration(c) }
 
 // benchStart is the first time used: past every warm-up of 1ms.
 const benchStart = time.Second
@@ -217,6 +248,20 @@ func acquireLoop(n int, l Limiter, now, step time.Duration, release bool) int64 
 				admits++
 			}
 		}
+	case *GuavaBursty:
+		for range n {
+			now += step
+			if l.AcquireAt(now, 1) == Admitted {
+				admits++
+			}
+		}
+	case *GuavaWarmingUp:
+		for range n {
+			now += step
+			if l.AcquireAt(now, 1) == Admitted {
+				admits++
+			}
+		}
 	case *Concurrency:
 		for range n {
 			if l.AcquireAt(now, 1) == Admitted {
@@ -268,6 +313,18 @@ func tryAcquireLoop(n int, l Limiter) int64 {
 			}
 		}
 	case *Nginx:
+		for range n {
+			if l.TryAcquire(1) {
+				admits++
+			}
+		}
+	case *GuavaBursty:
+		for range n {
+			if l.TryAcquire(1) {
+				admits++
+			}
+		}
+	case *GuavaWarmingUp:
 		for range n {
 			if l.TryAcquire(1) {
 				admits++
@@ -481,6 +538,10 @@ func BenchmarkTryAcquire(b *testing.B) {
 				case *SlidingWindow:
 					l.clock = NewMonotonicClock()
 				case *FixedWindow:
+					l.clock = NewMonotonicClock()
+				case *GuavaBursty:
+					l.clock = NewMonotonicClock() // still born 1000h before: the burst is stored
+				case *GuavaWarmingUp:
 					l.clock = NewMonotonicClock()
 				}
 			}

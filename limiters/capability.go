@@ -13,8 +13,9 @@ import (
 //
 //	capability   interface   kinds that have it                        what it is for
 //	retry-after  RetryAfter  token, leaky, sliding, fixed, warm-up,    a Retry-After hint; a queue's wake-up
-//	                         flash5-fixed
-//	reserve      Reserver    token, leaky, x-time-rate, uber, nginx    admit after a wait (shaping) instead of refusing
+//	                         flash5-fixed, guava-bursty, guava-warmup
+//	reserve      Reserver    token, leaky, x-time-rate, uber, nginx,   admit after a wait (shaping) instead of refusing
+//	                         guava-bursty, guava-warmup
 //	release      Releaser    concurrency                               permits come back when work ends, not by the clock
 //	refund       Refunder    token, leaky, sliding, fixed, warm-up,    give back permits a later stage of a stack refused
 //	                         nginx

@@ -23,6 +23,8 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindXTimeRate:         {CapReserve},
 		KindUber:              {CapReserve},
 		KindNginx:             {CapReserve, CapRefund},
+		KindGuavaBursty:       {CapRetryAfter, CapReserve},
+		KindGuavaWarmUp:       {CapRetryAfter, CapReserve},
 	}
 	for _, info := range Kinds() {
 		l, err := Parse(info.Example, zeroClock{})

@@ -103,6 +103,8 @@ var kinds = []*KindInfo{
 	&xTimeRateKind,
 	&uberKind,
 	&nginxKind,
+	&guavaBurstyKind,
+	&guavaWarmUpKind,
 }
 
 // Kinds lists every kind, in the order ratelab shows them.

@@ -213,7 +213,38 @@ func catalogue() []*engine.Scenario {
 			Sources: []engine.Source{{Kind: engine.SourceBursts, Bursts: []engine.Burst{
 				{At: 0, Count: 10}, {At: 2 * s, Count: 10}, {At: 4 * s, Count: 10}, {At: 6 * s, Count: 10}, {At: 8 * s, Count: 10}}}},
 		},
+		{
+			Name: "guava-prepay",
+			Description: "Guava's RateLimiter lets the next caller pay for a request. Three lanes allow 10 per second " +
+				"with a burst of 10: Guava's SmoothBursty called with tryAcquire (guava-bursty:rate=10/1s, which stores " +
+				"at most 1s of permits), the same called with acquire (mode=wait: the caller waits as long as it takes), " +
+				"and ratelab's token bucket (capacity 10). At 0 a batch job asks for 10 permits at once; then one request " +
+				"every 100ms, exactly the rate, until 3s; at 5s, after 2s of silence, 15 requests at once. All three admit " +
+				"the batch at once: the token bucket from its full bucket, Guava from nothing (it starts empty) by pushing " +
+				"its next free ticket to 1s. tryAcquire then refuses the 9 requests before 1s and admits the 21 from 1s on; " +
+				"acquire admits all 30, each after 900ms (at exactly the rate the batch's cost is never repaid); the token " +
+				"bucket admits all 30 at once. At 5s the token bucket admits 10 of the 15, tryAcquire 11 (the 10 stored " +
+				"permits and one more, whose cost falls on the next caller), and acquire all 15, the last four after 100 " +
+				"to 400ms. Guava's bound is 2^31 − 1 permits and more in any interval: a single request of any size " +
+				"passes once its ticket has come.",
+			Seed: 1, Horizon: 6 * s, Client: drop, Trace: true,
+			Lanes:   lanes("guava-bursty:rate=10/1s", "guava-bursty:rate=10/1s,mode=wait", "token-bucket:capacity=10,rate=10/1s"),
+			Sources: []engine.Source{{Kind: engine.SourceScript, Script: prepayScript()}},
+		},
 	}
+}
+
+// prepayScript is guava-prepay's traffic: a batch of 10 permits at 0, one request every
+// 100ms from 100ms to 3s, and 15 at once at 5s.
+func prepayScript() []engine.Arrival {
+	script := []engine.Arrival{{At: 0, Permits: 10}}
+	for k := 1; k <= 30; k++ {
+		script = append(script, engine.Arrival{At: time.Duration(k) * 100 * ms})
+	}
+	for range 15 {
+		script = append(script, engine.Arrival{At: 5 * s})
+	}
+	return script
 }
 
 func mustStack(text string) []limiters.Spec { return lanes(text)[0].Stack }

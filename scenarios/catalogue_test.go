@@ -124,6 +124,49 @@ func TestCatalogueTeachesWhatItSays(t *testing.T) {
 		assert.Equal(t, 50-want.admitted, lane.Totals.Rejected, lane.Name)
 		assert.Equal(t, want.maxWait, lane.Wait.Max, lane.Name)
 	}
+	res = run("guava-prepay")
+	type phase struct{ batch, before1s, from1s, at5s int64 }
+	for i, want := range []struct {
+		phase
+		maxWait time.Duration
+		waits   []time.Duration // at 5s, the waits of the 15 in order
+	}{
+		{phase{10, 0, 21, 11}, 0, nil},
+		{phase{10, 9, 21, 15}, 900 * ms, []time.Duration{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100 * ms, 200 * ms, 300 * ms, 400 * ms}},
+		{phase{10, 9, 21, 10}, 0, nil},
+	} {
+		lane := res.Lanes[i]
+		var got phase
+		var waits []time.Duration
+		arrived := map[uint64]time.Duration{} // a request's first record is at its arrival
+		for _, r := range lane.Trace {
+			if _, ok := arrived[r.Request]; !ok {
+				arrived[r.Request] = r.At
+			}
+			if r.Outcome != engine.OutcomeAdmitted {
+				continue
+			}
+			switch at, wait := arrived[r.Request], r.At-arrived[r.Request]; {
+			case r.Permits == 10:
+				got.batch += int64(r.Permits)
+			case at >= 5*s:
+				got.at5s++
+				waits = append(waits, wait)
+			case at < s:
+				got.before1s++
+				if i == 1 {
+					assert.Equal(t, 900*ms, wait, "%s: the request of %s waits for the batch's cost", lane.Name, at)
+				}
+			default:
+				got.from1s++
+			}
+		}
+		assert.Equal(t, want.phase, got, lane.Name)
+		assert.Equal(t, want.maxWait, lane.Wait.Max, lane.Name)
+		if want.waits != nil {
+			assert.Equal(t, want.waits, waits, lane.Name)
+		}
+	}
 }
 
 // firstBurst counts admissions before 100ms.
