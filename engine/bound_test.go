@@ -40,3 +40,25 @@ func TestMeterIgnoresABoundPastInt64(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, tb, meter(1).Bound, "the token bucket's bound")
 }
+
+// A stage whose window is 2^62ns or longer (a rate's window may be: 415180/2083807h is a
+// valid leaky bucket) is refused: the meters measure over it, and its neighbour's bound over
+// it overflowed into 0, so that the meter reported the lane's first admission as exceeding it.
+func TestValidateRefusesAStageWindowPastTheRange(t *testing.T) {
+	for _, text := range []string{
+		"leaky-bucket:rate=415180/2083807h+flash5-fixed:limit=98737,window=1250283h",
+		"token-bucket:capacity=1,rate=1000/2000000h",
+		"fixed-window:limit=1,window=1281023h53m38.427387904s",
+	} {
+		sc := &Scenario{Horizon: sec, Sources: []Source{{Kind: SourceConstant, Rate: 5}}, Lanes: stacks(t, "concurrency:max=1", text)}
+		err := sc.Validate()
+		var fe *FieldError
+		if assert.ErrorAs(t, err, &fe, text) {
+			assert.Equal(t, "limiters[1]", fe.Field)
+			assert.Contains(t, fe.Reason, "must be less than 2^62ns (about 146 years)", text)
+		}
+	}
+	sc := &Scenario{Horizon: sec, Sources: []Source{{Kind: SourceConstant, Rate: 5}},
+		Lanes: stacks(t, "fixed-window:limit=1,window=1281023h53m38.427387903s+leaky-bucket:rate=1000/1281023h")}
+	require.NoError(t, sc.Validate(), "below 2^62ns")
+}

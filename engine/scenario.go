@@ -270,11 +270,17 @@ func (sc *Scenario) Validate() error {
 			}
 		}
 		for j, spec := range lane.Stack {
-			if lane.Build != nil {
-				break
+			if lane.Build == nil {
+				if err := spec.Validate(); err != nil {
+					return fieldErr(fmt.Sprintf("limiters[%d]", i), "stage %d: %v", j+1, err)
+				}
 			}
-			if err := spec.Validate(); err != nil {
-				return fieldErr(fmt.Sprintf("limiters[%d]", i), "stage %d: %v", j+1, err)
+			// The guarantee meters measure over each stage's window, and a bound over a
+			// window of 2^62ns or more can overflow (a rate's window may be longer than its
+			// limiter's range: 1000/2000000h).
+			if w := spec.NaturalWindow(); w >= MaxTime {
+				return fieldErr(fmt.Sprintf("limiters[%d]", i), "stage %d: %s: the window %v must be less than %s",
+					j+1, spec, w, maxTimeText)
 			}
 		}
 	}
