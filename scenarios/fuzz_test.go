@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -89,23 +90,28 @@ func FuzzRun(f *testing.F) {
 		if sc.Trace {
 			events = fuzzTracedEvents
 		}
-		boundedRun(t, sc, events)
+		boundedRun(t, sc, events, "")
 	})
 }
 
-// boundedRun runs each lane of sc for at most events events and checks its counters.
-func boundedRun(t *testing.T, sc *engine.Scenario, events int) {
+// boundedRun runs each lane of sc for at most events events and checks its counters; a
+// failure ends with label (the scenario, where it is not the fuzzer's input).
+func boundedRun(t *testing.T, sc *engine.Scenario, events int, label string) {
 	t.Helper()
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf(format+"\n%s", append(args, label)...)
+	}
 	for i := range sc.Lanes {
 		lane, err := engine.NewLane(sc, i)
 		if err != nil {
-			t.Fatalf("lane %d: a valid scenario fails to start: %v", i, err)
+			fail("lane %d: a valid scenario fails to start: %v", i, err)
 		}
 		for range events {
 			more, err := lane.Step()
 			if err != nil {
 				lane.Close()
-				t.Fatalf("lane %d at %v: a valid scenario fails to run: %v", i, lane.Now(), err)
+				fail("lane %d at %v: a valid scenario fails to run: %v", i, lane.Now(), err)
 			}
 			if !more {
 				break
@@ -113,10 +119,12 @@ func boundedRun(t *testing.T, sc *engine.Scenario, events int) {
 		}
 		res := lane.Result()
 		lane.Close()
-		checkTotals(t, i, res.Totals)
+		if err := checkTotals(i, res.Totals); err != nil {
+			fail("%v", err)
+		}
 		for _, w := range res.Windows {
 			if w.Bound != -1 && w.Bound < 1 {
-				t.Fatalf("lane %d: the %v meter's bound is %d (-1: none)", i, w.Length, w.Bound)
+				fail("lane %d: the %v meter's bound is %d (-1: none)", i, w.Length, w.Bound)
 			}
 		}
 	}
@@ -124,17 +132,17 @@ func boundedRun(t *testing.T, sc *engine.Scenario, events int) {
 
 // checkTotals holds a lane's totals to what they count: nothing negative (an overflowed sum
 // would be), nothing admitted that was not offered.
-func checkTotals(t *testing.T, lane int, tot engine.Totals) {
-	t.Helper()
+func checkTotals(lane int, tot engine.Totals) error {
 	for _, v := range []int64{tot.Offered, tot.OfferedPermits, tot.Attempts, tot.Retried, tot.Admitted, tot.AdmittedPermits,
 		tot.Rejected, tot.GaveUp, tot.Never, tot.Queued, tot.TimedOut, tot.Completed, tot.Failed, tot.Wasted,
 		int64(tot.MaxInFlight), int64(tot.MaxQueue)} {
 		if v < 0 {
-			t.Fatalf("lane %d: a negative total: %+v", lane, tot)
+			return fmt.Errorf("lane %d: a negative total: %+v", lane, tot)
 		}
 	}
 	if tot.Admitted+tot.GaveUp > tot.Offered || tot.AdmittedPermits > tot.OfferedPermits ||
 		tot.Completed+tot.Failed > tot.Admitted || tot.OfferedPermits < tot.Offered {
-		t.Fatalf("lane %d: totals that do not add up: %+v", lane, tot)
+		return fmt.Errorf("lane %d: totals that do not add up: %+v", lane, tot)
 	}
+	return nil
 }
