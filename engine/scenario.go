@@ -227,6 +227,19 @@ const MaxPermits = 1<<31 - 1
 // maxTimeText is how errors name MaxTime.
 const maxTimeText = "2^62ns (about 146 years)"
 
+// MaxRate is the fastest a source may offer requests, per second: one per nanosecond, the
+// clock's resolution. Any positive rate below it is accepted: an arrival that a slow rate puts
+// past MaxTime is past every horizon and never comes.
+const MaxRate = 1e9
+
+// MaxBins is the most time bins a run may have: each lane keeps one bin of counters (and one
+// available-permits reading per stage) per bin.
+const MaxBins = 100_000
+
+// MaxSigma is the largest lognormal shape: e^(5·σ) already spans about 10^10, and drawn service
+// times are clamped at 2^62ns.
+const MaxSigma = 5.0
+
 // FieldError is a scenario value that cannot run. Field is a dotted path ("sources[1].rate").
 type FieldError struct {
 	Field  string
@@ -275,8 +288,8 @@ func (sc *Scenario) Validate() error {
 	if err := inRange("horizon", sc.Horizon); err != nil {
 		return err
 	}
-	if sc.Bins < 0 || sc.Bins > 100_000 {
-		return fieldErr("bins", "must be between 1 and 100000 (0: the default, %d), got %d", DefaultBins, sc.Bins)
+	if sc.Bins < 0 || sc.Bins > MaxBins {
+		return fieldErr("bins", "must be between 1 and %d (0: the default, %d), got %d", MaxBins, DefaultBins, sc.Bins)
 	}
 	if len(sc.Sources) == 0 {
 		return fieldErr("sources", "at least one source is required")
@@ -302,11 +315,17 @@ func (sc *Scenario) Validate() error {
 			}
 		}
 		for j, spec := range lane.Stack {
-			if lane.Build != nil {
-				break
+			if lane.Build == nil {
+				if err := spec.Validate(); err != nil {
+					return fieldErr(fmt.Sprintf("limiters[%d]", i), "stage %d: %v", j+1, err)
+				}
 			}
-			if err := spec.Validate(); err != nil {
-				return fieldErr(fmt.Sprintf("limiters[%d]", i), "stage %d: %v", j+1, err)
+			// The guarantee meters measure over each stage's window, and a bound over a
+			// window of 2^62ns or more can overflow (a rate's window may be longer than its
+			// limiter's range: 1000/2000000h).
+			if w := spec.NaturalWindow(); w >= MaxTime {
+				return fieldErr(fmt.Sprintf("limiters[%d]", i), "stage %d: %s: the window %v must be less than %s",
+					j+1, spec, w, maxTimeText)
 			}
 		}
 		if err := lane.validateWait(fmt.Sprintf("limiters[%d].max_wait", i)); err != nil {
@@ -367,7 +386,7 @@ func (s Source) validate(field string, horizon time.Duration) error {
 		return err
 	}
 	rate := func(name string, v float64) error {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e9 {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > MaxRate {
 			return fieldErr(field+"."+name, "must be between 0 and 1e9 requests per second, got %v", v)
 		}
 		return nil
@@ -545,8 +564,8 @@ func (d Distribution) validate(field string) error {
 		if err := inRange(field+".median", d.Mean); err != nil {
 			return err
 		}
-		if math.IsNaN(d.Sigma) || d.Sigma <= 0 || d.Sigma > 5 {
-			return fieldErr(field+".sigma", "must be in (0, 5], got %v", d.Sigma)
+		if math.IsNaN(d.Sigma) || d.Sigma <= 0 || d.Sigma > MaxSigma {
+			return fieldErr(field+".sigma", "must be in (0, %v], got %v", MaxSigma, d.Sigma)
 		}
 	default:
 		return fieldErr(field+".kind", "unknown distribution %q (constant, uniform, exponential, lognormal)", d.Kind)

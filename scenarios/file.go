@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -34,26 +36,82 @@ func (e *FileError) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s: %s", e.File, e.Line, e.Column, e.Field, e.Reason)
 }
 
+// MaxFileSize is the largest scenario file LoadFile and Load read: 16 MiB, far beyond any
+// hand-written scenario (a script of a hundred thousand arrivals is about 3 MiB), so that a
+// wrong path (a log, a disk image) is refused at once instead of parsed into memory.
+const MaxFileSize = 16 << 20
+
+// MaxAliasNodes is how many nodes YAML aliases (*name, and merge keys <<: *name) may add to a
+// scenario once expanded: aliases are resolved, but a document whose aliases nest into
+// billions of nodes (an "alias bomb") is refused in time and memory linear in its size.
+const MaxAliasNodes = 100_000
+
 // LoadFile reads a YAML scenario file (see README, "Scenario files"). Relative trace paths are
-// taken relative to the file's folder.
+// taken relative to the file's folder. Only a regular file of at most MaxFileSize bytes is
+// read: a directory, a FIFO or a device is refused before it is opened.
 func LoadFile(path string) (*engine.Scenario, error) {
-	data, err := os.ReadFile(path)
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regularFile(path, info); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// The file may have been replaced between the two looks: check what was opened.
+	if info, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := regularFile(path, info); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, err
 	}
 	return Load(path, data)
 }
 
+// regularFile refuses, naming path, what is not a regular file or is larger than MaxFileSize.
+func regularFile(path string, info os.FileInfo) error {
+	mode := info.Mode()
+	switch {
+	case mode.IsDir():
+		return fmt.Errorf("%s: is a directory, not a scenario file", path)
+	case mode&os.ModeNamedPipe != 0:
+		return fmt.Errorf("%s: is a FIFO (named pipe), not a scenario file: only regular files are read", path)
+	case mode&os.ModeSocket != 0:
+		return fmt.Errorf("%s: is a socket, not a scenario file: only regular files are read", path)
+	case mode&os.ModeDevice != 0:
+		return fmt.Errorf("%s: is a device, not a scenario file: only regular files are read", path)
+	case !mode.IsRegular():
+		return fmt.Errorf("%s: is not a regular file (%v): only regular files are read", path, mode.Type())
+	case info.Size() > MaxFileSize:
+		return tooLarge(path, info.Size())
+	}
+	return nil
+}
+
+func tooLarge(name string, size int64) error {
+	return fmt.Errorf("%s: is %d bytes: a scenario file may hold at most %d (16 MiB)", name, size, MaxFileSize)
+}
+
 // Load reads a YAML scenario; name is used in error messages and to resolve trace paths.
 // Unknown fields, wrong types and bad values are errors naming file, line, column and field;
 // the scenario is then validated as a whole, and its errors point at the offending field too.
+// The text must be one YAML document of at most MaxFileSize bytes; aliases are resolved
+// (adding at most MaxAliasNodes nodes).
 func Load(name string, data []byte) (*engine.Scenario, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlSyntaxError(name, data, err)
+	if len(data) > MaxFileSize {
+		return nil, tooLarge(name, int64(len(data)))
 	}
-	if len(doc.Content) == 0 {
-		return nil, &FileError{File: name, Line: 1, Column: 1, Reason: "the file is empty"}
+	doc, err := parse(name, data)
+	if err != nil {
+		return nil, err
 	}
 	d := &decoder{file: name, dir: filepath.Dir(name), where: map[string]*yaml.Node{}}
 	sc := &engine.Scenario{Seed: 1, Client: engine.Client{Policy: engine.PolicyDrop}}
@@ -72,6 +130,165 @@ func Load(name string, data []byte) (*engine.Scenario, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return sc, nil
+}
+
+// parse reads the file's one YAML document and resolves its aliases. A second document is
+// refused where it starts (yaml.Unmarshal would silently ignore it); empty documents (a
+// trailing "---") are harmless.
+func parse(name string, data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &FileError{File: name, Line: 1, Column: 1, Reason: "the file is empty"}
+		}
+		return nil, yamlSyntaxError(name, data, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, &FileError{File: name, Line: 1, Column: 1, Reason: "the file is empty"}
+	}
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, yamlSyntaxError(name, data, err)
+		}
+		if !emptyDocument(&next) {
+			return nil, &FileError{File: name, Line: next.Line, Column: next.Column,
+				Reason: "a second YAML document starts here: a scenario file holds one document (remove this \"---\" and what follows, or split the file)"}
+		}
+	}
+	x := &expander{file: name, resolved: map[*yaml.Node]int{}, active: map[*yaml.Node]bool{}, budget: MaxAliasNodes}
+	root, _, err := x.resolve(doc.Content[0])
+	if err != nil {
+		return nil, err
+	}
+	doc.Content[0] = root
+	return &doc, nil
+}
+
+// emptyDocument is a document with nothing in it: "---" followed by nothing but comments.
+func emptyDocument(doc *yaml.Node) bool {
+	for _, n := range doc.Content {
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!null" || n.Value != "" || n.Style != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// expander resolves a document's aliases in place: an alias node is replaced by the node it
+// names (shared, not copied: the decoder only reads), and a mapping's merge keys (<<: *base
+// or <<: [*a, *b]) by the merged fields, keys written in the mapping overriding merged ones
+// and earlier merged mappings overriding later ones, as YAML specifies. Each alias is
+// charged the size of what it names, as a tree; the document is refused once the charges pass
+// MaxAliasNodes, so the decoder never walks more than the file's nodes plus MaxAliasNodes,
+// however the aliases nest.
+type expander struct {
+	file     string
+	resolved map[*yaml.Node]int  // anchored nodes already resolved → their size as a tree
+	active   map[*yaml.Node]bool // anchored nodes being resolved: an alias to one is a cycle
+	budget   int                 // nodes aliases may still add
+}
+
+func (x *expander) fail(n *yaml.Node, format string, args ...any) error {
+	return &FileError{File: x.file, Line: n.Line, Column: n.Column, Reason: fmt.Sprintf(format, args...)}
+}
+
+// resolve returns n with its aliases resolved, and its size as a tree (an upper bound when it
+// merged mappings).
+func (x *expander) resolve(n *yaml.Node) (*yaml.Node, int, error) {
+	if n.Kind == yaml.AliasNode {
+		target := n.Alias
+		if target == nil {
+			return nil, 0, x.fail(n, "alias *%s names no anchor", n.Value)
+		}
+		if x.active[target] {
+			return nil, 0, x.fail(n, "alias *%s is inside the node it names: it would expand forever", n.Value)
+		}
+		resolved, size, err := x.resolve(target)
+		if err != nil {
+			return nil, 0, err
+		}
+		if x.budget -= size; x.budget < 0 {
+			return nil, 0, x.fail(n, "alias *%s: the document's aliases expand to more than %d nodes (an alias bomb?)", n.Value, MaxAliasNodes)
+		}
+		return resolved, size, nil
+	}
+	if n.Anchor != "" {
+		if size, ok := x.resolved[n]; ok {
+			return n, size, nil
+		}
+		x.active[n] = true
+		defer delete(x.active, n)
+	}
+	size := 1
+	for i, c := range n.Content {
+		r, s, err := x.resolve(c)
+		if err != nil {
+			return nil, 0, err
+		}
+		n.Content[i] = r
+		size = min(size+s, math.MaxInt32) // the budget stops the document long before
+	}
+	if n.Kind == yaml.MappingNode {
+		if err := x.merge(n); err != nil {
+			return nil, 0, err
+		}
+	}
+	if n.Anchor != "" {
+		x.resolved[n] = size
+	}
+	return n, size, nil
+}
+
+func isMerge(key *yaml.Node) bool { return key.Kind == yaml.ScalarNode && key.ShortTag() == "!!merge" }
+
+// merge replaces a resolved mapping's merge keys by the fields they merge.
+func (x *expander) merge(n *yaml.Node) error {
+	explicit := map[string]bool{}
+	merges := false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if isMerge(n.Content[i]) {
+			merges = true
+		} else {
+			explicit[n.Content[i].Value] = true
+		}
+	}
+	if !merges {
+		return nil
+	}
+	merged := map[string]bool{}
+	content := make([]*yaml.Node, 0, len(n.Content))
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		if !isMerge(key) {
+			content = append(content, key, value)
+			continue
+		}
+		sources := []*yaml.Node{value}
+		if value.Kind == yaml.SequenceNode {
+			sources = value.Content
+		}
+		for _, m := range sources {
+			if m.Kind != yaml.MappingNode {
+				return x.fail(m, "<<: expected a mapping or a list of mappings to merge, got %s", describe(m))
+			}
+			for j := 0; j+1 < len(m.Content); j += 2 {
+				k := m.Content[j].Value
+				if explicit[k] || merged[k] {
+					continue
+				}
+				merged[k] = true
+				content = append(content, m.Content[j], m.Content[j+1])
+			}
+		}
+	}
+	n.Content = content
+	return nil
 }
 
 func yamlSyntaxError(name string, data []byte, err error) error {
@@ -99,8 +316,16 @@ const reparseBudget = 512 << 10
 
 // reparse parses a prefix of the file; a variable so that a test can count the work.
 var reparse = func(prefix []byte) error {
-	var n yaml.Node
-	return yaml.Unmarshal(prefix, &n)
+	dec := yaml.NewDecoder(bytes.NewReader(prefix))
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
 }
 
 // firstBadLine is the line the document stops being YAML: one past the longest prefix of

@@ -1,0 +1,232 @@
+package scenarios
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/LIMITS.md from the validation code")
+
+const limitsFile = "../docs/LIMITS.md"
+
+// docs/LIMITS.md is what the validation code accepts: it is generated from the constants
+// validation uses, and the limiter ranges it states are checked against each kind's Validate
+// (TestLimiterRangesAreTheValidation). A changed range without it fails here.
+func TestLimitsDocIsCurrent(t *testing.T) {
+	want := limitsMarkdown()
+	got, err := os.ReadFile(limitsFile)
+	if err == nil && string(got) == want {
+		return
+	}
+	if !*update {
+		t.Fatalf("docs/LIMITS.md is stale (or missing: %v); rewrite it with: go test ./scenarios -run TestLimitsDoc -update", err)
+	}
+	require.NoError(t, os.WriteFile(limitsFile, []byte(want), 0o644))
+}
+
+// limiterRange is one row of the limiter table, with specs at and just past its edges.
+type limiterRange struct {
+	kind     limiters.Kind
+	field    string
+	accepted string
+	why      string
+	valid    []string // accepted by ParseSpec and Validate
+	invalid  []string // refused by one of them
+}
+
+// maxTimeNS is 2^62 ns written as a spec's duration.
+var maxTimeNS = fmt.Sprintf("%dns", int64(engine.MaxTime))
+
+func limiterRanges() []limiterRange {
+	const (
+		span   = "at most 2^62 ns"
+		window = "a window (and a tolerance) is added to times up to 2^62 ns: the sum must not overflow int64"
+		limit  = "1 to 2^32−1"
+		packed = "the count shares one 64-bit word with the window number, updated in one atomic step"
+		short  = "at least 2^(bits(limit)−1) ns (1ns up to limit 1, 2ns up to 3, …, 2.15s for 2^32−1)"
+		why    = "the window number, in the word's remaining bits, stays unambiguous for 146 years: only needed above about one permit per ns"
+		perNS  = "one permit per nanosecond is the clock's resolution"
+	)
+	return []limiterRange{
+		{limiters.KindTokenBucket, "capacity", "at least 1, and capacity × T " + span + " (T = window/permits, rounded up to a whole ns)",
+			"capacity × T is the bucket's tolerance, a time: " + window,
+			[]string{"token-bucket:capacity=1,rate=1/1s", "token-bucket:capacity=4611686018427387904,rate=1/1ns"},
+			[]string{"token-bucket:capacity=0,rate=1/1s", "token-bucket:capacity=4611686018427387905,rate=1/1ns", "token-bucket:capacity=2,rate=1/" + maxTimeNS}},
+		{limiters.KindTokenBucket, "rate", "permits/window: permits at least 1, window positive, T = window/permits at least 1 ns", perNS,
+			[]string{"token-bucket:capacity=1,rate=1/1ns", "token-bucket:capacity=1,rate=1000/1us"},
+			[]string{"token-bucket:capacity=1,rate=2/1ns", "token-bucket:capacity=1,rate=0/1s", "token-bucket:capacity=1,rate=1/0s"}},
+		{limiters.KindLeakyBucket, "rate", "permits/window with T = window/permits from 1 ns to 2^62 ns", perNS + "; " + window,
+			[]string{"leaky-bucket:rate=1/1ns", "leaky-bucket:rate=1/" + maxTimeNS},
+			[]string{"leaky-bucket:rate=2/1ns", fmt.Sprintf("leaky-bucket:rate=1/%dns", int64(engine.MaxTime)+1)}},
+		{limiters.KindSlidingWindow, "limit", limit, packed,
+			[]string{"sliding-window:limit=1,window=1ns,slots=1", "sliding-window:limit=4294967295,window=2147483648ns,slots=1"},
+			[]string{"sliding-window:limit=0,window=1s", "sliding-window:limit=4294967296,window=4294967296ns,slots=1"}},
+		{limiters.KindSlidingWindow, "window", "positive, " + span + ", and " + short, window + "; " + why,
+			[]string{"sliding-window:limit=1,window=" + maxTimeNS + ",slots=1", "sliding-window:limit=3,window=2ns,slots=1"},
+			[]string{fmt.Sprintf("sliding-window:limit=1,window=%dns,slots=1", int64(engine.MaxTime)+1), "sliding-window:limit=3,window=1ns,slots=1",
+				"sliding-window:limit=4294967295,window=2147483647ns,slots=1"}},
+		{limiters.KindSlidingWindow, "slots", fmt.Sprintf("1 to 4096 (default %d), dividing the window into whole nanoseconds", limiters.DefaultSlots),
+			"the slots are the window's memory, and a slot's position fits in 12 bits",
+			[]string{"sliding-window:limit=1,window=4096ns,slots=4096", "sliding-window:limit=1,window=1s,slots=8"},
+			[]string{"sliding-window:limit=1,window=4097ns,slots=4097", "sliding-window:limit=1,window=1s,slots=7", "sliding-window:limit=1,window=1s,slots=0"}},
+		{limiters.KindFixedWindow, "limit", limit, packed,
+			[]string{"fixed-window:limit=1,window=1ns", "fixed-window:limit=4294967295,window=2147483648ns"},
+			[]string{"fixed-window:limit=0,window=1s", "fixed-window:limit=4294967296,window=4294967296ns"}},
+		{limiters.KindFixedWindow, "window", "positive, " + span + ", and " + short, window + "; " + why,
+			[]string{"fixed-window:limit=1,window=" + maxTimeNS, "fixed-window:limit=3,window=2ns"},
+			[]string{fmt.Sprintf("fixed-window:limit=1,window=%dns", int64(engine.MaxTime)+1), "fixed-window:limit=3,window=1ns"}},
+		{limiters.KindWarmUpTokenBucket, "capacity", fmt.Sprintf("at least 1, and capacity × %dT %s", limiters.ColdFactor, span),
+			"a request's largest cost is a full burst while cold: " + window,
+			[]string{"warm-up:capacity=1,rate=1/1s,warmup=1s", "warm-up:capacity=1537228672809129301,rate=1/1ns,warmup=1s"},
+			[]string{"warm-up:capacity=0,rate=1/1s,warmup=1s", "warm-up:capacity=1537228672809129302,rate=1/1ns,warmup=1s"}},
+		{limiters.KindWarmUpTokenBucket, "rate", fmt.Sprintf("as the token bucket's, and the cold interval %dT %s", limiters.ColdFactor, span),
+			perNS + "; " + window,
+			[]string{"warm-up:capacity=1,rate=1/1ns,warmup=1s", "warm-up:capacity=1,rate=1/1537228672809129301ns,warmup=1s"},
+			[]string{"warm-up:capacity=1,rate=2/1ns,warmup=1s", "warm-up:capacity=1,rate=1/1537228672809129302ns,warmup=1s"}},
+		{limiters.KindWarmUpTokenBucket, "warmup", "positive, " + span, window,
+			[]string{"warm-up:capacity=1,rate=1/1s,warmup=1ns", "warm-up:capacity=1,rate=1/1s,warmup=" + maxTimeNS},
+			[]string{"warm-up:capacity=1,rate=1/1s,warmup=0s", fmt.Sprintf("warm-up:capacity=1,rate=1/1s,warmup=%dns", int64(engine.MaxTime)+1)}},
+		{limiters.KindConcurrency, "max", "1 to 2^31−1", "the permits held are counted in 32 bits",
+			[]string{"concurrency:max=1", "concurrency:max=2147483647"},
+			[]string{"concurrency:max=0", "concurrency:max=2147483648"}},
+		{limiters.KindFlash5Fixed, "limit", limit, "Flash5 counts in 32 bits",
+			[]string{"flash5-fixed:limit=1,window=1ms", "flash5-fixed:limit=4294967295,window=1ms"},
+			[]string{"flash5-fixed:limit=0,window=1ms", "flash5-fixed:limit=4294967296,window=1ms"}},
+		{limiters.KindFlash5Fixed, "window", "a whole number of milliseconds, from 1ms to 2^62 ns", "Flash5's clock counts milliseconds; " + window,
+			[]string{"flash5-fixed:limit=1,window=1ms", "flash5-fixed:limit=1,window=4611686018427ms"},
+			[]string{"flash5-fixed:limit=1,window=1500us", "flash5-fixed:limit=1,window=4611686018428ms", "flash5-fixed:limit=1,window=999us"}},
+		{limiters.KindFlash5Fixed, "offset", "a whole number of milliseconds from 0 to 2^62 ns (default 0)", "as the window",
+			[]string{"flash5-fixed:limit=1,window=1ms,offset=0ms", "flash5-fixed:limit=1,window=1ms,offset=4611686018427ms"},
+			[]string{"flash5-fixed:limit=1,window=1ms,offset=-1ms", "flash5-fixed:limit=1,window=1ms,offset=1500us", "flash5-fixed:limit=1,window=1ms,offset=4611686018428ms"}},
+	}
+}
+
+// The limiter table says what each kind's Validate does: specs at its edges are accepted,
+// specs just past them refused, and every field of every kind has a row.
+func TestLimiterRangesAreTheValidation(t *testing.T) {
+	rows := map[string]bool{}
+	for _, r := range limiterRanges() {
+		rows[string(r.kind)+"."+r.field] = true
+		for _, text := range r.valid {
+			spec, err := limiters.ParseSpec(text)
+			if assert.NoError(t, err, text) {
+				assert.NoError(t, spec.Validate(), "%s.%s: %s is accepted", r.kind, r.field, text)
+			}
+		}
+		for _, text := range r.invalid {
+			spec, err := limiters.ParseSpec(text)
+			if err == nil {
+				assert.Error(t, spec.Validate(), "%s.%s: %s is refused", r.kind, r.field, text)
+			}
+		}
+	}
+	for _, k := range limiters.Kinds() {
+		for _, f := range k.Fields {
+			assert.True(t, rows[string(k.Kind)+"."+f.Name], "docs/LIMITS.md has no row for %s's %s", k.Kind, f.Name)
+		}
+	}
+}
+
+func limitsMarkdown() string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	table := func(rows ...[3]string) {
+		p("| Value | Accepted | Why |\n|---|---|---|\n")
+		for _, r := range rows {
+			p("| %s | %s | %s |\n", r[0], r[1], r[2])
+		}
+		p("\n")
+	}
+	maxTime := fmt.Sprintf("2^62 ns = %v, about 146 years", engine.MaxTime)
+	p(`# Limits
+
+Every range ratelab accepts, and why. A value outside its range is refused before the run starts,
+as ` + "`file:line:col: field: reason`" + ` for a scenario file, with the line for a trace, or with the
+flag's name; nothing past these ranges reaches the engine. Flags that set scenario values
+(` + "`--horizon`, `--bins`, `--seed`, `--limiter`" + `) are checked against the same ranges.
+
+<!-- Generated from the validation code: go test ./scenarios -run TestLimitsDoc -update -->
+
+## Times and durations
+
+`)
+	table(
+		[3]string{"every time and duration: `horizon`, `from`, `until`, `on`, `off`, `period`, a burst's `at` and `spread`, " +
+			"an arrival's `at`, the client's `delay`, `max_delay` and `timeout`, a phase's `from`, a service time's `mean`, " +
+			"`median`, `min` and `max`, `windows`, a trace's times, `--horizon`",
+			"from 0 to less than " + maxTime,
+			"two such values add up without overflowing int64 (2^63 ns, 292 years), so no time the engine derives " +
+				"(an arrival's from + at, now + a delay) wraps into the past"},
+		[3]string{"an arrival's or a burst's `from` + `at`", "less than 2^62 ns", "it is the arrival's time"},
+		[3]string{"each limiter stage's window (`window`, or a rate's window: `rate=1000/2000000h`)", "less than 2^62 ns in a scenario",
+			"the guarantee meters measure over it, and a bound over a longer window overflows"},
+		[3]string{"`horizon`", "positive", ""},
+		[3]string{"`until`", "0 (the horizon) or after `from`", "the source's active period must not be empty"},
+		[3]string{"`on`, `period`", "positive", ""},
+		[3]string{"`delay`", "positive for retry, backoff and retry-after", "a retry never runs at the instant of its refusal"},
+		[3]string{"`timeout`", "positive for queue", ""},
+		[3]string{"`downstream.phases`", "the first `from` 0, then increasing", "a phase is in force from its `from` to the next"},
+		[3]string{"a `uniform` service time", "`min` at most `max`", ""},
+		[3]string{"bursts, arrivals", "in time order", ""},
+	)
+	p("## Rates\n\n")
+	table(
+		[3]string{"`rate`, `rate_to`", fmt.Sprintf("0 to %s requests per second; `rate` positive for constant, poisson, on-off and sine",
+			strings.Replace(fmt.Sprintf("%g", engine.MaxRate), "e+0", "e", 1)),
+			"one request per nanosecond is the clock's resolution; a rate as low as 1e-10 is fine: an arrival it puts past 2^62 ns never comes"},
+		[3]string{"a ramp's `rate` and `rate_to`", "not both 0", "a ramp from 0 to 0 offers nothing"},
+		[3]string{"`amplitude`", "0 to `rate`", "the sine's rate, rate ± amplitude, cannot go negative"},
+	)
+	p("## Counts\n\n")
+	table(
+		[3]string{"`permits` (a source's, an arrival's, a trace row's)", fmt.Sprintf("1 to %d (2^31−1; 0 or absent: 1)", engine.MaxPermits),
+			fmt.Sprintf("the permits of up to 2^32 requests (a trace holds at most %d rows) add up exactly in an int64", int64(engine.MaxTraceRows))},
+		[3]string{"`bins`, `--bins`", fmt.Sprintf("1 to %d (0 or absent: %d)", engine.MaxBins, engine.DefaultBins),
+			"each lane keeps a bin of counters, and a reading of every stage, per bin; a horizon shorter than the bins in nanoseconds gets fewer"},
+		[3]string{"a burst's `count`", "at least 1", "the arrivals are made one at a time, as the run reaches them"},
+		[3]string{"`max_attempts`", "at least 1 for retry, backoff and retry-after (attempts in all, the first included)", ""},
+		[3]string{"`queue_size`", "at least 1 for queue", ""},
+		[3]string{"`pool`", "0 (unlimited) or more", ""},
+		[3]string{"`sigma`", fmt.Sprintf("more than 0, at most %v", engine.MaxSigma),
+			"e^(5σ) already spans ten orders of magnitude; drawn service times are capped at 2^62 ns"},
+		[3]string{"`seed`, `--seed`", "0 to 2^64−1", ""},
+		[3]string{"`trace: true`", fmt.Sprintf("keeps the first %d decisions of each lane", engine.TraceLimit),
+			"later ones are dropped and the lane says its trace was truncated"},
+	)
+	p("## Traces\n\n")
+	table(
+		[3]string{"`t_ns`", "a whole number of nanoseconds from 0 to less than 2^62", "as every time"},
+		[3]string{"`t`, decimal seconds", "at most 9 decimal places, less than 2^62 ns", "nanoseconds are the clock's resolution"},
+		[3]string{"`t`, RFC 3339", "less than 2^62 ns after the first row's time", "times are taken relative to the first row"},
+		[3]string{"rows", fmt.Sprintf("in time order, at most %d", int64(engine.MaxTraceRows)), "so that their permits add up exactly"},
+		[3]string{"`permits`", fmt.Sprintf("1 to %d", engine.MaxPermits), "as a source's"},
+	)
+	p("## Scenario files\n\n")
+	table(
+		[3]string{"size", fmt.Sprintf("at most %d bytes (16 MiB)", MaxFileSize),
+			"far beyond any hand-written scenario; a wrong path (a log, a disk image) is refused at once instead of read into memory"},
+		[3]string{"kind of file", "a regular file (a symlink to one is followed)",
+			"a directory, a FIFO, a device or a socket is refused before it is opened (a FIFO would block the open)"},
+		[3]string{"YAML documents", "one (an empty one after it, such as a trailing `---`, is ignored)",
+			"a second document is refused where it starts rather than silently ignored"},
+		[3]string{"anchors and aliases", fmt.Sprintf("`&name`, `*name` and merge keys `<<: *name`, adding at most %d nodes once expanded", MaxAliasNodes),
+			"a document whose aliases nest into billions of nodes (an alias bomb) is refused in time linear in its size; an alias inside the node it names is refused"},
+	)
+	p("## Limiter specs\n\n")
+	p("Each kind's `Validate` (and the constructor behind it) refuses what is outside these ranges; in a\n")
+	p("scenario, a stage's window must also be less than 2^62 ns (above).\n\n")
+	p("| Kind | Field | Accepted | Why |\n|---|---|---|---|\n")
+	for _, r := range limiterRanges() {
+		p("| `%s` | `%s` | %s | %s |\n", r.kind, r.field, r.accepted, r.why)
+	}
+	return b.String()
+}
