@@ -667,9 +667,11 @@ func GuaranteeWindow(sc *engine.Scenario, res *engine.Results, L time.Duration) 
 		title := laneTitle(sc, res, i)
 		pn := &Panel{TitleColor: c, YLabel: "admitted", XMin: 0, XMax: toUnit(res.Horizon, per)}
 		xs := []float64{0, toUnit(res.Horizon, per)}
+		scale := 1.0 // the largest of the data and the nominal line: what the panel is about
 		if v, ok := nominal(sc.Lanes[i].Stack, L); ok {
 			pn.Series = append(pn.Series, Series{Label: "nominal", Role: RoleNominal, X: xs, Y: []float64{v, v}})
 			hasNominal = true
+			scale = max(scale, v)
 		}
 		bound, most, approx := int64(-1), int64(-1), false
 		metered := false
@@ -689,7 +691,14 @@ func GuaranteeWindow(sc *engine.Scenario, res *engine.Results, L time.Duration) 
 			}
 			approx = !traced
 		}
-		if bound >= 0 {
+		for _, v := range counts {
+			scale = max(scale, v)
+		}
+		// A bound more than ten times what the panel shows (Guava's, which a single request of
+		// any size can reach) would flatten the data to the axis: it is named in the title
+		// instead of drawn.
+		offScale := float64(bound) > 10*scale
+		if bound >= 0 && !offScale {
 			pn.Series = append(pn.Series, Series{Label: "bound", Role: RoleBound, X: xs, Y: []float64{float64(bound), float64(bound)}})
 			hasBound = true
 		}
@@ -702,6 +711,9 @@ func GuaranteeWindow(sc *engine.Scenario, res *engine.Results, L time.Duration) 
 			title += fmt.Sprintf(" — most in any %s: %s%d", fmtDur(L), sign, most)
 			if bound >= 0 {
 				title += fmt.Sprintf(", bound %d", bound)
+				if offScale {
+					title += " (off this scale)"
+				}
 				if most > bound && !approx {
 					title += " (EXCEEDED)"
 				}

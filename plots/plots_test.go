@@ -391,3 +391,23 @@ func TestEveryKindHasItsColour(t *testing.T) {
 		t.Error("a kind outside the registry: want dark grey")
 	}
 }
+
+// A bound far beyond what a panel shows (Guava's, which one request of any size can reach) is
+// named in the panel's title, not drawn: drawn, it would flatten the data onto the axis.
+func TestGuaranteeNamesABoundOffTheScale(t *testing.T) {
+	sc, res := runScenario(t, "guava-prepay", nil)
+	f, err := Build("guarantee", sc, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pn := range f.Panels {
+		drawn := false
+		for _, s := range pn.Series {
+			drawn = drawn || s.Role == RoleBound
+		}
+		guava := strings.HasPrefix(sc.Lanes[i].Label(), "guava-")
+		if guava == drawn || guava != strings.Contains(pn.Title, "(off this scale)") {
+			t.Errorf("panel %q: bound drawn %v; a Guava lane's bound is named off the scale, the token bucket's drawn", pn.Title, drawn)
+		}
+	}
+}
