@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +27,12 @@ type ReplaySummary struct {
 // It writes the input's t_ns and permits and one column per stack, headed by its spec, holding
 // 1 (admitted) or 0. Memory does not depend on the trace's length.
 func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummary, error) {
+	return replay(in, out, stacks, true)
+}
+
+// replay is Replay, reading plain rows on the plain path when plain is set (the tests compare
+// the two).
+func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (ReplaySummary, error) {
 	sum := ReplaySummary{Admitted: make([]int64, len(stacks))}
 	clock := virtualclock.New()
 	built := make([]*Stack, len(stacks))
@@ -45,48 +50,94 @@ func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummar
 	if err != nil {
 		return sum, err
 	}
-	w := bufio.NewWriterSize(out, 64<<10)
-	w.WriteString("t_ns,permits")
-	for _, name := range sum.Stacks {
-		w.WriteByte(',')
-		w.WriteString(csvField(name))
+	if !plain {
+		reader.plain = 0
 	}
-	w.WriteByte('\n')
-	line := make([]byte, 0, 64)
+	// The output is appended to a buffer written out in chunks of exactly 64 KiB, as a
+	// bufio.Writer does (so that what has been written when a row fails is as before); a
+	// plain row's t_ns and permits are copied from the input.
+	need := 32 + 2*len(built) // a row: 19 digits, a comma, 10 digits, 2 bytes per stack, "\n"
+	w := make([]byte, 0, outChunk+need)
+	w = append(w, "t_ns,permits"...)
+	for _, name := range sum.Stacks {
+		w = append(w, ',')
+		w = append(w, csvField(name)...)
+	}
+	w = append(w, '\n')
+	if w, err = flushChunks(out, w); err != nil {
+		return sum, err
+	}
 	for {
-		row, err := reader.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
+		if err := reader.next(); err != nil { // the key is not needed
+			if err == io.EOF {
+				break
+			}
 			return sum, err
 		}
-		if err := clock.AdvanceTo(row.At); err != nil {
-			return sum, fmt.Errorf("line %d: %w", row.Line, err)
+		row := &reader.cur
+		if err := clock.AdvanceTo(row.at); err != nil {
+			return sum, fmt.Errorf("line %d: %w", row.line, err)
 		}
 		sum.Rows++
-		sum.Permits += int64(row.Permits)
-		sum.Duration = row.At
-		line = strconv.AppendInt(line[:0], int64(row.At), 10)
-		line = append(line, ',')
-		line = strconv.AppendInt(line, int64(row.Permits), 10)
+		sum.Permits += int64(row.permits)
+		sum.Duration = row.at
+		switch {
+		case row.textEnd == 0:
+			w = strconv.AppendInt(w, int64(row.at), 10)
+			w = append(w, ',')
+			w = strconv.AppendInt(w, int64(row.permits), 10)
+		case row.onePermit:
+			w = append(w, reader.text()...)
+			w = append(w, ",1"...)
+		default:
+			w = append(w, reader.text()...)
+		}
 		for i, stack := range built {
 			// A refusal gives back what the stages before it took; an admitted caller
 			// completes at once, so it gives back what every stage took.
-			if d, _, _ := stack.Acquire(row.At, row.Permits, nil); d == limiters.Admitted {
-				stack.Release(row.Permits, stack.Len())
+			if d, _, _ := stack.Acquire(row.at, row.permits, nil); d == limiters.Admitted {
+				stack.Release(row.permits, stack.Len())
 				sum.Admitted[i]++
-				line = append(line, ",1"...)
+				w = append(w, ",1"...)
 			} else {
-				line = append(line, ",0"...)
+				w = append(w, ",0"...)
 			}
 		}
-		line = append(line, '\n')
-		if _, err := w.Write(line); err != nil {
-			return sum, err
+		w = append(w, '\n')
+		if len(w) > outChunk {
+			if w, err = flushChunks(out, w); err != nil {
+				return sum, err
+			}
 		}
 	}
-	return sum, w.Flush()
+	if len(w) == 0 {
+		return sum, nil
+	}
+	return sum, write(out, w)
+}
+
+// outChunk is the size of Replay's writes: a bufio.Writer's, which writes its full buffer
+// once a write does not fit.
+const outChunk = 64 << 10
+
+// flushChunks writes w's first outChunk bytes while it holds more, and returns what is left.
+func flushChunks(out io.Writer, w []byte) ([]byte, error) {
+	for len(w) > outChunk {
+		if err := write(out, w[:outChunk]); err != nil {
+			return w, err
+		}
+		w = w[:copy(w, w[outChunk:])]
+	}
+	return w, nil
+}
+
+// write writes all of p to out, as bufio.Writer's Flush does.
+func write(out io.Writer, p []byte) error {
+	n, err := out.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	return err
 }
 
 // csvField quotes a field that holds a comma, a quote or a newline, as RFC 4180 does.

@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -28,42 +31,101 @@ type TraceRow struct {
 //   - key (optional).
 //
 // Times must be less than MaxTime (2^62ns, about 146 years, after the start) and a trace
-// holds at most MaxTraceRows rows, so that its permits add up exactly in an int64. Memory
-// does not depend on the trace's length: one row is held at a time.
+// holds at most MaxTraceRows rows, so that its permits add up exactly in an int64. A line
+// may hold at most MaxTraceLine bytes. Memory does not depend on the trace's length: one
+// row is held at a time.
+//
+// Rows are read in one of three ways, all meaning the same thing. The plain layout, a header
+// of t_ns[,permits[,key]] and rows of bare digits (and a key with no spaces around it), is
+// parsed byte by byte, with no allocation per row. Any other row without a quote is split at
+// its commas; from the first line holding a quote (which may open a field spanning lines)
+// to the end, the trace is read by encoding/csv.
 type TraceReader struct {
-	csv        *csv.Reader
+	src        lineReader
+	csv        *csv.Reader // the general reader, from the first line holding a quote on
+	csvLines   int         // lines before the csv reader's first line
+	plain      int         // columns of the plain layout t_ns[,permits[,key]]; 0 for another layout
 	timeCol    int
 	nsColumn   bool // t_ns rather than t
 	permitsCol int
 	keyCol     int
-	line       int
 	first      time.Time
 	haveFirst  bool
 	last       time.Duration
 	rows       int64 // rows read
+	decoded    int64 // rows read by decode rather than on the plain path
 	maxRows    int64 // MaxTraceRows; lower in tests
+	record     []string
+	cur        row // the last row read
+
+	// The last row's key: t.src.buf[keyStart:keyEnd] (valid until the next row) on the plain
+	// path, keyText on the others.
+	keyStart  int
+	keyEnd    int
+	keyText   string
+	keyIsText bool
+	keys      map[string]string // interned keys, at most maxInterned
 }
+
+// row is a row as next reads it: TraceRow without the key (see key) and, on the plain path,
+// with its text.
+type row struct {
+	line    int
+	at      time.Duration
+	permits int
+	// textEnd, when not 0, ends the row's own "t_ns,permits" (or "t_ns" when onePermit) at
+	// the start of the line buffer, as strconv.AppendInt writes them (valid until the next row).
+	textEnd   int
+	onePermit bool
+}
+
+// text is the row's own "t_ns,permits" or "t_ns" (see row.textEnd).
+func (t *TraceReader) text() []byte { return t.src.buf[t.src.start : t.src.start+t.cur.textEnd] }
 
 // MaxTraceRows is the most rows a trace may hold: 2^32 rows of at most MaxPermits permits
 // each add up to less than 2^63.
 const MaxTraceRows = 1 << 32
+
+// MaxTraceLine is the most bytes a line of a trace may hold, its newline aside (a row of
+// fields quoted across lines counts from its first line).
+const MaxTraceLine = 1 << 20
+
+// maxInterned bounds the distinct keys Next shares a string for.
+const maxInterned = 4096
 
 // outOfRange ends a time's error message.
 const outOfRange = "is out of range: times must be less than " + maxTimeText + " after the start"
 
 // NewTraceReader reads the header and prepares to stream rows.
 func NewTraceReader(r io.Reader) (*TraceReader, error) {
-	c := csv.NewReader(r)
-	c.ReuseRecord = true
-	c.FieldsPerRecord = -1
-	header, err := c.Read()
+	t := &TraceReader{timeCol: -1, permitsCol: -1, keyCol: -1, maxRows: MaxTraceRows}
+	t.src.init(r)
+	var header []string
+	text, err := t.src.nextRow()
+	switch {
+	case bytes.IndexByte(text, '"') >= 0:
+		// A quoted field, or part of one before a read error (which encoding/csv may find
+		// malformed first).
+		t.startCSV()
+		header, err = t.csv.Read()
+	case err == nil:
+		header = strings.Split(string(text), ",")
+	}
 	if err != nil {
-		if errors.Is(err, io.EOF) {
+		var long *lineTooLongError
+		switch {
+		case errors.Is(err, io.EOF):
 			return nil, fmt.Errorf("line 1: empty trace: a header with a t_ns or t column is required")
+		case errors.As(err, &long):
+			return nil, err
+		}
+		var parseErr *csv.ParseError
+		if errors.As(err, &parseErr) { // the csv reader's lines are the trace's
+			parseErr.StartLine += t.csvLines
+			parseErr.Line += t.csvLines
 		}
 		return nil, fmt.Errorf("line 1: %w", err)
 	}
-	t := &TraceReader{csv: c, timeCol: -1, permitsCol: -1, keyCol: -1, line: 1, maxRows: MaxTraceRows}
 	for i, name := range header {
 		if i == 0 {
 			name = strings.TrimPrefix(name, "\ufeff") // the byte-order mark spreadsheets write
@@ -84,60 +146,304 @@ func NewTraceReader(r io.Reader) (*TraceReader, error) {
 	if t.timeCol < 0 {
 		return nil, fmt.Errorf("line 1: the header %q has no t_ns or t column", strings.Join(header, ","))
 	}
+	if t.nsColumn && t.timeCol == 0 && t.csv == nil {
+		switch n := len(header); {
+		case n == 1, n == 2 && t.permitsCol == 1, n == 3 && t.permitsCol == 1 && t.keyCol == 2:
+			t.plain = n
+		}
+	}
 	return t, nil
+}
+
+// startCSV hands the rest of the trace, from the start of the line just read, to encoding/csv.
+func (t *TraceReader) startCSV() {
+	t.csvLines = t.src.lines - 1
+	t.csv = csv.NewReader(&rowCapReader{r: t.src.rest(), line: t.csvLines, rowStart: t.csvLines})
+	t.csv.ReuseRecord = true
+	t.csv.FieldsPerRecord = -1
 }
 
 // Next returns the next row, io.EOF at the end, or an error naming the line.
 func (t *TraceReader) Next() (TraceRow, error) {
+	if err := t.next(); err != nil {
+		return TraceRow{}, err
+	}
+	row := TraceRow{Line: t.cur.line, At: t.cur.at, Permits: t.cur.permits}
+	if t.keyCol >= 0 {
+		row.Key = t.key()
+	}
+	return row, nil
+}
+
+// key is the last row's key, interned: a trace's few distinct keys cost one string each.
+func (t *TraceReader) key() string {
+	if t.keyIsText {
+		if k, ok := t.keys[t.keyText]; ok {
+			return k
+		}
+		return t.intern(strings.Clone(t.keyText))
+	}
+	b := t.src.buf[t.keyStart:t.keyEnd]
+	if k, ok := t.keys[string(b)]; ok {
+		return k
+	}
+	return t.intern(string(b))
+}
+
+func (t *TraceReader) intern(k string) string {
+	if t.keys == nil {
+		t.keys = make(map[string]string)
+	}
+	if len(t.keys) < maxInterned {
+		t.keys[k] = k
+	}
+	return k
+}
+
+// next reads the next row into t.cur (see also key): Next without allocating on the plain
+// path.
+func (t *TraceReader) next() error {
+	if t.csv != nil {
+		return t.nextCSV()
+	}
+	if t.plain > 0 && t.rows < t.maxRows {
+		for {
+			r := t.plainRow()
+			if r == plainOK {
+				return nil
+			}
+			// A row the buffer ends in is read again after more of it is, unless it is long:
+			// the line path reads that without reading its start again.
+			if r == plainNo || t.src.err != nil || t.src.w-t.src.r >= 4096 {
+				break
+			}
+			t.src.fill()
+		}
+	}
+	t.cur.textEnd = 0
+	text, err := t.src.nextRow()
+	if bytes.IndexByte(text, '"') >= 0 {
+		// From a line with a quote on, encoding/csv reads the trace; it reads a line cut
+		// short by a read error too, and may find it malformed before it returns the error.
+		t.startCSV()
+		return t.nextCSV()
+	}
+	if err != nil {
+		return err
+	}
+	line := t.src.lines
+	if t.rows >= t.maxRows {
+		return fmt.Errorf("line %d: a trace holds at most %d requests (so that their permits add up exactly)", line, t.maxRows)
+	}
+	// A row without quotes: its fields are what lies between its commas.
+	s := string(text)
+	t.record = t.record[:0]
+	for {
+		i := strings.IndexByte(s, ',')
+		if i < 0 {
+			break
+		}
+		t.record = append(t.record, s[:i])
+		s = s[i+1:]
+	}
+	t.record = append(t.record, s)
+	return t.decode(line, t.record)
+}
+
+// What plainRow found.
+const (
+	plainOK   = iota // a plain row, read
+	plainNo          // not a plain row
+	plainMore        // the buffer ends before the row can be told plain or not
+)
+
+// plainRow reads the row at the start of the line buffer into t.cur if it is plain: t_ns of
+// 1 to 19 digits (less than MaxTime) and, when the header has them, permits of up to 9 digits
+// (none is the default, 1) and a key with no comma, no quote and nothing TrimSpace would trim,
+// ended by "\n" or "\r\n". A row that is plain is one decode reads the same; decode reads
+// every other (and says what is wrong with it).
+func (t *TraceReader) plainRow() int {
+	l := &t.src
+	b := l.buf[l.r:l.w]
+	i, ns := 0, uint64(0) // 19 digits fit in a uint64
+	if len(b) >= 16 {     // eight digits at a time
+		if v, n := digits8(binary.LittleEndian.Uint64(b)); n > 0 {
+			i, ns = n, v
+			if v, n = digits8(binary.LittleEndian.Uint64(b[8:])); i == 8 && n > 0 {
+				i, ns = 8+n, ns*pow10[n]+v
+			}
+		}
+	}
+	if i == 0 || i == 16 {
+		for ; i < len(b) && i < 20; i++ {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			ns = ns*10 + uint64(c)
+		}
+	}
+	nsEnd := i
+	if i == len(b) {
+		return plainMore
+	}
+	if i == 0 || i > 19 || ns >= uint64(MaxTime) || time.Duration(ns) < t.last {
+		return plainNo
+	}
+	n, pStart, pEnd, kStart, kEnd := 1, i, i, 0, 0
+	c := b[i]
+	if c == ',' && t.plain >= 2 {
+		i++
+		pStart, n = i, 0
+		for ; i < len(b); i++ {
+			d := b[i] - '0'
+			if d > 9 {
+				break
+			}
+			n = n*10 + int(d)
+		}
+		pEnd = i
+		if i == len(b) {
+			return plainMore
+		}
+		switch {
+		case pEnd == pStart:
+			n = 1
+		case pEnd-pStart > 9 || n < 1:
+			return plainNo
+		}
+		c = b[i]
+		if c == ',' && t.plain == 3 {
+			i++
+			kStart = i
+			for ; i < len(b); i++ {
+				if d := b[i]; d == '\n' {
+					break
+				} else if d == '"' || d == ',' {
+					return plainNo
+				}
+			}
+			if i == len(b) {
+				return plainMore
+			}
+			kEnd = i
+			if kEnd > kStart && b[kEnd-1] == '\r' {
+				kEnd--
+			}
+			if kEnd > kStart {
+				if first, last := b[kStart], b[kEnd-1]; first <= ' ' || first >= 0x80 || last <= ' ' || last >= 0x80 {
+					return plainNo // maybe space that TrimSpace removes
+				}
+			}
+			c = '\n'
+		}
+	}
+	switch {
+	case c == '\n':
+	case c == '\r' && i+1 < len(b) && b[i+1] == '\n':
+		i++
+	case c == '\r' && i+1 == len(b):
+		return plainMore
+	default:
+		return plainNo
+	}
+	t.last = time.Duration(ns)
+	l.lines++
+	t.rows++
+	t.cur.line, t.cur.at, t.cur.permits = l.lines, time.Duration(ns), n
+	// The row's own digits are the output's when they have no leading zero.
+	t.cur.textEnd, t.cur.onePermit = 0, false
+	if nsEnd == 1 || b[0] != '0' {
+		switch {
+		case pEnd == pStart:
+			t.cur.textEnd, t.cur.onePermit = nsEnd, true
+		case pEnd-pStart == 1 || b[pStart] != '0':
+			t.cur.textEnd = pEnd
+		}
+	}
+	t.keyStart, t.keyEnd, t.keyIsText = l.r+kStart, l.r+kEnd, false
+	l.start, l.r, l.seen = l.r, l.r+i+1, 0
+	return plainOK
+}
+
+var pow10 = [9]uint64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000}
+
+// digits8 is the value and number of the decimal digits that begin the 8 bytes of w (the
+// first byte lowest), the value being meaningless when n is 0: SWAR, with no branch. A byte
+// is a digit when its high nibble is 3 and stays 3 with 6 added (no carry crosses into a byte
+// before the first that is not a digit).
+func digits8(w uint64) (value uint64, n int) {
+	const ones = 0x0101010101010101
+	y := (w&(0xF0*ones) ^ 0x30*ones) | ((w+0x06*ones)&(0xF0*ones) ^ 0x30*ones) // 0 for a digit
+	notDigit := ((y&(0x7F*ones) + 0x7F*ones) | y) & (0x80 * ones)
+	n = bits.TrailingZeros64(notDigit) >> 3 // 8 when all are digits
+	// The digits, moved up so that the bytes after them fall off; the lanes below are
+	// leading zeros. Then pairs, fours and eights are combined.
+	x := (w & (0x0F * ones)) << ((64 - 8*uint(n)) & 63)
+	x = (x * (10<<8 + 1)) >> 8 & 0x00FF00FF00FF00FF
+	x = (x * (100<<16 + 1)) >> 16 & 0x0000FFFF0000FFFF
+	return (x * (10000<<32 + 1)) >> 32, n
+}
+
+// nextCSV reads a row with encoding/csv.
+func (t *TraceReader) nextCSV() error {
 	record, err := t.csv.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return TraceRow{}, io.EOF
+			return io.EOF
 		}
 		var parseErr *csv.ParseError
 		if errors.As(err, &parseErr) {
-			return TraceRow{}, fmt.Errorf("line %d: %v", parseErr.Line, parseErr.Err)
+			return fmt.Errorf("line %d: %v", parseErr.Line+t.csvLines, parseErr.Err)
 		}
-		return TraceRow{}, err
+		return err
 	}
 	line, _ := t.csv.FieldPos(0)
-	t.line = line
+	line += t.csvLines
 	if t.rows >= t.maxRows {
-		return TraceRow{}, fmt.Errorf("line %d: a trace holds at most %d requests (so that their permits add up exactly)", line, t.maxRows)
+		return fmt.Errorf("line %d: a trace holds at most %d requests (so that their permits add up exactly)", line, t.maxRows)
 	}
+	return t.decode(line, record)
+}
+
+// decode reads a row's fields into t.cur: the general path, which says what every error is.
+func (t *TraceReader) decode(line int, record []string) error {
 	field := func(col int) string {
 		if col < 0 || col >= len(record) {
 			return ""
 		}
 		return strings.TrimSpace(record[col])
 	}
-	row := TraceRow{Line: line, Permits: 1}
 	text := field(t.timeCol)
 	if text == "" {
-		return TraceRow{}, fmt.Errorf("line %d: the time column is empty", line)
+		return fmt.Errorf("line %d: the time column is empty", line)
 	}
-	if row.At, err = t.parseTime(text); err != nil {
-		return TraceRow{}, fmt.Errorf("line %d: %v", line, err)
+	at, err := t.parseTime(text)
+	if err != nil {
+		return fmt.Errorf("line %d: %v", line, err)
 	}
-	if row.At < t.last {
-		return TraceRow{}, fmt.Errorf("line %d: time %v is before the previous row's %v: rows must be in time order", line, row.At, t.last)
+	if at < t.last {
+		return fmt.Errorf("line %d: time %v is before the previous row's %v: rows must be in time order", line, at, t.last)
 	}
-	t.last = row.At
+	t.last = at
+	permits := 1
 	if p := field(t.permitsCol); p != "" {
 		n, err := strconv.ParseInt(p, 10, 64)
 		if (err == nil && n > MaxPermits) || (errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(p, "-")) {
-			return TraceRow{}, fmt.Errorf("line %d: permits %s is more than a request may ask for, %d (2^31-1, so that sums of permits stay exact)", line, p, MaxPermits)
+			return fmt.Errorf("line %d: permits %s is more than a request may ask for, %d (2^31-1, so that sums of permits stay exact)", line, p, MaxPermits)
 		}
 		if err != nil || n < 1 {
-			return TraceRow{}, fmt.Errorf("line %d: permits %q is not a whole number >= 1", line, p)
+			return fmt.Errorf("line %d: permits %q is not a whole number >= 1", line, p)
 		}
-		row.Permits = int(n)
+		permits = int(n)
 	}
 	t.rows++
+	t.decoded++
+	t.cur = row{line: line, at: at, permits: permits}
 	if t.keyCol >= 0 {
-		row.Key = strings.Clone(field(t.keyCol))
+		t.keyText, t.keyIsText = field(t.keyCol), true
 	}
-	return row, nil
+	return nil
 }
 
 func (t *TraceReader) parseTime(text string) (time.Duration, error) {
@@ -171,9 +477,9 @@ func (t *TraceReader) parseTime(text string) (time.Duration, error) {
 // parseDecimalSeconds reads "12", "12.5" or "0.000000001" exactly, without floating point.
 func parseDecimalSeconds(text string) (time.Duration, error) {
 	whole, frac, _ := strings.Cut(text, ".")
-	bad := fmt.Errorf("t %q is neither RFC 3339 nor decimal seconds", text)
+	bad := func() error { return fmt.Errorf("t %q is neither RFC 3339 nor decimal seconds", text) }
 	if whole == "" && frac == "" {
-		return 0, bad
+		return 0, bad()
 	}
 	var secs int64
 	if whole != "" {
@@ -182,7 +488,7 @@ func parseDecimalSeconds(text string) (time.Duration, error) {
 			return 0, fmt.Errorf("t %s %s", text, outOfRange)
 		}
 		if err != nil || v < 0 {
-			return 0, bad
+			return 0, bad()
 		}
 		secs = v
 	}
@@ -193,7 +499,7 @@ func parseDecimalSeconds(text string) (time.Duration, error) {
 	if frac != "" {
 		v, err := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
 		if err != nil || v < 0 {
-			return 0, bad
+			return 0, bad()
 		}
 		ns = v
 	}
@@ -201,4 +507,166 @@ func parseDecimalSeconds(text string) (time.Duration, error) {
 		return d, nil
 	}
 	return 0, fmt.Errorf("t %s %s", text, outOfRange)
+}
+
+// lineTooLongError is a line, or a row quoted across lines, of more than MaxTraceLine bytes.
+type lineTooLongError struct{ msg string }
+
+func (e *lineTooLongError) Error() string { return e.msg }
+
+func lineTooLong(line int) error {
+	return &lineTooLongError{fmt.Sprintf("line %d: the line is longer than 1 MiB (%d bytes)", line, MaxTraceLine)}
+}
+
+// lineReader reads a trace's lines, at most MaxTraceLine bytes each, from a buffer that holds
+// one line at a time: 64 KiB, grown (to MaxTraceLine and a byte) only for a longer line.
+type lineReader struct {
+	src   io.Reader
+	buf   []byte
+	r, w  int   // buf[r:w] is unread
+	seen  int   // buf[r:r+seen] holds no newline
+	start int   // where the last line returned began in buf
+	lines int   // lines returned or skipped
+	err   error // the source's error, returned once the bytes before it are
+}
+
+func (l *lineReader) init(src io.Reader) {
+	l.src = src
+	l.buf = make([]byte, 64<<10)
+}
+
+// nextRow returns the next line that is not empty, without its "\n" or "\r\n" (and, at the
+// end of the input, without a last "\r"), and skips empty ones: the lines encoding/csv reads
+// a record from. The line is valid until the next call. A read error other than io.EOF part
+// way through a line comes with what was read of the line.
+func (l *lineReader) nextRow() ([]byte, error) {
+	for {
+		line, err := l.next()
+		if err != nil || len(line) > 0 {
+			return line, err
+		}
+	}
+}
+
+func (l *lineReader) next() ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(l.buf[l.r+l.seen:l.w], '\n'); i >= 0 {
+			end := l.r + l.seen + i
+			line := l.buf[l.r:end]
+			l.start, l.r, l.seen = l.r, end+1, 0
+			l.lines++
+			if len(line) > MaxTraceLine {
+				return nil, lineTooLong(l.lines)
+			}
+			if n := len(line); n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			return line, nil
+		}
+		l.seen = l.w - l.r
+		if l.seen > MaxTraceLine {
+			return nil, lineTooLong(l.lines + 1)
+		}
+		if l.err != nil {
+			if l.r == l.w {
+				return nil, l.err
+			}
+			line := l.buf[l.r:l.w] // the last line, with no newline
+			l.start, l.r, l.seen = l.r, l.w, 0
+			l.lines++
+			if l.err != io.EOF {
+				return line, l.err // a read error part way through a line: see TraceReader.next
+			}
+			if n := len(line); line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			return line, nil
+		}
+		l.fill()
+	}
+}
+
+// fill reads more of the source after the unread bytes, first moving them to the front and,
+// if they fill the buffer, doubling it up to MaxTraceLine and a byte.
+func (l *lineReader) fill() {
+	if l.r > 0 {
+		l.w = copy(l.buf, l.buf[l.r:l.w])
+		l.r = 0
+	}
+	if l.w == len(l.buf) {
+		grown := make([]byte, min(2*len(l.buf), MaxTraceLine+1))
+		copy(grown, l.buf)
+		l.buf = grown
+	}
+	for range 100 { // as bufio does, give up on a source that returns nothing, and no error
+		n, err := l.src.Read(l.buf[l.w:])
+		l.w += n
+		if err != nil {
+			l.err = err
+			return
+		}
+		if n > 0 {
+			return
+		}
+	}
+	l.err = io.ErrNoProgress
+}
+
+// rest is the input from the start of the last line returned: what is left in the buffer,
+// then the rest of the source (or the error it returned).
+func (l *lineReader) rest() io.Reader {
+	buffered := bytes.NewReader(l.buf[l.start:l.w])
+	switch l.err {
+	case nil:
+		return io.MultiReader(buffered, l.src)
+	case io.EOF:
+		return buffered
+	}
+	return io.MultiReader(buffered, errReader{l.err})
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// rowCapReader passes on its source up to the first row of more than MaxTraceLine bytes
+// (counting from where the row began, across newlines inside quotes), then fails with an error
+// naming the line: encoding/csv, which reads a whole row however long, never buffers more.
+type rowCapReader struct {
+	r        io.Reader
+	line     int  // newlines passed on
+	rowStart int  // the line the row under way began on
+	size     int  // the row's bytes so far
+	quoted   bool // inside a quoted field
+	err      error
+}
+
+func (c *rowCapReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' && !c.quoted {
+			c.line++
+			c.size, c.rowStart = 0, c.line
+			continue
+		}
+		if c.size++; c.size > MaxTraceLine { // the byte is on line c.line+1
+			if c.rowStart == c.line {
+				c.err = lineTooLong(c.line + 1)
+			} else {
+				c.err = &lineTooLongError{fmt.Sprintf("line %d: the row that began on line %d is longer than 1 MiB (%d bytes): is a quote left open?",
+					c.line+1, c.rowStart+1, MaxTraceLine)}
+			}
+			return i, c.err
+		}
+		switch b {
+		case '"':
+			c.quoted = !c.quoted
+		case '\n':
+			c.line++
+		}
+	}
+	return n, err
 }

@@ -158,6 +158,8 @@ func TestTraceReaderRefusesValuesPastTheRange(t *testing.T) {
 		{"t_ns at 2^63-1", "t_ns\n9223372036854775807\n", "line 2: t_ns 9223372036854775807 is out of range"},
 		{"t_ns above int64", "t_ns\n9223372036854775808\n", "line 2: t_ns 9223372036854775808 is out of range"},
 		{"t_ns far above int64", "t_ns\n99999999999999999999999\n", "line 2: t_ns 99999999999999999999999 is out of range"},
+		{"t_ns at 2^64+5", "t_ns\n18446744073709551621\n", "line 2: t_ns 18446744073709551621 is out of range"},
+		{"t_ns at 2^64+5 after a row", "t_ns,permits\n0,1\n18446744073709551621,1\n", "line 3: t_ns 18446744073709551621 is out of range"},
 		{"seconds past 2^62ns", "t\n4611686019\n", "line 2: t 4611686019 is out of range"},
 		{"seconds just past 2^62ns", "t\n4611686018.427387904\n", "line 2: t 4611686018.427387904 is out of range"},
 		{"seconds above int64", "t\n99999999999999999999\n", "line 2: t 99999999999999999999 is out of range"},
@@ -177,10 +179,13 @@ func TestTraceReaderRefusesValuesPastTheRange(t *testing.T) {
 			assert.Equal(t, tc.want, err.Error()[:min(len(err.Error()), len(tc.want))], "%v", err)
 		})
 	}
-	// The largest accepted values read as they are.
+	// The largest accepted values read as they are, and so do leading zeros.
 	rows, err := readAll(t, "t_ns,permits\n0,2147483647\n4611686018427387903,2147483647\n")
 	require.NoError(t, err)
 	assert.Equal(t, []TraceRow{{Line: 2, At: 0, Permits: MaxPermits}, {Line: 3, At: MaxTime - 1, Permits: MaxPermits}}, rows)
+	rows, err = readAll(t, "t_ns,permits\n00000000000000000005,0000000001\n0000000000000000000000000000000000000006,1\n")
+	require.NoError(t, err)
+	assert.Equal(t, []TraceRow{{Line: 2, At: 5, Permits: 1}, {Line: 3, At: 6, Permits: 1}}, rows)
 	rows, err = readAll(t, "t\n1900-01-01T00:00:00Z\n2046-01-01T00:00:00Z\n")
 	require.NoError(t, err)
 	assert.Equal(t, 146*365*24*time.Hour+36*24*time.Hour, rows[1].At, "146 years and the leap days")
