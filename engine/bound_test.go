@@ -12,9 +12,9 @@ import (
 )
 
 // A stage whose admission bound over a meter's length is past int64 (limit 2^32-1 per 2^31ns
-// over 146 years: AdmissionBound wraps negative) bounds nothing: the meter keeps the other
-// stages' bound, and reports -1 (none) when no stage has one. The wrapped value used to
-// replace the token bucket's bound, so that the meter checked nothing and printed
+// over 146 years) bounds nothing: AdmissionBound saturates at MaxInt64, the meter keeps the
+// other stages' bound, and reports MaxInt64 when no stage has a smaller one. The bound used to
+// wrap negative and replace the token bucket's, so that the meter checked nothing and printed
 // -9223372034707292161.
 func TestMeterIgnoresABoundPastInt64(t *testing.T) {
 	long := MaxTime - 1

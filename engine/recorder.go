@@ -97,10 +97,7 @@ func newRecorder(sc *Scenario, spec LaneSpec, stages int) recorder {
 	for _, length := range meterLengths(sc) {
 		bound := int64(-1)
 		for _, s := range spec.Stack {
-			// A negative bound is one past int64 (limit 2^32-1 over 146 years overflows):
-			// no sum of permits can exceed it, so it bounds nothing, and it must not replace
-			// another stage's bound, nor read as one.
-			if b, ok := limiters.AdmissionBound(s, length); ok && b >= 0 && (bound < 0 || b < bound) {
+			if b, ok := limiters.AdmissionBound(s, length); ok && (bound < 0 || b < bound) {
 				bound = b
 			}
 		}

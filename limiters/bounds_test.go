@@ -386,3 +386,17 @@ func TestWarmUpIntegral(t *testing.T) {
 		assert.Less(t, float64(admitted), 0.9*straight, "%s: clearly not 2/3·rate·P = %.0f", w, straight)
 	}
 }
+
+// A bound past the int64 range saturates: limit 2^32−1 per 2^31ns over 146 years is about
+// 2^93 permits, which used to wrap negative.
+func TestAdmissionBoundSaturates(t *testing.T) {
+	L := time.Duration(1)<<62 - 1
+	for _, text := range []string{"fixed-window:limit=4294967295,window=2147483648ns",
+		"sliding-window:limit=4294967295,window=2147483648ns,slots=1", "flash5-fixed:limit=4294967295,window=1ms"} {
+		spec, err := ParseSpec(text)
+		require.NoError(t, err)
+		b, ok := AdmissionBound(spec, L)
+		require.True(t, ok)
+		assert.Equal(t, int64(math.MaxInt64), b, text)
+	}
+}

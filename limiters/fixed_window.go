@@ -100,7 +100,7 @@ func (s FixedWindowSpec) New(clock Clock) (Limiter, error) {
 // AdmissionBound is limit·(⌈(L−1ns)/window⌉ + 1), the windows the interval can touch: 100
 // per 1s over 1s: 200 — the boundary burst.
 func (s FixedWindowSpec) AdmissionBound(L time.Duration) (int64, bool) {
-	return int64(s.Limit) * touched(L, s.Window), true
+	return saturatingMul(int64(s.Limit), touched(L, s.Window)), true
 }
 
 // NaturalWindow is the window.

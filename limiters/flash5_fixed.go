@@ -134,7 +134,7 @@ func (s Flash5FixedSpec) New(clock Clock) (Limiter, error) { return NewFlash5Fix
 // count (see the table above), which the bound does not cover. The epoch's wrap only makes it
 // stricter (an old count read as current refuses more).
 func (s Flash5FixedSpec) AdmissionBound(L time.Duration) (int64, bool) {
-	return int64(s.Limit) * touched(L, s.Window), true
+	return saturatingMul(int64(s.Limit), touched(L, s.Window)), true
 }
 
 // NaturalWindow is the window.

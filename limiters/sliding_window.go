@@ -134,7 +134,7 @@ func (s SlidingWindowSpec) New(clock Clock) (Limiter, error) {
 func (s SlidingWindowSpec) AdmissionBound(L time.Duration) (int64, bool) {
 	slots := int64(max(s.Slots, 1))
 	k := touched(L, s.Window/time.Duration(slots))
-	return int64(s.Limit) * divCeil(k, slots), true
+	return saturatingMul(int64(s.Limit), divCeil(k, slots)), true
 }
 
 // NaturalWindow is the window.

@@ -2,6 +2,7 @@ package limiters
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,7 +35,8 @@ type Spec interface {
 	New(clock Clock) (Limiter, error)
 	// AdmissionBound is the most permits the kind promises to admit in any half-open
 	// interval of length L > 0 — the exact worst case, reachable by an adversarial arrival
-	// pattern — and false for kinds with no time axis.
+	// pattern — and false for kinds with no time axis. A bound past the int64 range
+	// saturates at math.MaxInt64; it is never negative.
 	AdmissionBound(L time.Duration) (int64, bool)
 	// NaturalWindow is the span the spec is usually judged over (a rate's window, a window
 	// limiter's window), 0 for kinds with no time axis.
@@ -255,6 +257,23 @@ func parsePositiveDuration(text string) (time.Duration, error) {
 // can touch: ⌈(L−1ns)/span⌉ + 1.
 func touched(L, span time.Duration) int64 {
 	return (int64(L)-1+int64(span)-1)/int64(span) + 1
+}
+
+// saturatingMul is a·b for a, b ≥ 0, or math.MaxInt64 when that overflows: a bound past the
+// int64 range bounds nothing a run can reach, and must not wrap negative.
+func saturatingMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// saturatingAdd is a+b for a, b ≥ 0, or math.MaxInt64 when that overflows.
+func saturatingAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // divCeil is ⌈a/b⌉ for a ≥ 0, b > 0.

@@ -99,7 +99,7 @@ func (s TokenBucketSpec) New(clock Clock) (Limiter, error) {
 // AdmissionBound is capacity + ⌈L/T⌉ − 1: a full burst, then one per T. 100/s capacity 3
 // over 1s: 102.
 func (s TokenBucketSpec) AdmissionBound(L time.Duration) (int64, bool) {
-	return int64(s.Capacity) + divCeil(int64(L), int64(s.Rate.Interval())) - 1, true
+	return saturatingAdd(int64(s.Capacity), divCeil(int64(L), int64(s.Rate.Interval()))-1), true
 }
 
 // NaturalWindow is the rate's window.

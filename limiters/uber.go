@@ -195,7 +195,7 @@ func (s UberSpec) New(clock Clock) (Limiter, error) { return NewUber(s, clock) }
 // AdmissionBound is the token bucket's with capacity slack + 1 and T = per (truncated):
 // slack + ⌈L/per⌉. 100/1s slack 10 over 1s: 110; slack 0: 100.
 func (s UberSpec) AdmissionBound(L time.Duration) (int64, bool) {
-	return int64(s.Slack) + divCeil(int64(L), int64(s.per())), true
+	return saturatingAdd(int64(s.Slack), divCeil(int64(L), int64(s.per()))), true
 }
 
 // NaturalWindow is the rate's window.
