@@ -217,7 +217,7 @@ func (l *Lane) Step() (bool, error) {
 	case evProceed:
 		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqDelayed {
 			r.state = reqPending
-			l.trace(r, OutcomeAdmitted, 0, nil, "its wait ended")
+			l.trace(r, OutcomeAdmitted, 0, nil, ReasonWaitEnded)
 			l.admitted(e.req)
 		}
 	}

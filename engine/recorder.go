@@ -14,7 +14,7 @@ type Outcome string
 // The outcomes a trace records.
 const (
 	OutcomeAdmitted  Outcome = "admitted"
-	OutcomeDelayed   Outcome = "delayed" // admitted by every stage after a wait: it goes on when the wait ends
+	OutcomeDelayed   Outcome = "delayed" // admitted by every stage after a wait: it goes on when the wait ends, recorded as admitted with ReasonWaitEnded
 	OutcomeRejected  Outcome = "rejected"
 	OutcomeNever     Outcome = "never"
 	OutcomeQueued    Outcome = "queued"
@@ -23,6 +23,9 @@ const (
 	OutcomeCompleted Outcome = "completed"
 	OutcomeFailed    Outcome = "failed"
 )
+
+// ReasonWaitEnded is the Reason of the admission record of a delayed request whose wait ended.
+const ReasonWaitEnded = "its wait ended"
 
 // Record is one traced event of one request. Decisions (admitted, rejected, never) carry the
 // deciding stage's state just before it decided and the sentence that explains the decision

@@ -11,16 +11,16 @@ import (
 // discovered in one place, CapabilitiesOf. A caller that needs one asks for it with Require,
 // which refuses a kind without it by name, at construction rather than mid-run.
 //
-//	capability   interface   kinds that have it                        what it is for
-//	retry-after  RetryAfter  token, leaky, sliding, fixed, warm-up,    a Retry-After hint; a queue's wake-up
-//	                         flash5-fixed, guava-bursty, guava-warmup
-//	reserve      Reserver    token, leaky, x-time-rate, uber, nginx,   admit after a wait (shaping) instead of refusing
-//	                         guava-bursty, guava-warmup
-//	release      Releaser    concurrency                               permits come back when work ends, not by the clock
-//	refund       Refunder    token, leaky, sliding, fixed, warm-up,    give back permits a later stage of a stack refused
-//	                         nginx
-//	feedback     Feedback    (none yet; the simulator reports every    completions with latency and outcome, for adaptive limits
-//	                         completion and failure to it)
+//	capability   interface   what it is for
+//	retry-after  RetryAfter  a Retry-After hint; a queue's wake-up
+//	reserve      Reserver    admit after a wait (shaping) instead of refusing
+//	release      Releaser    permits come back when work ends, not by the clock
+//	refund       Refunder    give back permits a later stage of a stack refused
+//	feedback     Feedback    completions with latency and outcome, for adaptive limits (no kind
+//	                         has it yet; the simulator reports every completion and failure)
+//
+// Which kind has which is each kind's KindInfo.Capabilities (held equal to what CapabilitiesOf
+// finds by the registry test), listed in the README's table of kinds.
 //
 // Two more fit beside them without changing the core: a keyed limiter (one state per client
 // key) decides through a key-taking method of its own and presents each key's state as an

@@ -43,7 +43,7 @@ func sentence(stages []limiters.Limiter, r engine.Record) string {
 	}
 	switch r.Outcome {
 	case engine.OutcomeAdmitted:
-		if r.State == nil && r.Reason != "" { // a delayed request whose wait ended
+		if r.Reason == engine.ReasonWaitEnded {
 			return withReason(head + " goes on")
 		}
 		if len(stages) > 1 {

@@ -77,3 +77,24 @@ func TestShort(t *testing.T) {
 		}
 	}
 }
+
+// A shaped request reads as admitted after a wait when decided, and as going on when its wait
+// ends.
+func TestSentenceOfAShapedRequest(t *testing.T) {
+	bucket, err := limiters.Parse("token-bucket:capacity=3,rate=100/1s", virtualclock.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := []limiters.Limiter{bucket}
+	st := bucket.Snapshot(0)
+	delayed := sentence(one, engine.Record{At: 0, Request: 4, Attempt: 1, Permits: 1, Outcome: engine.OutcomeDelayed,
+		State: &st, Reason: "next permit due at 30ms; waits 10ms"})
+	if want := "t=0s req #4 (1 permit) admitted after a wait by token-bucket: next permit due at 30ms; waits 10ms"; delayed != want {
+		t.Errorf("got %q, want %q", delayed, want)
+	}
+	ended := sentence(one, engine.Record{At: 10 * time.Millisecond, Request: 4, Attempt: 1, Permits: 1,
+		Outcome: engine.OutcomeAdmitted, Reason: engine.ReasonWaitEnded})
+	if want := "t=10ms req #4 (1 permit) goes on: its wait ended"; ended != want {
+		t.Errorf("got %q, want %q", ended, want)
+	}
+}
