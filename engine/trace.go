@@ -316,15 +316,22 @@ func (t *TraceReader) plainRow() int {
 		if c == ',' && t.plain == 3 {
 			i++
 			kStart = i
-			for ; i < len(b); i++ {
-				if d := b[i]; d == '\n' {
+			for ; i+8 <= len(b); i += 8 { // eight bytes at a time, to the first '\n', '"' or ','
+				if m := special8(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+					i += bits.TrailingZeros64(m) >> 3
 					break
-				} else if d == '"' || d == ',' {
-					return plainNo
+				}
+			}
+			for ; i < len(b); i++ {
+				if d := b[i]; d == '\n' || d == '"' || d == ',' {
+					break
 				}
 			}
 			if i == len(b) {
 				return plainMore
+			}
+			if b[i] != '\n' {
+				return plainNo // a quote, or more fields
 			}
 			kEnd = i
 			if kEnd > kStart && b[kEnd-1] == '\r' {
@@ -383,6 +390,15 @@ func digits8(w uint64) (value uint64, n int) {
 	x = (x * (10<<8 + 1)) >> 8 & 0x00FF00FF00FF00FF
 	x = (x * (100<<16 + 1)) >> 16 & 0x0000FFFF0000FFFF
 	return (x * (10000<<32 + 1)) >> 32, n
+}
+
+// special8 has the high bit set in the first byte of w (the first byte lowest) that is '\n',
+// '"' or ',', if any (and perhaps in bytes after it): a byte is zero in w^c exactly where it
+// is c, and (x−1)&^x sets the high bit of the lowest zero byte of x and of none before it.
+func special8(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	nl, quote, comma := w^('\n'*ones), w^('"'*ones), w^(','*ones)
+	return ((nl - ones) &^ nl & highs) | ((quote - ones) &^ quote & highs) | ((comma - ones) &^ comma & highs)
 }
 
 // nextCSV reads a row with encoding/csv.

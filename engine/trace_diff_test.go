@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -509,5 +510,47 @@ func TestReplayStopsAtAFullBufferAsBefore(t *testing.T) {
 		require.Equal(t, wantErr.Error(), err.Error())
 		require.Equal(t, want.writes, got.writes, "extra %d: output %d", extra, size)
 		require.Equal(t, want.buf.String(), got.buf.String())
+	}
+}
+
+// special8 finds the first '\n', '"' or ',' of every 8-byte word: each byte value in each
+// position, and random words.
+func TestSpecial8(t *testing.T) {
+	naive := func(b []byte) int {
+		for i, c := range b {
+			if c == '\n' || c == '"' || c == ',' {
+				return i
+			}
+		}
+		return 8
+	}
+	check := func(b []byte) {
+		m := special8(binary.LittleEndian.Uint64(b))
+		got := 8
+		if m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		if want := naive(b); got != want {
+			require.Failf(t, "special8", "%q: got %d, want %d", b, got, want)
+		}
+	}
+	b := make([]byte, 8)
+	for pos := range 8 {
+		for c := range 256 {
+			copy(b, "tenant-7")
+			b[pos] = byte(c)
+			check(b)
+			for k := pos + 1; k < 8; k++ { // and with specials after it
+				b[k] = pickOf[byte](rand.New(rand.NewPCG(uint64(c), uint64(k))), '\n', '"', ',', 0, 0x80)
+			}
+			check(b)
+		}
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	for range diffRuns(1_000_000) {
+		for k := range b {
+			b[k] = pickOf[byte](r, byte(r.IntN(256)), 'a', '\n', '"', ',', 0x2b, 0x2d, 0x0b, 0x21, 0x23)
+		}
+		check(b)
 	}
 }
