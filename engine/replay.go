@@ -19,13 +19,30 @@ type ReplaySummary struct {
 	Duration time.Duration // the last row's time
 	Stacks   []string
 	Admitted []int64 // requests admitted, per stack
+
+	// Waits reports, per stack, whether its callers wait (a stage with mode=wait, a timeout or
+	// NGINX's delay): only such a stack has a wait column, Delayed and MaxWait.
+	Waits   []bool
+	Delayed []int64         // admitted requests that waited (wait > 0), per stack
+	MaxWait []time.Duration // the longest wait of an admitted request, per stack
 }
 
 // Replay streams a CSV trace (see TraceReader) through each stack in virtual time, open loop:
 // every row is an independent caller that is admitted or not, with no retries, and an
-// admitted request completes at once (a concurrency stage's permit is released immediately).
-// It writes the input's t_ns and permits and one column per stack, headed by its spec, holding
-// 1 (admitted) or 0. Memory does not depend on the trace's length.
+// admitted request completes as soon as it passes (a concurrency stage's permit is released
+// then). It writes the input's t_ns and permits and one column per stack, headed by its spec,
+// holding 1 (admitted) or 0.
+//
+// A stack whose callers wait (a stage's mode=wait or timeout, NGINX's delay: see
+// limiters.Waiting) decides by reservation, as the simulator's shaped lanes do, and gets a
+// second column, "SPEC wait_ns", with an admitted request's wait in ns (empty when refused).
+// A wait delays that caller only: the next row is decided at its own time, and a concurrency
+// stage holds the caller's permits through its wait. NGINX at 10r/s, burst=5, delay=2, ten
+// rows at t=0: 1 with wait 0 three times, 1 with waits 100ms, 200ms and 300ms, then 0 four
+// times.
+//
+// Memory does not depend on the trace's length (only on how many waiting callers a
+// concurrency stage holds at once, at most its maximum).
 func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummary, error) {
 	return replay(in, out, stacks, true)
 }
@@ -33,9 +50,11 @@ func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummar
 // replay is Replay, reading plain rows on the plain path when plain is set (the tests compare
 // the two).
 func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (ReplaySummary, error) {
-	sum := ReplaySummary{Admitted: make([]int64, len(stacks))}
+	sum := ReplaySummary{Admitted: make([]int64, len(stacks)), Waits: make([]bool, len(stacks)),
+		Delayed: make([]int64, len(stacks)), MaxWait: make([]time.Duration, len(stacks))}
 	clock := virtualclock.New()
 	built := make([]*Stack, len(stacks))
+	pending := make([]releaseQueue, len(stacks)) // per waiting stack: permits held through a wait
 	for i, specs := range stacks {
 		sum.Stacks = append(sum.Stacks, StackString(specs))
 		st, err := NewStack(specs, clock)
@@ -43,6 +62,13 @@ func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (
 			var stage *StageError
 			errors.As(err, &stage)
 			return sum, fmt.Errorf("limiter %d: %w", i+1, stage.Err) // the limiter's error names its kind
+		}
+		if sum.Waits[i] = st.SetWaits(specs, 0); sum.Waits[i] {
+			if err := st.CanReserve(); err != nil {
+				var stage *StageError
+				errors.As(err, &stage)
+				return sum, fmt.Errorf("limiter %d: %w", i+1, stage.Err)
+			}
 		}
 		built[i] = st
 	}
@@ -56,12 +82,16 @@ func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (
 	// The output is appended to a buffer written out in chunks of exactly 64 KiB, as a
 	// bufio.Writer does (so that what has been written when a row fails is as before); a
 	// plain row's t_ns and permits are copied from the input.
-	need := 32 + 2*len(built) // a row: 19 digits, a comma, 10 digits, 2 bytes per stack, "\n"
+	need := 32 + 22*len(built) // a row: 19 digits, a comma, 10 digits, per stack 2 bytes and a wait, "\n"
 	w := make([]byte, 0, outChunk+need)
 	w = append(w, "t_ns,permits"...)
-	for _, name := range sum.Stacks {
+	for i, name := range sum.Stacks {
 		w = append(w, ',')
 		w = append(w, csvField(name)...)
+		if sum.Waits[i] {
+			w = append(w, ',')
+			w = append(w, csvField(name+" wait_ns")...)
+		}
 	}
 	w = append(w, '\n')
 	if w, err = flushChunks(out, w); err != nil {
@@ -93,6 +123,26 @@ func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (
 			w = append(w, reader.text()...)
 		}
 		for i, stack := range built {
+			if sum.Waits[i] {
+				// A caller that waits holds a concurrency stage's permits until it passes.
+				pending[i].releaseUntil(row.at, stack)
+				d, _, wait := stack.Reserve(row.at, row.permits, nil)
+				if d != limiters.Admitted {
+					w = append(w, ",0,"...)
+					continue
+				}
+				sum.Admitted[i]++
+				if wait > 0 {
+					sum.Delayed[i]++
+					sum.MaxWait[i] = max(sum.MaxWait[i], wait)
+					pending[i].hold(row.at+wait, row.permits, stack)
+				} else {
+					stack.Release(row.permits, stack.Len())
+				}
+				w = append(w, ",1,"...)
+				w = strconv.AppendInt(w, int64(wait), 10)
+				continue
+			}
 			// A refusal gives back what the stages before it took; an admitted caller
 			// completes at once, so it gives back what every stage took.
 			if d, _, _ := stack.Acquire(row.at, row.permits, nil); d == limiters.Admitted {
@@ -114,6 +164,58 @@ func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (
 		return sum, nil
 	}
 	return sum, write(out, w)
+}
+
+// releaseQueue holds the permits of callers admitted after a wait until their wait ends, when
+// they complete at once and give back what a concurrency stage lent them: a min-heap by end
+// time, kept only for a stack that has a releasing stage (it is empty otherwise).
+type releaseQueue struct {
+	ends []pendingRelease
+}
+
+type pendingRelease struct {
+	at      time.Duration
+	permits int
+}
+
+// hold keeps permits until at, or gives them back at once when the stack releases nothing.
+func (q *releaseQueue) hold(at time.Duration, permits int, stack *Stack) {
+	if !stack.releases() {
+		return
+	}
+	q.ends = append(q.ends, pendingRelease{at, permits})
+	for i := len(q.ends) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if q.ends[parent].at <= q.ends[i].at {
+			break
+		}
+		q.ends[parent], q.ends[i] = q.ends[i], q.ends[parent]
+		i = parent
+	}
+}
+
+// releaseUntil gives back the permits of every wait that has ended by now.
+func (q *releaseQueue) releaseUntil(now time.Duration, stack *Stack) {
+	for len(q.ends) > 0 && q.ends[0].at <= now {
+		stack.Release(q.ends[0].permits, stack.Len())
+		last := len(q.ends) - 1
+		q.ends[0] = q.ends[last]
+		q.ends = q.ends[:last]
+		for i := 0; ; {
+			least, l, r := i, 2*i+1, 2*i+2
+			if l < last && q.ends[l].at < q.ends[least].at {
+				least = l
+			}
+			if r < last && q.ends[r].at < q.ends[least].at {
+				least = r
+			}
+			if least == i {
+				break
+			}
+			q.ends[i], q.ends[least] = q.ends[least], q.ends[i]
+			i = least
+		}
+	}
 }
 
 // outChunk is the size of Replay's writes: a bufio.Writer's, which writes its full buffer

@@ -225,6 +225,16 @@ func (s *Stack) Release(permits, k int) {
 	}
 }
 
+// releases reports whether some stage gives permits back on release (a bulkhead).
+func (s *Stack) releases() bool {
+	for _, c := range s.caps {
+		if c.Release != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // RetryAfter is stage k's hint of how long after now a request for permits would first pass
 // (what a Retry-After header carries). ok is false when the stage gives no hint (a
 // concurrency limiter: its permits come back on release, not with time) or says the request

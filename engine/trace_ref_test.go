@@ -150,9 +150,11 @@ func (t *refTraceReader) parseTime(text string) (time.Duration, error) {
 	return parseDecimalSeconds(text)
 }
 
-// refReplay is the seed's Replay.
+// refReplay is the seed's Replay, for stacks whose callers do not wait (its summary's wait
+// counts stay zero).
 func refReplay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummary, error) {
-	sum := ReplaySummary{Admitted: make([]int64, len(stacks))}
+	sum := ReplaySummary{Admitted: make([]int64, len(stacks)), Waits: make([]bool, len(stacks)),
+		Delayed: make([]int64, len(stacks)), MaxWait: make([]time.Duration, len(stacks))}
 	clock := virtualclock.New()
 	built := make([]*Stack, len(stacks))
 	for i, specs := range stacks {

@@ -18,7 +18,7 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	in := fs.String("in", "", "the trace `FILE`, CSV with a t_ns or t column, optional permits and key; - is standard input (required)")
 	out := fs.String("out", "-", "the `FILE` to write the decisions CSV to; - is standard output")
 	var specs stringList
-	fs.Var(&specs, "limiter", "a limiter `SPEC`, repeatable, one column each; stack with + (at least one is required)")
+	fs.Var(&specs, "limiter", "a limiter `SPEC`, repeatable, one column each (and a \"SPEC wait_ns\" column when its callers wait); stack with + (at least one is required)")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -93,7 +93,11 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		if sum.Rows > 0 {
 			pct = 100 * float64(sum.Admitted[i]) / float64(sum.Rows)
 		}
-		fmt.Fprintf(e.stderr, "  %-50s admitted %d (%.1f%%)\n", name, sum.Admitted[i], pct)
+		waited := ""
+		if sum.Waits[i] {
+			waited = fmt.Sprintf(", %d after a wait (longest %s)", sum.Delayed[i], limiters.FormatDuration(sum.MaxWait[i]))
+		}
+		fmt.Fprintf(e.stderr, "  %-50s admitted %d (%.1f%%)%s\n", name, sum.Admitted[i], pct, waited)
 	}
 	return nil
 }
