@@ -231,7 +231,59 @@ func catalogue() []*engine.Scenario {
 			Lanes:   lanes("guava-bursty:rate=10/1s", "guava-bursty:rate=10/1s,mode=wait", "token-bucket:capacity=10,rate=10/1s"),
 			Sources: []engine.Source{{Kind: engine.SourceScript, Script: prepayScript()}},
 		},
+		{
+			Name:        "peers",
+			Description: peersDescription,
+			Seed:        1, Horizon: 8 * s, Client: drop, Trace: true,
+			Lanes:   lanes(peersLanes...),
+			Sources: []engine.Source{{Kind: engine.SourceScript, Script: peersScript()}},
+		},
 	}
+}
+
+// peersLanes are one intent, "100 per second, bursts of 20", in each library's own terms,
+// beside ratelab's kinds nearest to them.
+var peersLanes = []string{
+	"token-bucket:capacity=20,rate=100/1s",
+	"x-time-rate:rate=100/1s,burst=20",
+	"nginx:rate=100r/s,burst=19,delay=nodelay",
+	"uber:rate=100/1s,slack=19",
+	"guava-bursty:rate=100/1s",
+	"fixed-window:limit=100,window=1s",
+	"flash5-fixed:limit=100,window=1s",
+	"sliding-window:limit=100,window=1s,slots=10",
+}
+
+const peersDescription = "One intent, 100 per second with bursts of 20, in each library's own terms: " +
+	"x/time/rate burst=20, NGINX burst=19 nodelay (it passes burst + 1), uber slack=19, Guava (whose burst is " +
+	"fixed at 1s of rate: it cannot say 20), and windows of 100 per second, beside ratelab's token bucket " +
+	"(capacity 20). The traffic: 30 at once at 0; one every 5ms (twice the rate) from 1s to 2s; silence; 30 at " +
+	"once at 5s; 100 at 6.999s and 100 at 7s. The token bucket, x/time/rate and NGINX decide alike: 20 of " +
+	"the first 30, 119 of the 200 (20 stored + 99 refilled), 20 at 5s, 20 at 6.999s and none at 7s: 179 in " +
+	"all. Guava starts empty: 1 of the first 30, then 199 of the 200 (it stored 99 in the first second), 30 at " +
+	"5s, and 101 within 1ms at 7s (100 stored permits, and one more whose cost falls on the next caller). uber " +
+	"never refuses: every call waits, up to 999ms, and the first 30 get no slack. The fixed windows (ratelab's " +
+	"and Flash5's) admit all 30 twice, 100 of the 200, and 200 within 1ms at the boundary; the sliding window " +
+	"100 there, never more than 100 in a second."
+
+// peersScript is the peers scenario's traffic: 30 at once at 0 (the first requests), one
+// every 5ms (twice the rate) from 1s to 2s, silence, 30 at once at 5s (after idle), and 100
+// just before and 100 at the boundary of the second at 6.999s and 7s.
+func peersScript() []engine.Arrival {
+	var script []engine.Arrival
+	burst := func(at time.Duration, n int) {
+		for range n {
+			script = append(script, engine.Arrival{At: at})
+		}
+	}
+	burst(0, 30)
+	for k := range 200 {
+		script = append(script, engine.Arrival{At: s + time.Duration(k)*5*ms})
+	}
+	burst(5*s, 30)
+	burst(7*s-ms, 100)
+	burst(7*s, 100)
+	return script
 }
 
 // prepayScript is guava-prepay's traffic: a batch of 10 permits at 0, one request every

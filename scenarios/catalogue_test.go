@@ -124,6 +124,54 @@ func TestCatalogueTeachesWhatItSays(t *testing.T) {
 		assert.Equal(t, 50-want.admitted, lane.Totals.Rejected, lane.Name)
 		assert.Equal(t, want.maxWait, lane.Wait.Max, lane.Name)
 	}
+	sc, err := Get("peers")
+	require.NoError(t, err)
+	sc.Trace = true
+	res, err = engine.Run(context.Background(), sc, nil)
+	require.NoError(t, err)
+	// Per lane, admitted: of the 30 at 0, the 200 from 1s, the 30 at 5s, the 100 at 6.999s,
+	// the 100 at 7s; and the longest wait.
+	type peerPhases struct {
+		first, steady, afterIdle, before, boundary int
+		maxWait                                    time.Duration
+	}
+	tokens := peerPhases{20, 119, 20, 20, 0, 0}
+	window := peerPhases{30, 100, 30, 100, 100, 0}
+	for i, want := range []peerPhases{
+		tokens, tokens, tokens, // token bucket, x/time/rate, nginx
+		{30, 200, 30, 100, 20, 999 * ms}, // uber: every Take waits (the last 80 wait past the horizon)
+		{1, 199, 30, 100, 1, 0},          // guava: starts empty
+		window, window, // fixed-window, flash5-fixed
+		{30, 100, 30, 100, 0, 0}, // sliding window
+	} {
+		lane := res.Lanes[i]
+		var got peerPhases
+		arrived := map[uint64]time.Duration{}
+		for _, r := range lane.Trace {
+			if _, ok := arrived[r.Request]; !ok {
+				arrived[r.Request] = r.At
+			}
+			if r.Outcome != engine.OutcomeAdmitted {
+				continue
+			}
+			at := arrived[r.Request]
+			got.maxWait = max(got.maxWait, r.At-at)
+			switch {
+			case at == 0:
+				got.first++
+			case at < 3*s:
+				got.steady++
+			case at == 5*s:
+				got.afterIdle++
+			case at < 7*s:
+				got.before++
+			default:
+				got.boundary++
+			}
+		}
+		assert.Equal(t, want, got, lane.Name)
+	}
+
 	res = run("guava-prepay")
 	type phase struct{ batch, before1s, from1s, at5s int64 }
 	for i, want := range []struct {

@@ -81,3 +81,14 @@ func TestReadmeKindsBlockIsTheRegistry(t *testing.T) {
 		"<!-- kinds:begin -->\n"+want+"<!-- kinds:end -->", 1)
 	require.NoError(t, os.WriteFile("../../README.md", []byte(text), 0o644))
 }
+
+// The README's scenario table has one row per built-in scenario, in catalogue order.
+func TestReadmeListsEveryScenario(t *testing.T) {
+	var rows []string
+	for _, line := range strings.Split(readmeBlock(t, "scenarios"), "\n") {
+		if name, ok := strings.CutPrefix(line, "| "); ok && !strings.HasPrefix(line, "| ---") && !strings.HasPrefix(line, "| scenario ") {
+			rows = append(rows, strings.TrimSpace(strings.SplitN(name, "|", 2)[0]))
+		}
+	}
+	assert.Equal(t, scenarios.Names(), rows)
+}
