@@ -24,8 +24,9 @@ func TestDropGivesUpAtOnce(t *testing.T) {
 	sc := &Scenario{Horizon: sec, Client: Client{Policy: PolicyDrop}, Lanes: stacks(t, "token-bucket:capacity=1,rate=1/1s"),
 		Sources: []Source{script(0, 0, 0)}}
 	recs, lane := traced(t, sc, 0)
-	assert.Equal(t, Totals{Offered: 3, OfferedPermits: 3, Attempts: 3, Admitted: 1, AdmittedPermits: 1, Rejected: 2, GaveUp: 2, Completed: 1}, lane.Totals)
-	assert.Len(t, filter(recs, OutcomeGaveUp), 2)
+	assert.Equal(t, Totals{Offered: 3, OfferedPermits: 3, Attempts: 3, Admitted: 1, AdmittedPermits: 1, RefusedAttempts: 2, Refused: 2, Completed: 1}, lane.Totals)
+	assert.Len(t, filter(recs, OutcomeRefused), 2, "a dropped request ends refused")
+	assert.Empty(t, filter(recs, OutcomeGaveUp), "gave up is for a retrying client")
 }
 
 func TestRetryFixedDelayGivesUpAfterMaxAttempts(t *testing.T) {
@@ -44,7 +45,7 @@ func TestRetryFixedDelayGivesUpAfterMaxAttempts(t *testing.T) {
 	assert.Equal(t, 30*ms, gave[0].At)
 	assert.Equal(t, int64(5), lane.Totals.Attempts)
 	assert.Equal(t, int64(3), lane.Totals.Retried)
-	assert.Equal(t, int64(4), lane.Totals.Rejected)
+	assert.Equal(t, int64(4), lane.Totals.RefusedAttempts)
 	assert.Equal(t, int64(1), lane.Totals.GaveUp)
 }
 
@@ -128,13 +129,14 @@ func TestQueueIsFIFO(t *testing.T) {
 func TestQueueSizeBound(t *testing.T) {
 	sc := queueScenario(t, "token-bucket:capacity=1,rate=10/1s", 2, sec, script(0, 0, 0, 0, 0))
 	recs, lane := traced(t, sc, 0)
-	gave := filter(recs, OutcomeGaveUp)
-	require.Len(t, gave, 2)
-	assert.Equal(t, []uint64{4, 5}, []uint64{gave[0].Request, gave[1].Request}, "the excess gives up at once")
-	assert.Equal(t, []time.Duration{0, 0}, times(gave))
+	refused := filter(recs, OutcomeRefused)
+	require.Len(t, refused, 2)
+	assert.Equal(t, []uint64{4, 5}, []uint64{refused[0].Request, refused[1].Request}, "the excess is refused at once: the queue is full")
+	assert.Equal(t, []time.Duration{0, 0}, times(refused))
 	assert.Equal(t, []time.Duration{0, 100 * ms, 200 * ms}, times(filter(recs, OutcomeAdmitted)))
 	assert.Equal(t, 2, lane.Totals.MaxQueue)
-	assert.Equal(t, int64(2), lane.Totals.GaveUp)
+	assert.Equal(t, int64(2), lane.Totals.Refused)
+	assert.Equal(t, int64(0), lane.Totals.GaveUp)
 }
 
 func TestQueueTimeoutGivesUp(t *testing.T) {
@@ -144,7 +146,7 @@ func TestQueueTimeoutGivesUp(t *testing.T) {
 	require.Len(t, to, 2)
 	assert.Equal(t, []time.Duration{250 * ms, 250 * ms}, times(to))
 	assert.Equal(t, int64(2), lane.Totals.TimedOut)
-	assert.Equal(t, int64(2), lane.Totals.GaveUp)
+	assert.Equal(t, int64(0), lane.Totals.GaveUp, "timed out is its own ending")
 	assert.Equal(t, int64(1), lane.Totals.Admitted)
 	// After the queue emptied by timeouts, a later arrival goes straight through.
 	sc = queueScenario(t, "token-bucket:capacity=1,rate=1/1s", 10, 250*ms, script(0, 0, 0, 1500*ms))
@@ -205,7 +207,7 @@ func TestStackReleasesConcurrencyAndCountsWasted(t *testing.T) {
 	res := run(t, sc)
 	lane := res.Lanes[0]
 	assert.Equal(t, int64(1), lane.Totals.Admitted)
-	assert.Equal(t, int64(3), lane.Totals.Rejected)
+	assert.Equal(t, int64(3), lane.Totals.RefusedAttempts)
 	assert.Equal(t, int64(0), lane.Totals.Wasted, "concurrency permits are released, not wasted")
 	assert.Equal(t, []int{1, 0}, lane.Bins[0].Available, "one held by the request in service, none leaked")
 
@@ -391,10 +393,11 @@ func TestQueueDropsNeverAtTheHead(t *testing.T) {
 	assert.Equal(t, []time.Duration{0, 10 * ms, 20 * ms}, times(adm))
 	assert.Equal(t, int64(1), lane.Totals.Never)
 	assert.Equal(t, int64(0), lane.Totals.TimedOut)
-	gave := filter(recs, OutcomeGaveUp)
-	require.Len(t, gave, 1)
-	assert.Equal(t, uint64(3), gave[0].Request)
-	assert.Equal(t, 10*ms, gave[0].At)
+	refused := filter(recs, OutcomeRefused)
+	require.Len(t, refused, 1)
+	assert.Equal(t, uint64(3), refused[0].Request)
+	assert.Equal(t, 10*ms, refused[0].At)
+	assert.Equal(t, int64(1), lane.Totals.Refused)
 	never := filter(recs, OutcomeNever)
 	require.Len(t, never, 1, "the refusal is explained")
 	assert.Equal(t, uint64(3), never[0].Request)

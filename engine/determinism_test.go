@@ -133,5 +133,5 @@ func TestSlowDownstream(t *testing.T) {
 	assert.LessOrEqual(t, conc.MaxInFlight, 20)
 	assert.LessOrEqual(t, stacked.MaxInFlight, 20)
 	assert.Zero(t, stacked.Wasted, "token bucket permits of requests the bulkhead refused are refunded")
-	assert.Greater(t, stacked.Rejected, int64(0), "the bulkhead refuses")
+	assert.Greater(t, stacked.RefusedAttempts, int64(0), "the bulkhead refuses")
 }

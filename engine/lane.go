@@ -271,8 +271,18 @@ func (l *Lane) finish() {
 	l.closeStreams()
 }
 
-// Result is what the lane measured so far (all of it once Done).
-func (l *Lane) Result() LaneResult { return l.rec.report(l.processed) }
+// Result is what the lane measured so far (all of it once Done). Its Totals.Waiting is
+// counted from the requests themselves, not as what the other outcomes leave.
+func (l *Lane) Result() LaneResult {
+	res := l.rec.report(l.processed)
+	for i := range l.reqs {
+		switch l.reqs[i].state {
+		case reqPending, reqQueued, reqDelayed:
+			res.Totals.Waiting++
+		}
+	}
+	return res
+}
 
 // newReq puts arrival a in a free slot, or a new one, and returns the slot.
 func (l *Lane) newReq(a arrival) int32 {
@@ -321,10 +331,10 @@ func (l *Lane) attempt(i int32) {
 		l.pass(i, wait)
 		return
 	}
-	l.rec.rejected()
+	l.rec.refusedAttempt()
 	if d != limiters.Rejected { // Never or Invalid: retrying cannot help
 		l.rec.never()
-		l.giveUp(i, OutcomeGaveUp)
+		l.giveUp(i, OutcomeRefused)
 		return
 	}
 	switch c := l.client.cfg; c.Policy {
@@ -338,7 +348,7 @@ func (l *Lane) attempt(i int32) {
 	case PolicyQueue:
 		l.enqueue(i, stage)
 	default:
-		l.giveUp(i, OutcomeGaveUp)
+		l.giveUp(i, OutcomeRefused)
 	}
 }
 
@@ -426,9 +436,10 @@ func (l *Lane) after(d int64) int64 {
 	return l.now + d
 }
 
-// giveUp ends request i without admission.
+// giveUp ends request i without admission, as outcome says: OutcomeRefused, OutcomeGaveUp
+// or OutcomeTimedOut.
 func (l *Lane) giveUp(i int32, outcome Outcome) {
-	l.rec.gaveUp()
+	l.rec.ended(outcome)
 	l.trace(&l.reqs[i], outcome, -1, nil, "")
 	l.freeReq(i)
 }

@@ -6,25 +6,41 @@ import (
 )
 
 // Totals counts a lane's whole run. Requests are what sources offer; attempts include retries.
+//
+// Requests and attempts are counted apart. Each request offered ends as exactly one of
+// admitted, refused, timed out, gave up, or is still waiting, so
+//
+//	Offered = Admitted + Refused + TimedOut + GaveUp + Waiting
+//
+// holds for every lane at every moment (retry-storm's immediate retries: 2355 offered = 2006
+// admitted + 349 gave up, over 13837 attempts of which 11831 were refused). Attempts,
+// Retried and RefusedAttempts count tries: a retried request is refused many times.
 type Totals struct {
-	Offered         int64 `json:"offered"`           // requests offered by the sources
-	OfferedPermits  int64 `json:"offered_permits"`   // permits those requests asked for
-	Attempts        int64 `json:"attempts"`          // first tries and retries; joining a non-empty queue counts as one
-	Retried         int64 `json:"retried"`           // attempts after the first
-	Admitted        int64 `json:"admitted"`          // requests admitted by every stage
-	AdmittedPermits int64 `json:"admitted_permits"`  // permits of those requests
-	Delayed         int64 `json:"delayed,omitempty"` // admitted requests that went on after a reservation's wait (LaneSpec.MaxWait)
-	Rejected        int64 `json:"rejected"`          // attempts refused by a stage
-	GaveUp          int64 `json:"gave_up"`           // requests that ended without admission
-	Never           int64 `json:"never"`             // requests larger than a stage can ever grant
-	Queued          int64 `json:"queued"`            // requests that waited in the client queue
-	TimedOut        int64 `json:"timed_out"`         // queued requests that gave up at their timeout
-	Completed       int64 `json:"completed"`         // admitted requests the downstream served
-	Failed          int64 `json:"failed"`            // admitted requests the downstream refused: pool full
-	Wasted          int64 `json:"wasted"`            // permits earlier stages kept (no refund, or refund: false) when a later stage refused
-	MaxInFlight     int   `json:"max_in_flight"`     // the most requests at the downstream at once
-	MaxQueue        int   `json:"max_queue"`         // the longest the client queue got
+	Offered         int64 `json:"offered"`          // requests offered by the sources
+	OfferedPermits  int64 `json:"offered_permits"`  // permits those requests asked for
+	Admitted        int64 `json:"admitted"`         // requests admitted by every stage
+	AdmittedPermits int64 `json:"admitted_permits"` // permits of those requests
+	Refused         int64 `json:"refused"`          // requests refused and not retried: the client drops, its queue is full, or a stage can never grant them
+	TimedOut        int64 `json:"timed_out"`        // requests that waited in the client queue until their timeout
+	GaveUp          int64 `json:"gave_up"`          // requests a retrying client gave up on: refused at each of its MaxAttempts
+	Waiting         int64 `json:"waiting"`          // requests not ended yet: retrying, queued, or waiting out a reservation (at the horizon, when the run is done)
+
+	Attempts        int64 `json:"attempts"`         // first tries and retries; joining a non-empty queue counts as one
+	Retried         int64 `json:"retried"`          // attempts after the first
+	RefusedAttempts int64 `json:"refused_attempts"` // attempts refused by a stage
+
+	Delayed     int64 `json:"delayed,omitempty"` // admitted requests that went on after a reservation's wait (LaneSpec.MaxWait)
+	Never       int64 `json:"never"`             // refused requests larger than a stage can ever grant (part of Refused)
+	Queued      int64 `json:"queued"`            // requests that waited in the client queue
+	Completed   int64 `json:"completed"`         // admitted requests the downstream served
+	Failed      int64 `json:"failed"`            // admitted requests the downstream refused: pool full
+	Wasted      int64 `json:"wasted"`            // permits earlier stages kept (no refund, or refund: false) when a later stage refused
+	MaxInFlight int   `json:"max_in_flight"`     // the most requests at the downstream at once
+	MaxQueue    int   `json:"max_queue"`         // the longest the client queue got
 }
+
+// Ended is the requests that have ended: admitted, refused, timed out or given up.
+func (t Totals) Ended() int64 { return t.Admitted + t.Refused + t.TimedOut + t.GaveUp }
 
 // AdmitRatio is admitted requests over offered ones.
 func (t Totals) AdmitRatio() float64 {
@@ -36,22 +52,26 @@ func (t Totals) AdmitRatio() float64 {
 
 // Bin is one slice of the run's time axis: [Start, Start+width).
 type Bin struct {
-	Start       time.Duration `json:"start_ns"`
-	Offered     int64         `json:"offered"`
-	Attempts    int64         `json:"attempts"`
-	Retried     int64         `json:"retried"`
-	Admitted    int64         `json:"admitted"`
-	Delayed     int64         `json:"delayed,omitempty"`
-	Rejected    int64         `json:"rejected"`
-	GaveUp      int64         `json:"gave_up"`
-	Completed   int64         `json:"completed"`
-	Failed      int64         `json:"failed"`
-	MaxInFlight int           `json:"max_in_flight"`
-	MaxQueue    int           `json:"max_queue"`
-	Available   []int         `json:"available"` // each stage's available permits at the bin's end
-	WaitP50     time.Duration `json:"wait_p50_ns"`
-	WaitP99     time.Duration `json:"wait_p99_ns"`
-	WaitMax     time.Duration `json:"wait_max_ns"`
+	Start    time.Duration `json:"start_ns"`
+	Offered  int64         `json:"offered"`
+	Attempts int64         `json:"attempts"`
+	Retried  int64         `json:"retried"`
+	Admitted int64         `json:"admitted"`
+	Delayed  int64         `json:"delayed,omitempty"`
+	// Refused, TimedOut and GaveUp are requests that ended so in the bin (see Totals);
+	// RefusedAttempts the attempts refused in it.
+	Refused         int64         `json:"refused"`
+	TimedOut        int64         `json:"timed_out"`
+	GaveUp          int64         `json:"gave_up"`
+	RefusedAttempts int64         `json:"refused_attempts"`
+	Completed       int64         `json:"completed"`
+	Failed          int64         `json:"failed"`
+	MaxInFlight     int           `json:"max_in_flight"`
+	MaxQueue        int           `json:"max_queue"`
+	Available       []int         `json:"available"` // each stage's available permits at the bin's end
+	WaitP50         time.Duration `json:"wait_p50_ns"`
+	WaitP99         time.Duration `json:"wait_p99_ns"`
+	WaitMax         time.Duration `json:"wait_max_ns"`
 }
 
 // Wait summarises the time from a request's arrival to its admission (retries and queueing

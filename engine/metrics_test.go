@@ -165,7 +165,9 @@ func binSums(bins []Bin) (t Totals) {
 		t.Attempts += b.Attempts
 		t.Retried += b.Retried
 		t.Admitted += b.Admitted
-		t.Rejected += b.Rejected
+		t.RefusedAttempts += b.RefusedAttempts
+		t.Refused += b.Refused
+		t.TimedOut += b.TimedOut
 		t.GaveUp += b.GaveUp
 		t.Completed += b.Completed
 		t.Failed += b.Failed
@@ -192,19 +194,23 @@ func TestBinsSumToTotals(t *testing.T) {
 		assert.Equal(t, tot.Attempts, s.Attempts, lane.Name)
 		assert.Equal(t, tot.Retried, s.Retried, lane.Name)
 		assert.Equal(t, tot.Admitted, s.Admitted, lane.Name)
-		assert.Equal(t, tot.Rejected, s.Rejected, lane.Name)
+		assert.Equal(t, tot.RefusedAttempts, s.RefusedAttempts, lane.Name)
+		assert.Equal(t, tot.Refused, s.Refused, lane.Name)
+		assert.Equal(t, tot.TimedOut, s.TimedOut, lane.Name)
 		assert.Equal(t, tot.GaveUp, s.GaveUp, lane.Name)
 		assert.Equal(t, tot.Completed, s.Completed, lane.Name)
 		assert.Equal(t, tot.Failed, s.Failed, lane.Name)
 		assert.Equal(t, tot.MaxInFlight, s.MaxInFlight, lane.Name)
 		assert.Equal(t, tot.MaxQueue, s.MaxQueue, lane.Name)
-		assert.Greater(t, tot.Rejected, int64(0), lane.Name)
-		// Every offered request is admitted, gave up, or still waiting at the horizon.
-		assert.LessOrEqual(t, tot.Admitted+tot.GaveUp, tot.Offered, lane.Name)
+		assert.Greater(t, tot.RefusedAttempts, int64(0), lane.Name)
+		// Every offered request ends as exactly one outcome or is still waiting at the horizon.
+		assert.Equal(t, tot.Offered, tot.Ended()+tot.Waiting, lane.Name)
 		assert.Equal(t, tot.Attempts, tot.Offered+tot.Retried, lane.Name)
 	}
 	drop := res.Lanes[0].Totals
-	assert.Equal(t, drop.Offered, drop.Admitted+drop.GaveUp, "a dropping client leaves nothing pending")
+	assert.Equal(t, drop.Offered, drop.Admitted+drop.Refused, "a dropping client leaves nothing pending")
+	assert.Zero(t, drop.GaveUp+drop.TimedOut+drop.Waiting)
+	assert.Greater(t, res.Lanes[1].Totals.GaveUp, int64(0), "backoff spends its attempts")
 	assert.Equal(t, drop.Offered, res.Lanes[1].Totals.Offered)
 	assert.Greater(t, res.Lanes[0].Totals.Failed, int64(0))
 	assert.Greater(t, res.Lanes[2].Totals.TimedOut, int64(0))

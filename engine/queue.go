@@ -104,7 +104,7 @@ func (q *clientQueue) woken(at int64) bool {
 func (l *Lane) enqueue(i int32, stage int) {
 	c := l.client.cfg
 	if l.queue.len() >= c.QueueSize {
-		l.giveUp(i, OutcomeGaveUp)
+		l.giveUp(i, OutcomeRefused)
 		return
 	}
 	r := &l.reqs[i]
@@ -122,7 +122,6 @@ func (l *Lane) enqueue(i int32, stage int) {
 func (l *Lane) timeOut(i int32) {
 	front := l.queue.front(l.reqs) == i
 	l.queue.left()
-	l.rec.timedOut()
 	l.giveUp(i, OutcomeTimedOut)
 	if front && l.queue.len() > 0 {
 		// The wake was scheduled for the old front's permits; the new front may fit sooner
@@ -172,9 +171,9 @@ func (l *Lane) drainQueue() {
 			// waiting cannot help. Refuse it now rather than block the queue until its
 			// timeout.
 			l.queue.popFront()
-			l.rec.rejected()
+			l.rec.refusedAttempt()
 			l.rec.never()
-			l.giveUp(i, OutcomeGaveUp)
+			l.giveUp(i, OutcomeRefused)
 		}
 	}
 }

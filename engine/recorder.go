@@ -14,12 +14,13 @@ type Outcome string
 // The outcomes a trace records.
 const (
 	OutcomeAdmitted  Outcome = "admitted"
-	OutcomeDelayed   Outcome = "delayed" // admitted by every stage after a wait: it goes on when the wait ends, recorded as admitted with ReasonWaitEnded
-	OutcomeRejected  Outcome = "rejected"
-	OutcomeNever     Outcome = "never"
+	OutcomeDelayed   Outcome = "delayed"  // admitted by every stage after a wait: it goes on when the wait ends, recorded as admitted with ReasonWaitEnded
+	OutcomeRejected  Outcome = "rejected" // an attempt refused by a stage
+	OutcomeNever     Outcome = "never"    // an attempt refused by a stage that can never grant it
 	OutcomeQueued    Outcome = "queued"
-	OutcomeGaveUp    Outcome = "gave-up"
-	OutcomeTimedOut  Outcome = "timed-out"
+	OutcomeRefused   Outcome = "refused"   // the request ends refused: not retried (the client drops, the queue is full, or never)
+	OutcomeGaveUp    Outcome = "gave-up"   // the request ends refused after the client's MaxAttempts
+	OutcomeTimedOut  Outcome = "timed-out" // the request ends at its timeout in the client queue
 	OutcomeCompleted Outcome = "completed"
 	OutcomeFailed    Outcome = "failed"
 )
@@ -60,7 +61,7 @@ type LaneResult struct {
 // admission-window meters, the least spacing between admissions, and the trace. Each counted
 // event has one method, which counts it in the totals and in the current bin at once, so the
 // bins sum to the totals by construction. Some totals have no per-bin count (the permit
-// sums, Never, Queued, TimedOut, Wasted), and the maxima are maxima, not sums.
+// sums, Never, Queued, Wasted, Waiting), and the maxima are maxima, not sums.
 //
 // The current bin is the one holding the lane's time: counting happens only at events, all
 // before the horizon, and advance has closed every bin that ended at or before the event.
@@ -138,23 +139,32 @@ func (r *recorder) attempt(retry bool) {
 	}
 }
 
-// rejected counts a refusal by a stage.
-func (r *recorder) rejected() {
-	r.result.Totals.Rejected++
-	r.cur.Rejected++
+// refusedAttempt counts an attempt a stage refused.
+func (r *recorder) refusedAttempt() {
+	r.result.Totals.RefusedAttempts++
+	r.cur.RefusedAttempts++
 }
 
-// never counts a refusal that waiting cannot change (Never or Invalid); it is also rejected.
+// never counts a refused request that waiting cannot change (Never or Invalid); it also
+// ends refused.
 func (r *recorder) never() { r.result.Totals.Never++ }
 
-// gaveUp counts a request that ended without admission.
-func (r *recorder) gaveUp() {
-	r.result.Totals.GaveUp++
-	r.cur.GaveUp++
+// ended counts a request that ended without admission, as outcome says (OutcomeRefused,
+// OutcomeGaveUp or OutcomeTimedOut).
+func (r *recorder) ended(outcome Outcome) {
+	t, b := &r.result.Totals, r.cur
+	switch outcome {
+	case OutcomeRefused:
+		t.Refused++
+		b.Refused++
+	case OutcomeTimedOut:
+		t.TimedOut++
+		b.TimedOut++
+	default:
+		t.GaveUp++
+		b.GaveUp++
+	}
 }
-
-// timedOut counts a queued request that reached its timeout; it also gives up.
-func (r *recorder) timedOut() { r.result.Totals.TimedOut++ }
 
 // queued counts a request that joined the client queue, which is now length long.
 func (r *recorder) queued(length int) {

@@ -28,7 +28,7 @@ func TestShapingLaneAdmitsAfterTheWait(t *testing.T) {
 		"the downstream serves each after its wait")
 	assert.Equal(t, int64(5), lane.Totals.Admitted)
 	assert.Equal(t, int64(2), lane.Totals.Delayed)
-	assert.Equal(t, int64(0), lane.Totals.Rejected)
+	assert.Equal(t, int64(0), lane.Totals.RefusedAttempts)
 	assert.Equal(t, 20*ms, lane.Wait.Max, "the longest wait")
 	assert.Equal(t, lane.Totals.Delayed, lane.Bins[0].Delayed, "the bins count delays too")
 
@@ -36,7 +36,7 @@ func TestShapingLaneAdmitsAfterTheWait(t *testing.T) {
 	sc.Lanes[0].MaxWait = 15 * ms
 	recs, lane = traced(t, sc, 0)
 	assert.Equal(t, []time.Duration{0, 0, 0, 10 * ms}, times(filter(recs, OutcomeAdmitted)))
-	assert.Equal(t, int64(1), lane.Totals.Rejected)
+	assert.Equal(t, int64(1), lane.Totals.RefusedAttempts)
 	assert.Equal(t, 3, lane.Bins[0].Available[0], "by 1s the bucket is full again")
 }
 
@@ -52,7 +52,7 @@ func TestLeakyBucketQueueLeavesOnePerInterval(t *testing.T) {
 	sc.Lanes[0].MaxWait = 50 * ms
 	recs, lane := traced(t, sc, 0)
 	assert.Equal(t, []time.Duration{0, 10 * ms, 20 * ms, 30 * ms, 40 * ms, 50 * ms}, times(filter(recs, OutcomeAdmitted)))
-	assert.Equal(t, int64(4), lane.Totals.Rejected, "the 7th would wait 60ms > 50ms")
+	assert.Equal(t, int64(4), lane.Totals.RefusedAttempts, "the 7th would wait 60ms > 50ms")
 	assert.Equal(t, 10*ms, lane.MinSpacing, "one per T leaves the queue")
 }
 
@@ -66,7 +66,7 @@ func TestShapingStackCancelsReservationsTheBulkheadRefuses(t *testing.T) {
 	sc.Lanes[0].MaxWait = time.Second
 	recs, lane := traced(t, sc, 0)
 	assert.Equal(t, []time.Duration{0, 0, 0, 10 * ms}, times(filter(recs, OutcomeAdmitted)))
-	assert.Equal(t, int64(3), lane.Totals.Rejected, "5th and 6th at 0, 7th at 50ms: the bulkhead holds 4")
+	assert.Equal(t, int64(3), lane.Totals.RefusedAttempts, "5th and 6th at 0, 7th at 50ms: the bulkhead holds 4")
 	assert.Equal(t, []int{3, 0}, lane.Bins[0].Available,
 		"the bucket lost only the four it admitted: the refused reservations were cancelled, and it refilled by 100ms")
 	assert.Equal(t, int64(0), lane.Totals.Wasted)
@@ -143,7 +143,7 @@ func TestAStageThatWaitsShapesItsLane(t *testing.T) {
 	require.NoError(t, sc.Validate())
 	recs, lane := traced(t, sc, 0)
 	assert.Equal(t, []time.Duration{0, 10 * ms, 20 * ms}, times(filter(recs, OutcomeAdmitted)), "waits of 10ms and 20ms fit in 25ms")
-	assert.Equal(t, int64(2), lane.Totals.Rejected)
+	assert.Equal(t, int64(2), lane.Totals.RefusedAttempts)
 
 	// Behind a plain token bucket that refuses at once, only the waiting stage waits.
 	sc.Lanes[0].Stack = []limiters.Spec{limiters.TokenBucketSpec{Capacity: 2, Rate: limiters.PerSecond(1)}, bucket}

@@ -79,7 +79,7 @@ var concurrencyInFlight = &Guarantee{
 		r.check(ledger.err)
 		t := lane.Totals
 		r.linef("offered %d, admitted %d, refused %d; decisions checked %d; most in flight %d (bound %d)",
-			t.Offered, t.Admitted, t.Rejected, ledger.decisions, ledger.most, s.Max)
+			t.Offered, t.Admitted, t.RefusedAttempts, ledger.decisions, ledger.most, s.Max)
 		r.linef("the first 100ms:")
 		for _, rec := range lane.Trace {
 			if rec.At >= 100*msec {

@@ -213,7 +213,7 @@ func group(bins []engine.Bin, width, horizon time.Duration, g int) []span {
 			s.offered += b.Offered
 			s.attempts += b.Attempts
 			s.admitted += b.Admitted
-			s.rejected += b.Rejected
+			s.rejected += b.RefusedAttempts
 			s.fail += b.Failed
 			s.maxInFlight = max(s.maxInFlight, b.MaxInFlight)
 			s.maxQueue = max(s.maxQueue, b.MaxQueue)
@@ -458,7 +458,7 @@ func Rate(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	}
 	f.Legend = append(f.Legend,
 		LegendEntry{Label: "admitted (lane colour)", Role: RoleAdmitted, Colors: laneColors(sc)},
-		LegendEntry{Label: "rejected attempts", Role: RoleRejected})
+		LegendEntry{Label: "refused attempts", Role: RoleRejected})
 	return f, nil
 }
 

@@ -313,7 +313,7 @@ func syntheticRun(t testing.TB) (*engine.Scenario, *engine.Results) {
 		lr := engine.LaneResult{Bins: make([]engine.Bin, n)}
 		for b := range lr.Bins {
 			v := int64((b * 7919) % 13)
-			lr.Bins[b] = engine.Bin{Start: time.Duration(b) * width, Offered: 10 + v, Attempts: 10 + v, Admitted: 9, Rejected: 1 + v,
+			lr.Bins[b] = engine.Bin{Start: time.Duration(b) * width, Offered: 10 + v, Attempts: 10 + v, Admitted: 9, RefusedAttempts: 1 + v,
 				Failed: v % 3, MaxInFlight: int(v) * 4, Available: []int{int(v) * 3}}
 		}
 		res.Lanes = append(res.Lanes, lr)

@@ -79,7 +79,7 @@ func TestCatalogueTeachesWhatItSays(t *testing.T) {
 	assert.Greater(t, imm.Retried, imm.Offered, "immediate retries: most attempts are retries")
 	assert.Less(t, backoff.Attempts, imm.Attempts, "backoff makes the fewest attempts")
 	assert.Less(t, backoff.Attempts, hint.Attempts, "backoff makes the fewest attempts")
-	assert.Greater(t, hint.Rejected, hint.Offered, "retrying at the hint synchronises the retriers: refused again")
+	assert.Greater(t, hint.RefusedAttempts, hint.Offered, "retrying at the hint synchronises the retriers: refused again")
 
 	res = run("cold-start")
 	var warm, bucket int64
@@ -121,7 +121,7 @@ func TestCatalogueTeachesWhatItSays(t *testing.T) {
 		assert.Equal(t, int64(50), lane.Totals.Offered, lane.Name)
 		assert.Equal(t, want.admitted, lane.Totals.Admitted, lane.Name)
 		assert.Equal(t, want.delayed, lane.Totals.Delayed, lane.Name)
-		assert.Equal(t, 50-want.admitted, lane.Totals.Rejected, lane.Name)
+		assert.Equal(t, 50-want.admitted, lane.Totals.RefusedAttempts, lane.Name)
 		assert.Equal(t, want.maxWait, lane.Wait.Max, lane.Name)
 	}
 	sc, err := Get("peers")
@@ -141,7 +141,7 @@ func TestCatalogueTeachesWhatItSays(t *testing.T) {
 		tokens, tokens, tokens, // token bucket, x/time/rate, nginx
 		{30, 200, 30, 100, 20, 999 * ms}, // uber: every Take waits (the last 80 wait past the horizon)
 		{1, 199, 30, 100, 1, 0},          // guava: starts empty
-		window, window, // fixed-window, flash5-fixed
+		window, window,                   // fixed-window, flash5-fixed
 		{30, 100, 30, 100, 0, 0}, // sliding window
 	} {
 		lane := res.Lanes[i]
@@ -226,4 +226,34 @@ func firstBurst(l engine.LaneResult) int64 {
 		}
 	}
 	return n
+}
+
+// Counts add up: in every lane of every built-in scenario, each request offered ended as
+// exactly one of admitted, refused, timed out and gave up, or is still waiting — at the
+// horizon, and at every point a stepped lane stops on the way (what the TUI shows).
+func TestEveryRequestEndsOnce(t *testing.T) {
+	for _, name := range Names() {
+		sc, err := Get(name)
+		require.NoError(t, err)
+		if sc.Horizon > 2*time.Minute {
+			sc.Horizon = 2 * time.Minute
+		}
+		res, err := engine.Run(context.Background(), sc, nil)
+		require.NoError(t, err)
+		for _, lane := range res.Lanes {
+			tot := lane.Totals
+			require.Equal(t, tot.Offered, tot.Admitted+tot.Refused+tot.TimedOut+tot.GaveUp+tot.Waiting,
+				"%s / %s: %+v", name, lane.Name, tot)
+			require.Equal(t, tot.Attempts, tot.Offered+tot.Retried, "%s / %s: attempts are first tries and retries", name, lane.Name)
+		}
+		for i := range sc.Lanes {
+			lane, err := engine.NewLane(sc, i)
+			require.NoError(t, err)
+			for step := range 7 {
+				require.NoError(t, lane.RunUntil(sc.Horizon*time.Duration(step+1)/8))
+				tot := lane.Result().Totals
+				require.Equal(t, tot.Offered, tot.Ended()+tot.Waiting, "%s / %s after %d/8: %+v", name, lane.Result().Name, step+1, tot)
+			}
+		}
+	}
 }

@@ -134,7 +134,7 @@ func boundedRun(t *testing.T, sc *engine.Scenario, events int, label string) {
 // would be), nothing admitted that was not offered.
 func checkTotals(lane int, tot engine.Totals) error {
 	for _, v := range []int64{tot.Offered, tot.OfferedPermits, tot.Attempts, tot.Retried, tot.Admitted, tot.AdmittedPermits,
-		tot.Rejected, tot.GaveUp, tot.Never, tot.Queued, tot.TimedOut, tot.Completed, tot.Failed, tot.Wasted,
+		tot.RefusedAttempts, tot.GaveUp, tot.Never, tot.Queued, tot.TimedOut, tot.Completed, tot.Failed, tot.Wasted,
 		int64(tot.MaxInFlight), int64(tot.MaxQueue)} {
 		if v < 0 {
 			return fmt.Errorf("lane %d: a negative total: %+v", lane, tot)

@@ -50,18 +50,19 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 	if i == m.focus {
 		marker, nameStyle = "▸ ", sty.Focused
 	}
+	// The request counts use run's words and add up: offered = admitted + refused + timed
+	// out + gave up + waiting; the last three show once they are not 0.
 	counters := []string{
 		fmt.Sprintf("admitted %d/%d", t.Admitted, t.Offered),
-		fmt.Sprintf("rejected %d", t.Rejected),
+		fmt.Sprintf("refused %d", t.Refused),
 	}
-	if t.Retried > 0 {
-		counters = append(counters, fmt.Sprintf("retried %d", t.Retried))
-	}
-	if t.GaveUp > 0 && t.GaveUp != t.Rejected {
-		counters = append(counters, fmt.Sprintf("gave up %d", t.GaveUp))
-	}
-	if t.Queued > 0 {
-		counters = append(counters, fmt.Sprintf("queued %d", t.Queued))
+	for _, c := range []struct {
+		label string
+		n     int64
+	}{{"timed out", t.TimedOut}, {"gave up", t.GaveUp}, {"waiting", t.Waiting}, {"retried", t.Retried}} {
+		if c.n > 0 {
+			counters = append(counters, fmt.Sprintf("%s %d", c.label, c.n))
+		}
 	}
 	if t.Failed > 0 || (s.sc.Downstream != nil && s.sc.Downstream.Pool > 0) {
 		counters = append(counters, fmt.Sprintf("failed %d", t.Failed))

@@ -471,7 +471,7 @@ func (m *Model) logView(w, rows int) []string {
 		switch r.Outcome {
 		case engine.OutcomeAdmitted:
 			style = sty.Admitted
-		case engine.OutcomeRejected, engine.OutcomeNever, engine.OutcomeFailed, engine.OutcomeGaveUp, engine.OutcomeTimedOut:
+		case engine.OutcomeRejected, engine.OutcomeNever, engine.OutcomeFailed, engine.OutcomeRefused, engine.OutcomeGaveUp, engine.OutcomeTimedOut:
 			style = sty.Rejected
 		}
 		for j, l := range strings.Split(ansi.Wrap(text, w-2, ""), "\n") {

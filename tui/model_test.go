@@ -145,8 +145,8 @@ func TestBurstAfterIdleStepped80x24(t *testing.T) {
 	// Four events: the first four requests of the 50ms burst, in both lanes at once.
 	mustContain(t, view,
 		"t=50ms of 250ms", "paused",
-		"▸ token-bucket:capacity=3,rate=100/1s  admitted 3/4 · rejected 1",
-		"leaky-bucket:rate=100/1s  admitted 1/4 · rejected 3",
+		"▸ token-bucket:capacity=3,rate=100/1s  admitted 3/4 · refused 1",
+		"leaky-bucket:rate=100/1s  admitted 1/4 · refused 3",
 		"TAT 80ms (+30ms) · T 10ms · 0/3 free", // the bucket spent its three accumulated permits
 		"TAT 60ms (+10ms) · T 10ms · 0/1 free", // the leaky bucket had one
 	)

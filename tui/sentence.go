@@ -62,6 +62,8 @@ func sentence(stages []limiters.Limiter, r engine.Record) string {
 		return withReason(fmt.Sprintf("%s refused for good by %s", head, stage()))
 	case engine.OutcomeQueued:
 		return head + " waits in the client queue"
+	case engine.OutcomeRefused:
+		return head + " refused: the client does not retry it"
 	case engine.OutcomeGaveUp:
 		if r.Attempt > 1 {
 			return fmt.Sprintf("%s gave up after %d attempts", head, r.Attempt)

@@ -63,9 +63,9 @@ func (s *sim) observer(i int) func(engine.Record) {
 	return func(r engine.Record) {
 		s.events++
 		// The log keeps what teaches: decisions and what the client and the downstream did
-		// about them. A completion is routine, and a dropping client's give-up only repeats
+		// about them. A completion is routine, and a dropping client's refusal only repeats
 		// the rejection before it.
-		if r.Outcome != engine.OutcomeCompleted && (r.Outcome != engine.OutcomeGaveUp || !dropping) {
+		if r.Outcome != engine.OutcomeCompleted && (r.Outcome != engine.OutcomeRefused || !dropping) {
 			s.logs[i].push(r)
 		}
 		k := int(r.At / s.slice)

@@ -226,10 +226,11 @@ func kindLegend() string {
 // writeMarkdownTable is the run command's table as Markdown.
 func writeMarkdownTable(md *strings.Builder, sc *engine.Scenario, res *engine.Results) {
 	rows := summarize(sc, res)
-	cells := summaryHeader.cells()
+	cols := tableColumns(rows)
+	cells := headers(cols, false)
 	fmt.Fprintf(md, "| %s |\n| --- |%s\n", strings.Join(cells, " | "), strings.Repeat(" ---: |", len(cells)-1))
 	for _, r := range rows {
-		c := r.cells()
+		c := r.cells(cols)
 		c[0] = "`" + c[0] + "`"
 		fmt.Fprintf(md, "| %s |\n", strings.Join(c, " | "))
 	}

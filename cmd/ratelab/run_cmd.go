@@ -218,15 +218,77 @@ func primaryWindow(lane engine.LaneSpec, r engine.LaneResult) (engine.WindowMete
 	return engine.WindowMeter{}, false
 }
 
-// summaryRow is one lane's table or CSV row.
+// summaryRow is one lane's table row. Its request counts add up: offered = admitted +
+// refused + timed out + gave up + waiting (engine.Totals).
 type summaryRow struct {
-	limiter, offered, admitted, rejected, admitPct, window, maxInWindow, bound, maxInFlight, failed, p50, p99 string
+	limiter, offered, admitted, refused, timedOut, gaveUp, waiting, admitPct string
+	window, maxInWindow, bound, maxInFlight, failed, p50, p99                string
 }
 
-var summaryHeader = summaryRow{"limiter", "offered", "admitted", "rejected", "admit %", "window", "max in window", "bound", "max in flight", "ds failures", "p50 wait", "p99 wait"}
+// column is a column of the run table: its header, its abbreviation for narrow terminals,
+// and its group in the one-block-per-lane layout.
+type column struct {
+	header, short string
+	value         func(r summaryRow) string
+	group         int
+	// optional columns (the ways a request can end other than admitted or refused) are
+	// shown only when some lane has one, so a dropping client's table keeps its width.
+	optional bool
+	over     bool // shown in red when the lane admitted more in a window than its bound
+}
 
-func (r summaryRow) cells() []string {
-	return []string{r.limiter, r.offered, r.admitted, r.rejected, r.admitPct, r.window, r.maxInWindow, r.bound, r.maxInFlight, r.failed, r.p50, r.p99}
+var summaryColumns = []column{
+	{header: "limiter", short: "limiter", value: func(r summaryRow) string { return r.limiter }},
+	{header: "offered", short: "offered", value: func(r summaryRow) string { return r.offered }},
+	{header: "admitted", short: "admitted", value: func(r summaryRow) string { return r.admitted }},
+	{header: "refused", short: "refused", value: func(r summaryRow) string { return r.refused }},
+	{header: "timed out", short: "t/o", value: func(r summaryRow) string { return r.timedOut }, optional: true},
+	{header: "gave up", short: "gave up", value: func(r summaryRow) string { return r.gaveUp }, optional: true},
+	{header: "waiting", short: "waiting", value: func(r summaryRow) string { return r.waiting }, optional: true},
+	{header: "admit %", short: "admit%", value: func(r summaryRow) string { return r.admitPct }},
+	{header: "window", short: "window", value: func(r summaryRow) string { return r.window }, group: 1},
+	{header: "max in window", short: "max/win", value: func(r summaryRow) string { return r.maxInWindow }, group: 1, over: true},
+	{header: "bound", short: "bound", value: func(r summaryRow) string { return r.bound }, group: 1},
+	{header: "max in flight", short: "in flight", value: func(r summaryRow) string { return r.maxInFlight }, group: 2},
+	{header: "ds failures", short: "ds fail", value: func(r summaryRow) string { return r.failed }, group: 2},
+	{header: "p50 wait", short: "p50", value: func(r summaryRow) string { return r.p50 }, group: 3},
+	{header: "p99 wait", short: "p99", value: func(r summaryRow) string { return r.p99 }, group: 3},
+}
+
+// tableColumns is summaryColumns without the optional ones no lane of rows has.
+func tableColumns(rows []summaryRow) []column {
+	var cols []column
+	for _, c := range summaryColumns {
+		keep := !c.optional
+		for _, r := range rows {
+			keep = keep || c.value(r) != "0"
+		}
+		if keep {
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
+
+// headers are the columns' headers, or their abbreviations when short.
+func headers(cols []column, short bool) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.header
+		if short {
+			out[i] = c.short
+		}
+	}
+	return out
+}
+
+// cells are row's values in cols.
+func (r summaryRow) cells(cols []column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.value(r)
+	}
+	return out
 }
 
 func summarize(sc *engine.Scenario, res *engine.Results) []summaryRow {
@@ -235,7 +297,8 @@ func summarize(sc *engine.Scenario, res *engine.Results) []summaryRow {
 		t := r.Totals
 		row := summaryRow{
 			limiter: r.Name, offered: fmt.Sprint(t.Offered), admitted: fmt.Sprint(t.Admitted),
-			rejected: fmt.Sprint(t.Rejected), admitPct: fmt.Sprintf("%.1f", 100*t.AdmitRatio()),
+			refused: fmt.Sprint(t.Refused), timedOut: fmt.Sprint(t.TimedOut), gaveUp: fmt.Sprint(t.GaveUp),
+			waiting: fmt.Sprint(t.Waiting), admitPct: fmt.Sprintf("%.1f", 100*t.AdmitRatio()),
 			window: "-", maxInWindow: "-", bound: "-",
 			maxInFlight: fmt.Sprint(t.MaxInFlight), failed: fmt.Sprint(t.Failed),
 			p50: roundedDuration(r.Wait.P50), p99: roundedDuration(r.Wait.P99),
@@ -258,14 +321,18 @@ func writeTable(e *env, sc *engine.Scenario, res *engine.Results) error {
 	if !e.stdoutTTY {
 		fmt.Fprintln(e.stdout, title)
 		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		all := append([]summaryRow{summaryHeader}, rows...)
+		cols := tableColumns(rows)
+		all := [][]string{headers(cols, false)}
+		for _, r := range rows {
+			all = append(all, r.cells(cols))
+		}
 		width := 0
 		for _, r := range all {
-			width = max(width, len(r.limiter))
+			width = max(width, len(r[0]))
 		}
 		for _, r := range all {
-			r.limiter = fmt.Sprintf("%-*s", width, r.limiter) // left-aligned, the numbers right-aligned
-			fmt.Fprintln(tw, strings.Join(r.cells(), "\t")+"\t")
+			r[0] = fmt.Sprintf("%-*s", width, r[0]) // left-aligned, the numbers right-aligned
+			fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 		}
 		return tw.Flush()
 	}
@@ -277,8 +344,11 @@ func writeTable(e *env, sc *engine.Scenario, res *engine.Results) error {
 // (durations in nanoseconds), with a header. Column order is stable.
 func writeCSV(w io.Writer, sc *engine.Scenario, res *engine.Results) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"limiter", "offered", "offered_permits", "attempts", "retried", "admitted", "admitted_permits",
-		"rejected", "gave_up", "never", "queued", "timed_out", "completed", "failed", "wasted", "max_in_flight", "max_queue",
+	// The request outcomes first (offered = admitted + refused + timed_out + gave_up +
+	// waiting), then the attempts, then the rest.
+	cw.Write([]string{"limiter", "offered", "offered_permits", "admitted", "admitted_permits", "refused", "timed_out",
+		"gave_up", "waiting", "attempts", "retried", "refused_attempts", "delayed", "never", "queued", "completed", "failed",
+		"wasted", "max_in_flight", "max_queue",
 		"admit_ratio", "window_ns", "max_in_window", "bound", "first_exceeded_ns", "min_spacing_ns",
 		"wait_p50_ns", "wait_p90_ns", "wait_p99_ns", "wait_max_ns", "wait_mean_ns"})
 	for i, r := range res.Lanes {
@@ -288,9 +358,9 @@ func writeCSV(w io.Writer, sc *engine.Scenario, res *engine.Results) error {
 			m = engine.WindowMeter{Bound: -1, FirstExceeded: -1}
 		}
 		n := func(v int64) string { return strconv.FormatInt(v, 10) }
-		cw.Write([]string{r.Name, n(t.Offered), n(t.OfferedPermits), n(t.Attempts), n(t.Retried), n(t.Admitted),
-			n(t.AdmittedPermits), n(t.Rejected), n(t.GaveUp), n(t.Never), n(t.Queued), n(t.TimedOut), n(t.Completed),
-			n(t.Failed), n(t.Wasted), n(int64(t.MaxInFlight)), n(int64(t.MaxQueue)),
+		cw.Write([]string{r.Name, n(t.Offered), n(t.OfferedPermits), n(t.Admitted), n(t.AdmittedPermits), n(t.Refused),
+			n(t.TimedOut), n(t.GaveUp), n(t.Waiting), n(t.Attempts), n(t.Retried), n(t.RefusedAttempts), n(t.Delayed),
+			n(t.Never), n(t.Queued), n(t.Completed), n(t.Failed), n(t.Wasted), n(int64(t.MaxInFlight)), n(int64(t.MaxQueue)),
 			strconv.FormatFloat(t.AdmitRatio(), 'f', 6, 64), n(int64(m.Length)), n(m.MaxAdmitted), n(m.Bound),
 			n(int64(m.FirstExceeded)), n(int64(r.MinSpacing)),
 			n(int64(r.Wait.P50)), n(int64(r.Wait.P90)), n(int64(r.Wait.P99)), n(int64(r.Wait.Max)), n(int64(r.Wait.Mean))})

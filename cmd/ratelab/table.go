@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,18 +34,20 @@ func termTable(sc *engine.Scenario, res *engine.Results, width int) string {
 		title = ansi.Truncate(title, width, "…")
 	}
 	title = lipgloss.NewStyle().Bold(true).Render(title)
+	cols := tableColumns(rows)
+	overCol := slices.IndexFunc(cols, func(c column) bool { return c.over })
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
-		cells[i] = r.cells()
+		cells[i] = r.cells(cols)
 	}
 	over := func(row int) bool { return exceedsBound(rows[row]) }
 
-	full := boxTable(summaryHeader.cells(), cells, over)
+	full := boxTable(headers(cols, false), cells, overCol, over)
 	if width <= 0 || fits(full, width) {
 		return title + "\n" + full + "\n"
 	}
-	key := wrap(abbreviationKey, width, "") + "\n"
-	short := boxTable(shortHeader, cells, over)
+	key := wrap(abbreviationKey(cols), width, "") + "\n"
+	short := boxTable(headers(cols, true), cells, overCol, over)
 	if fits(short, width) {
 		return title + "\n" + short + "\n" + key
 	}
@@ -52,25 +55,26 @@ func termTable(sc *engine.Scenario, res *engine.Results, width int) string {
 	var legend strings.Builder
 	for i, r := range rows {
 		n := strconv.Itoa(i + 1)
-		numbered[i] = append([]string{n}, r.cells()[1:]...)
+		numbered[i] = append([]string{n}, cells[i][1:]...)
 		fmt.Fprintf(&legend, "%3s  %s\n", n, ansi.Truncate(r.limiter, width-5, "…"))
 	}
-	withLegend := boxTable(append([]string{"#"}, shortHeader[1:]...), numbered, over)
+	withLegend := boxTable(append([]string{"#"}, headers(cols, true)[1:]...), numbered, overCol, over)
 	if fits(withLegend, width) {
 		return title + "\n" + legend.String() + withLegend + "\n" + key
 	}
-	return title + "\n\n" + laneBlocks(rows, width)
+	return title + "\n\n" + laneBlocks(rows, cols, width)
 }
 
-// shortHeader is summaryHeader abbreviated; abbreviationKey explains it.
-var shortHeader = []string{"limiter", "offered", "admitted", "rejected", "admit%", "window",
-	"max/win", "bound", "in flight", "ds fail", "p50", "p99"}
-
-const abbreviationKey = "max/win: most admitted in one window; in flight: most at once; ds fail: downstream failures; p50, p99: wait percentiles"
-
-// maxInWindowColumn is the column that turns red when a lane admitted more in a window than
-// its bound.
-const maxInWindowColumn = 6
+// abbreviationKey explains the abbreviated headers of cols.
+func abbreviationKey(cols []column) string {
+	var parts []string
+	if slices.ContainsFunc(cols, func(c column) bool { return c.short == "t/o" }) {
+		parts = append(parts, "t/o: timed out in the queue")
+	}
+	parts = append(parts, "max/win: most admitted in one window", "in flight: most at once",
+		"ds fail: downstream failures", "p50, p99: wait percentiles")
+	return strings.Join(parts, "; ")
+}
 
 func exceedsBound(r summaryRow) bool {
 	m, err1 := strconv.Atoi(r.maxInWindow)
@@ -84,14 +88,15 @@ var (
 )
 
 // boxTable draws a bordered table: the first column left-aligned, the numbers right-aligned.
-func boxTable(headers []string, rows [][]string, over func(row int) bool) string {
+// Column overCol of a row turns red when over(row).
+func boxTable(headers []string, rows [][]string, overCol int, over func(row int) bool) string {
 	cell := lipgloss.NewStyle().Padding(0, 1)
 	t := table.New().Border(lipgloss.RoundedBorder()).Headers(headers...).
 		StyleFunc(func(row, col int) lipgloss.Style {
 			if row == table.HeaderRow {
 				return headerStyle.Padding(0, 1)
 			}
-			if col == maxInWindowColumn && row >= 0 && row < len(rows) && over(row) {
+			if col == overCol && row >= 0 && row < len(rows) && over(row) {
 				return overStyle.Padding(0, 1)
 			}
 			if col == 0 {
@@ -118,24 +123,18 @@ func fits(text string, width int) bool {
 // laneBlocks is one block per lane: the lane's name, then its numbers as "label value"
 // items, in groups (the counts; the window; concurrency; the waits) packed into lines no
 // wider than width. Each item is as wide in every block, so the blocks line up.
-func laneBlocks(rows []summaryRow, width int) string {
+func laneBlocks(rows []summaryRow, cols []column, width int) string {
 	type item struct {
 		label string
 		value func(r summaryRow) string
 		over  bool // shown in red when the lane exceeded its bound
 	}
-	groups := [][]item{
-		{{"offered", func(r summaryRow) string { return r.offered }, false},
-			{"admitted", func(r summaryRow) string { return r.admitted }, false},
-			{"rejected", func(r summaryRow) string { return r.rejected }, false},
-			{"admit %", func(r summaryRow) string { return r.admitPct }, false}},
-		{{"window", func(r summaryRow) string { return r.window }, false},
-			{"max in window", func(r summaryRow) string { return r.maxInWindow }, true},
-			{"bound", func(r summaryRow) string { return r.bound }, false}},
-		{{"max in flight", func(r summaryRow) string { return r.maxInFlight }, false},
-			{"ds failures", func(r summaryRow) string { return r.failed }, false}},
-		{{"p50 wait", func(r summaryRow) string { return r.p50 }, false},
-			{"p99 wait", func(r summaryRow) string { return r.p99 }, false}},
+	var groups [][]item
+	for _, c := range cols[1:] { // the limiter is each block's title
+		for len(groups) <= c.group {
+			groups = append(groups, nil)
+		}
+		groups[c.group] = append(groups[c.group], item{c.header, c.value, c.over})
 	}
 	const indent, itemGap, groupGap = 2, 2, 4
 	// Each item's width: its label, a space, and its widest value.

@@ -74,7 +74,7 @@ func TestTUIInTmux(t *testing.T) {
 		"▸ token-bucket:capacity=3,rate=100/1s", "leaky-bucket:rate=100/1s", "no decisions yet")
 
 	keys(".", ".", ".", ".")
-	waitFor("four steps", "t=50ms of 250ms", "admitted 3/4 · rejected 1", "admitted 1/4 · rejected 3",
+	waitFor("four steps", "t=50ms of 250ms", "admitted 3/4 · refused 1", "admitted 1/4 · refused 3",
 		"t=50ms req #4 (1 permit) rejected by token-bucket: next permit due at 80ms")
 
 	keys("+", "+", "+", "+", "+") // 500ms of virtual time per second: the rest takes half a second
