@@ -128,6 +128,8 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	var sf scenarioFlags
 	sf.register(fs)
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
+	var asserts stringList
+	fs.Var(&asserts, "assert", "a `CHECK` LANES.METRIC OP VALUE that must hold, repeatable, e.g. 'all.refused% < 1' or 'token-bucket.p99 <= 50ms'; exit 1 when one fails (LANES: all, a lane's name or a kind)")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -135,9 +137,22 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
 		return err
 	}
+	var checks []assertion
+	for _, text := range asserts {
+		a, err := parseAssertion(text)
+		if err != nil {
+			return err
+		}
+		checks = append(checks, a)
+	}
 	sc, err := sf.load(ctx, e, fs, positional)
 	if err != nil {
 		return err
+	}
+	for _, a := range checks { // a lane that is not there is refused before the run
+		if _, err := a.selectLanes(sc); err != nil {
+			return err
+		}
 	}
 	if *format != "json" {
 		sc.Trace = false // a trace is only printed in JSON
@@ -148,11 +163,22 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	}
 	switch *format {
 	case "json":
-		return writeJSON(e.stdout, res)
+		err = writeJSON(e.stdout, res)
 	case "csv":
-		return writeCSV(e.stdout, sc, res)
+		err = writeCSV(e.stdout, sc, res)
+	default:
+		err = writeTable(e, sc, res)
 	}
-	return writeTable(e, sc, res)
+	if err != nil {
+		return err
+	}
+	if err := checkAssertions(checks, sc, res); err != nil {
+		return err
+	}
+	if len(checks) > 0 {
+		fmt.Fprintf(e.stderr, "%d assertion%s held\n", len(checks), map[bool]string{true: "", false: "s"}[len(checks) == 1])
+	}
+	return nil
 }
 
 // runWithProgress runs sc, drawing a progress bar on stderr when it is a terminal and the
