@@ -13,8 +13,8 @@ const maxTolerance = int64(1) << 62
 // admits every request of the trace, and the burst that needs it.
 type Point struct {
 	Rate     limiters.Rate `json:"-"`
-	RateText string        `json:"rate"`     // "120/1s"
-	PerSec   float64       `json:"per_s"`    // the rate in permits per second (1e9/T: after rounding T up)
+	RateText string        `json:"rate"`        // "120/1s"
+	PerSec   float64       `json:"per_s"`       // the rate in permits per second (1e9/T: after rounding T up)
 	Interval time.Duration `json:"interval_ns"` // T, rounded up to a whole ns
 	// Capacity is σ(ρ) = ⌈need/T⌉; 0 when no token bucket at this rate admits the trace (its
 	// tolerance would pass 2⁶² ns: the rate is far below the trace's).
