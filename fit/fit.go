@@ -189,11 +189,11 @@ func answers(st Stats, p Point, window time.Duration) []Answer {
 	tb, _ := p.Spec()
 	out := []Answer{{Kind: limiters.KindTokenBucket, Applies: true, Spec: tb.String(),
 		Note: fmt.Sprintf("the worst burst: %d permits from %s to %s, %.2f above the rate", p.Permits,
-			limiters.FormatDuration(p.From), limiters.FormatDuration(p.To), p.Burst)}}
+			limiters.FormatDuration(p.From.Round(time.Microsecond)), limiters.FormatDuration(p.To.Round(time.Microsecond)), p.Burst)}}
 	sw := limiters.SlidingWindowSpec{Limit: int(st.SlidingLimit), Window: window, Slots: st.Slots}
 	fw := limiters.FixedWindowSpec{Limit: int(st.FixedLimit), Window: window}
 	out = append(out, windowAnswer(sw, sw.Validate(), fmt.Sprintf("the most in %d consecutive slots of %s: %d, ending at %s; counts span between %s and %s",
-		st.Slots, limiters.FormatDuration(window/time.Duration(st.Slots)), st.SlidingLimit, limiters.FormatDuration(st.SlidingAt),
+		st.Slots, limiters.FormatDuration(window/time.Duration(st.Slots)), st.SlidingLimit, limiters.FormatDuration(st.SlidingAt.Round(time.Microsecond)),
 		limiters.FormatDuration(window-window/time.Duration(st.Slots)+1), limiters.FormatDuration(window))))
 	out = append(out, windowAnswer(fw, fw.Validate(), fmt.Sprintf("the most in one aligned window: %d, in the one ending at %s; warning: across a boundary a fixed window admits up to 2 × %d = %d within %s",
 		st.FixedLimit, limiters.FormatDuration((st.FixedAt/window+1)*window), st.FixedLimit, 2*st.FixedLimit, limiters.FormatDuration(window))))
