@@ -17,8 +17,10 @@ func each(ctx context.Context, src Source, visit func(row *engine.TraceRow) erro
 		return err
 	}
 	defer closer.Close()
+	var row engine.TraceRow // one, reused: a row per iteration would escape to the heap
 	for n := 1; ; n++ {
-		row, err := rows.Next()
+		var err error
+		row, err = rows.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
