@@ -5,6 +5,7 @@
 //	ratelab run [SCENARIO|FILE|-] run a scenario and print one row per limiter
 //	ratelab list                  the scenarios and limiter kinds
 //	ratelab replay --in TRACE.csv replay a recorded trace through limiters
+//	ratelab fit --in TRACE.csv    the least limiter parameters that admit a trace
 //	ratelab help [COMMAND]        usage; `ratelab COMMAND -h` too
 //
 // Exit codes: 0 ok, 1 failure, 2 usage error, 130 interrupted (143 terminated); every error
@@ -79,6 +80,11 @@ var commands = []command{
 		"Each request of the trace meets every limiter at its time; one decisions column per limiter (1 admitted, 0 refused). " +
 			"--in - reads the trace from standard input, --out - (the default) writes the decisions to standard output; the summary goes to standard error.",
 		replayCommand},
+	{"fit", "--in TRACE.csv | SCENARIO [--rate RATE] [--refuse PERCENT] [flags]", "find the least limiter parameters that admit a trace: its burstiness curve and each kind's spec",
+		"For each rate ρ of a grid from the trace's mean to twice its peak, σ(ρ) is the least token-bucket capacity that admits every request, computed exactly in the token bucket's arithmetic (T rounded up to a whole ns); " +
+			"the recommended point is the curve's knee (or --rate), with the least spec of each kind there, every one replayed over the whole trace to confirm it. " +
+			"A SCENARIO's traffic is its sources' requests, without retries. --in - reads the trace from standard input (kept in a temporary file: fitting reads it several times).",
+		fitCommand},
 	{"plot", "[SCENARIO | FILE | -] --out DIR [flags] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery",
 		"Writes DIR/NAME-CHART.png (or .svg) for each chart and prints their paths. With exactly one --chart, --out - writes the image to standard output.",
 		plotCommand},

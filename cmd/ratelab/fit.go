@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ratelab/ratelab/fit"
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/plots"
+)
+
+func fitCommand(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
+	in := fs.String("in", "", "the trace `FILE`, CSV with a t_ns or t column and optional permits; - is standard input (default: none, a SCENARIO's traffic instead)")
+	rateText := fs.String("rate", "", "answer for this `RATE`, e.g. 200/1s, instead of the knee (default: the knee)")
+	per := fs.Duration("per", time.Second, "the `WINDOW` rates are counted per (the grid is whole permits per WINDOW), and the window kinds' window and the peak's")
+	steps := fs.Int("steps", 24, "the number `N` of rates in the grid, from the mean to twice the peak")
+	refuse := fs.String("refuse", "", "also find the least capacity at the recommended rate that refuses at most this `PERCENT` of permits, e.g. 1% (default: none)")
+	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
+	chart := fs.String("chart", "", "also draw the curve to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
+	seed := fs.Uint64("seed", 0, "a SCENARIO's random seed, a whole number `N` (default: the scenario's)")
+	horizon := fs.Duration("horizon", 0, "how much of a SCENARIO's traffic to fit, a `DURATION` such as 30s (default: the scenario's)")
+	positional, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	opt := fit.Options{Window: *per, Steps: *steps, RefusePPM: -1}
+	if *per <= 0 || int64(*per) >= 1<<62 {
+		return usageErrorf("--per %v: must be positive and less than 2^62ns", *per)
+	}
+	if *steps < 2 || *steps > 1000 {
+		return usageErrorf("--steps %d: must be between 2 and 1000", *steps)
+	}
+	if *rateText != "" {
+		r, err := limiters.ParseRate(*rateText)
+		if err != nil {
+			return usageErrorf("--rate %s: %v", quoteArg(*rateText), err)
+		}
+		if err := (limiters.TokenBucketSpec{Capacity: 1, Rate: r}).Validate(); err != nil {
+			return usageErrorf("--rate %s: %v", quoteArg(*rateText), err)
+		}
+		opt.Rate = r
+	}
+	if *refuse != "" {
+		ppm, err := parsePercent(*refuse)
+		if err != nil {
+			return usageErrorf("--refuse %s: %v", quoteArg(*refuse), err)
+		}
+		opt.RefusePPM = ppm
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var src fit.Source
+	switch {
+	case *in != "" && len(positional) > 0:
+		return usageErrorf("fit: either --in TRACE.csv or a SCENARIO, not both")
+	case len(positional) > 1:
+		return usageErrorf("fit: one scenario at most, got %d: %s", len(positional), strings.Join(positional, " "))
+	case *in == "" && len(positional) == 0:
+		return usageErrorf("fit: --in TRACE.csv or a SCENARIO is required (--in - reads standard input)")
+	case *in != "":
+		if set["seed"] || set["horizon"] {
+			return usageErrorf("fit: --seed and --horizon apply to a SCENARIO, not to a trace")
+		}
+		if *in == "-" {
+			readingStdin(e, "the trace")
+			path, remove, err := spool(ctx, e.stdin)
+			if err != nil {
+				return fmt.Errorf("standard input: %w", err)
+			}
+			defer remove()
+			src = fit.File(path, "standard input")
+		} else {
+			f, err := os.Open(*in)
+			if err != nil {
+				return fmt.Errorf("%s: %w", *in, cause(err))
+			}
+			f.Close()
+			src = fit.File(*in, *in)
+		}
+	default:
+		sc, err := resolveScenario(ctx, e, positional[0])
+		if err != nil {
+			return err
+		}
+		if set["seed"] {
+			sc.Seed = *seed
+		}
+		if set["horizon"] {
+			if *horizon <= 0 {
+				return usageErrorf("--horizon %v: must be positive", *horizon)
+			}
+			sc.Horizon = *horizon
+		}
+		if err := sc.Validate(); err != nil {
+			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		src = fit.Scenario(sc)
+	}
+	rep, err := fit.Fit(ctx, src, opt)
+	if err != nil {
+		return err
+	}
+	if *chart != "" {
+		fig := plots.Burstiness(rep)
+		kind := "png"
+		if strings.EqualFold(filepath.Ext(*chart), ".svg") {
+			kind = "svg"
+		}
+		var buf bytes.Buffer
+		if err := fig.Write(&buf, kind, plots.DefaultWidth, 0); err != nil {
+			return fmt.Errorf("--chart %s: %w", *chart, err)
+		}
+		if *chart == "-" {
+			_, err := e.stdout.Write(buf.Bytes())
+			return err
+		}
+		if err := writeOutput(ctx, *chart, buf.Bytes()); err != nil {
+			return fmt.Errorf("--chart %w", err)
+		}
+	}
+	switch *format {
+	case "json":
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	case "csv":
+		return writeFitCSV(e.stdout, rep)
+	}
+	return writeFitTable(e.stdout, rep)
+}
+
+// parsePercent reads "1%", "0.5%" or "2" (percent, at most four decimals) as parts per
+// million of 100%.
+func parsePercent(text string) (int64, error) {
+	s := strings.TrimSuffix(strings.TrimSpace(text), "%")
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) > 4 {
+		return 0, fmt.Errorf("at most four decimals (0.0001%% is one permit in a million)")
+	}
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if whole == "" {
+		w, err = 0, nil
+	}
+	f := int64(0)
+	if frac != "" {
+		f, err = strconv.ParseInt(frac+strings.Repeat("0", 4-len(frac)), 10, 64)
+	}
+	if err != nil || strings.HasPrefix(s, "-") || strings.HasPrefix(frac, "-") || strings.HasPrefix(frac, "+") || s == "" {
+		return 0, fmt.Errorf("not a percentage (e.g. 1%%, 0.5%%)")
+	}
+	ppm := w*10000 + f
+	if w > 100 || ppm > 1e6 {
+		return 0, fmt.Errorf("at most 100%%")
+	}
+	return ppm, nil
+}
+
+// spool copies standard input to a temporary file, which fitting reads several times; remove
+// deletes it (also after an interruption: the command returns, and its defers run).
+func spool(ctx context.Context, stdin io.Reader) (path string, remove func(), err error) {
+	f, err := os.CreateTemp("", "ratelab-fit-*.csv")
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() { f.Close(); os.Remove(f.Name()) }
+	in, stop := newCtxReader(ctx, stdin)
+	defer stop()
+	if _, err := io.Copy(f, in); err != nil {
+		remove()
+		return "", nil, err
+	}
+	if err := f.Close(); err != nil {
+		remove()
+		return "", nil, err
+	}
+	return f.Name(), remove, nil
+}
+
+func writeFitCSV(w io.Writer, rep *fit.Report) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"rate", "per_s", "interval_ns", "capacity", "burst", "need_ns", "from_ns", "to_ns", "permits", "knee", "chosen"})
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for i, p := range rep.Curve {
+		cw.Write([]string{p.RateText, strconv.FormatFloat(p.PerSec, 'f', 6, 64), n(int64(p.Interval)), n(p.Capacity),
+			strconv.FormatFloat(p.Burst, 'f', 6, 64), n(int64(p.Need)), n(int64(p.From)), n(int64(p.To)), n(p.Permits),
+			strconv.FormatBool(i == rep.Knee), strconv.FormatBool(i == rep.Chosen)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeFitTable(w io.Writer, rep *fit.Report) error {
+	st := rep.Stats
+	d := func(v time.Duration) string { return roundedDuration(v) }
+	fmt.Fprintf(w, "%s: %d requests, %d permits over %s\n", rep.Source, st.Requests, st.Permits, at(st.Span()))
+	gap := "one request"
+	if st.MinGap >= 0 {
+		gap = "closest two " + d(st.MinGap) + " apart"
+	}
+	fmt.Fprintf(w, "mean %.4g/s, peak %d in %s (ending at %s); largest request %d; most at one instant %d; %s\n\n",
+		st.MeanPerSec, st.Peak, d(st.Window), at(st.PeakAt), st.MaxRequest, st.MaxInstant, gap)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "rate\tT\tcapacity σ\tσ* (real)\tworst burst")
+	for i, p := range rep.Curve {
+		mark := ""
+		switch {
+		case i == rep.Knee:
+			mark = "  ← knee"
+		case i == rep.Chosen:
+			mark = "  ← asked"
+		}
+		if !p.Fits() {
+			fmt.Fprintf(tw, "%s\t%s\tnone\t-\tno token bucket at this rate admits it (tolerance past 2^62ns)%s\n", p.RateText, d(p.Interval), mark)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%d permits, %s to %s%s\n", p.RateText, d(p.Interval), p.Capacity, p.Burst, p.Permits, at(p.From), at(p.To), mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	p := rep.Recommended()
+	where := "at the knee"
+	if rep.Chosen != rep.Knee {
+		where = "at the rate asked for"
+	}
+	fmt.Fprintf(w, "\nRecommended %s, %s; each spec replayed over the whole trace:\n", where, p.RateText)
+	for _, a := range rep.Specs {
+		if !a.Applies {
+			fmt.Fprintf(w, "  %s: %s\n", a.Kind, a.Note)
+			continue
+		}
+		verdict := fmt.Sprintf("admits all %d requests", a.Admitted)
+		if a.Below != "" {
+			verdict += fmt.Sprintf("; capacity %d refuses %d", p.Capacity-1, a.BelowRefused)
+		}
+		fmt.Fprintf(w, "  %s  %s\n      %s\n", a.Spec, verdict, a.Note)
+	}
+	if r := rep.Relaxed; r != nil {
+		fmt.Fprintf(w, "\nRefusing at most %s of permits at %s (found in %d passes, replayed):\n  %s  refuses %d permits (%d requests, %.3g%%)",
+			fmtPercent(r.PPM), r.Rate, r.Passes, r.Spec, r.RefusedPermits, r.RefusedRequests, 100*float64(r.RefusedPermits)/float64(st.Permits))
+		if r.Capacity > 1 {
+			fmt.Fprintf(w, "; capacity %d refuses %d", r.Capacity-1, r.BelowPermits)
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+// at prints a time in the trace to the millisecond (to the microsecond below 10ms).
+func at(d time.Duration) string {
+	if d >= 10*time.Millisecond {
+		return limiters.FormatDuration(d.Round(time.Millisecond))
+	}
+	return limiters.FormatDuration(d.Round(time.Microsecond))
+}
+
+func fmtPercent(ppm int64) string {
+	s := strconv.FormatFloat(float64(ppm)/1e4, 'f', 4, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s + "%"
+}

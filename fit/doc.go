@@ -1,0 +1,33 @@
+// Package fit answers "what should rate and capacity be?" from a recorded trace (or a
+// scenario's traffic), exactly, in ratelab's own limiter arithmetic.
+//
+// The burstiness curve σ(ρ) of a trace is, for each rate ρ, the smallest token-bucket capacity
+// that admits every request. In real numbers it is
+//
+//	σ*(ρ) = max over s ≤ t of A[s, t] − ρ·(t − s)
+//
+// where A[s, t] is the permits asked for from s to t: the largest excess of the trace over the
+// rate. σ* is a maximum of lines in ρ, so it is convex and non-increasing.
+//
+// ratelab's token bucket is GCRA with T = window/permits rounded up to a whole nanosecond and
+// tolerance τ = capacity·T; a request for n permits at now is admitted when
+// max(TAT − now, 0) + n·T ≤ τ. While nothing is refused, TAT follows the trace alone
+// (TAT = max(TAT, now) + n·T, Lindley's recursion), so the request that needs the most
+// tolerance needs need = max(TAT − now, 0) + n·T, and the answer is
+//
+//	σ(ρ) = ⌈max need / T⌉
+//
+// in integer nanoseconds, with no rounding anywhere but that one ceiling: capacity σ admits
+// everything (the schedule is the same as with an unbounded bucket) and capacity σ − 1 refuses
+// the request that needed the most (every request before it passed, so TAT was the same). The
+// need is the same maximum as σ*: need/T = A[s, t] − (t − s)/T for the busy period s … t that
+// ends at that request. 100/s (T = 10ms), 5 requests at 0 and 3 at 15ms: needs 10, 20, 30, 40,
+// 50ms, then at 15ms the backlog is 35ms and the needs are 45, 55, 65ms: σ = 7, and σ* = 6.5
+// (8 permits − 15ms·100/s), which no integer capacity can be.
+//
+// One pass over the input computes σ for every rate of a grid at once (O(n) per rate, memory
+// independent of the trace's length); the relaxed question, the smallest capacity that refuses
+// at most a fraction of the permits, is a search over capacities, each step a replay of the
+// trace through candidate buckets (in batches, so a few passes suffice), confirmed at the end by
+// replaying the trace through ratelab's own limiters built from the recommended specs.
+package fit

@@ -1,0 +1,226 @@
+package fit
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// Options say which rates to fit and what to answer.
+type Options struct {
+	// Window is the rates' window, Permits per Window (default 1s): the grid's rates are whole
+	// numbers of permits per Window, and it is the window kinds' window and the peak's.
+	Window time.Duration
+	// Steps is how many rates the grid has between the mean and twice the peak (default 24).
+	Steps int
+	// Rate, when set, is the rate to answer for instead of the knee (it joins the grid).
+	Rate limiters.Rate
+	// RefusePPM, when at least 0, asks for the smallest capacity at the recommended rate that
+	// refuses at most this many parts per million of the permits (10000 is 1%).
+	RefusePPM int64
+}
+
+// Report is everything Fit found.
+type Report struct {
+	Source string  `json:"source"`
+	Stats  Stats   `json:"stats"`
+	Curve  []Point `json:"curve"` // by rate, ascending
+	// Knee is the index in Curve of the knee: the point farthest below the chord from the
+	// curve's first point that fits to its last, on axes scaled to [0, 1] each (Kneedle).
+	Knee int `json:"knee"`
+	// Chosen is the index in Curve of the recommended point: Options.Rate's, or the knee.
+	Chosen int      `json:"chosen"`
+	Specs  []Answer `json:"specs"`
+	// Relaxed is the answer at the chosen rate when Options.RefusePPM was given.
+	Relaxed *Relaxed `json:"relaxed,omitempty"`
+}
+
+// Recommended is the chosen point.
+func (r *Report) Recommended() Point { return r.Curve[r.Chosen] }
+
+// Answer is one limiter kind's spec for the recommended point, confirmed by replay.
+type Answer struct {
+	Kind    limiters.Kind `json:"kind"`
+	Applies bool          `json:"applies"`
+	Spec    string        `json:"spec,omitempty"` // parses with limiters.ParseSpec to itself
+	Note    string        `json:"note,omitempty"`
+	// Admitted and AdmittedPermits are what the replay through the spec's limiter admitted.
+	Admitted        int64 `json:"admitted"`
+	AdmittedPermits int64 `json:"admitted_permits"`
+	// Below is, for the token bucket, the same spec with capacity σ − 1 (when σ > 1), and
+	// BelowRefused the requests it refused in the replay: at least one, or σ was not the least.
+	Below        string `json:"below,omitempty"`
+	BelowRefused int64  `json:"below_refused,omitempty"`
+}
+
+// Fit reads src a few times and answers opt: the trace's statistics, σ on a grid of rates,
+// the knee, each kind's spec there, and the relaxed capacity, all replayed to confirm them.
+func Fit(ctx context.Context, src Source, opt Options) (*Report, error) {
+	if opt.Window <= 0 {
+		opt.Window = time.Second
+	}
+	if opt.Steps <= 0 {
+		opt.Steps = 24
+	}
+	slots := limiters.DefaultSlots
+	if int64(opt.Window)%int64(slots) != 0 {
+		slots = 1
+	}
+	st, err := statistics(ctx, src, opt.Window, slots)
+	if err != nil {
+		return nil, err
+	}
+	rates := Grid(st, opt.Window, opt.Steps)
+	if opt.Rate.Permits > 0 {
+		if err := (limiters.TokenBucketSpec{Capacity: 1, Rate: opt.Rate}).Validate(); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(rates, opt.Rate) {
+			rates = append(rates, opt.Rate)
+		}
+	}
+	// Ascending rate is descending T; equal T (1/1s and 2/2s) sort by the text.
+	slices.SortFunc(rates, func(a, b limiters.Rate) int {
+		if ta, tb := a.Interval(), b.Interval(); ta != tb {
+			return int(tb - ta)
+		}
+		return compareStrings(a.String(), b.String())
+	})
+	c := newCurve(rates)
+	if err := each(ctx, src, func(row *engine.TraceRow) error {
+		c.add(int64(row.At), int64(row.Permits))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	rep := &Report{Source: src.Name(), Stats: st, Curve: c.points()}
+	rep.Knee = knee(rep.Curve)
+	rep.Chosen = rep.Knee
+	if opt.Rate.Permits > 0 {
+		rep.Chosen = slices.IndexFunc(rep.Curve, func(p Point) bool { return p.Rate == opt.Rate })
+	}
+	chosen := rep.Recommended()
+	if !chosen.Fits() {
+		return rep, fmt.Errorf("%s: no token bucket at %s admits the trace: its tolerance would pass 2^62ns (146 years); the trace's mean is %.4g/s", src.Name(), chosen.RateText, st.MeanPerSec)
+	}
+	if opt.RefusePPM >= 0 {
+		r, err := relax(ctx, src, chosen, st.Permits, opt.RefusePPM)
+		if err != nil {
+			return nil, err
+		}
+		rep.Relaxed = &r
+	}
+	rep.Specs = answers(st, chosen, opt.Window)
+	if err := confirm(ctx, src, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Grid is steps rates, whole permits per window, spread evenly on a log scale from the
+// trace's mean (at least 1 per window) to twice its peak, duplicates dropped: below the mean
+// σ grows with the trace's length, and beyond twice the peak it has all but flattened to the
+// trace's tightest bursts.
+func Grid(st Stats, window time.Duration, steps int) []limiters.Rate {
+	lo := max(1, int64(math.Ceil(st.MeanPerSec*window.Seconds())))
+	hi := max(lo+1, 2*st.Peak)
+	hi = min(hi, int64(window)) // T ≥ 1ns
+	lo = min(lo, hi)
+	var rates []limiters.Rate
+	last := int64(0)
+	for i := range steps {
+		f := 0.0
+		if steps > 1 {
+			f = float64(i) / float64(steps-1)
+		}
+		p := int64(math.Round(float64(lo) * math.Pow(float64(hi)/float64(lo), f)))
+		p = min(max(p, lo), hi)
+		if p > last {
+			rates = append(rates, limiters.Rate{Permits: int(p), Window: window})
+			last = p
+		}
+	}
+	return rates
+}
+
+// knee is the index of the point farthest below the chord of the fitting part of the curve,
+// on axes scaled to [0, 1]: for a falling convex curve from (0, 1) to (1, 0), the largest
+// 1 − x − y. The first such point (the lowest rate) on a tie; the lowest fitting rate when
+// the curve is flat.
+func knee(curve []Point) int {
+	first := slices.IndexFunc(curve, Point.Fits)
+	if first < 0 {
+		return 0
+	}
+	x0, x1 := curve[first].PerSec, curve[len(curve)-1].PerSec
+	y0, y1 := float64(curve[first].Capacity), float64(curve[len(curve)-1].Capacity)
+	if x1 <= x0 || y0 <= y1 {
+		return first
+	}
+	best, bestD := first, 0.0
+	for i := first; i < len(curve); i++ {
+		x := (curve[i].PerSec - x0) / (x1 - x0)
+		y := (float64(curve[i].Capacity) - y1) / (y0 - y1)
+		if d := 1 - x - y; d > bestD+1e-12 {
+			best, bestD = i, d
+		}
+	}
+	return best
+}
+
+// answers is each kind's spec for the trace at the chosen point: the token bucket's σ, the
+// window kinds' smallest limits, the leaky bucket's rate when one exists.
+func answers(st Stats, p Point, window time.Duration) []Answer {
+	tb, _ := p.Spec()
+	out := []Answer{{Kind: limiters.KindTokenBucket, Applies: true, Spec: tb.String(),
+		Note: fmt.Sprintf("the worst burst: %d permits from %s to %s, %.2f above the rate", p.Permits,
+			limiters.FormatDuration(p.From.Round(time.Microsecond)), limiters.FormatDuration(p.To.Round(time.Microsecond)), p.Burst)}}
+	sw := limiters.SlidingWindowSpec{Limit: int(st.SlidingLimit), Window: window, Slots: st.Slots}
+	fw := limiters.FixedWindowSpec{Limit: int(st.FixedLimit), Window: window}
+	out = append(out, windowAnswer(sw, sw.Validate(), fmt.Sprintf("the most in %d consecutive slots of %s: %d, ending at %s; counts span between %s and %s",
+		st.Slots, limiters.FormatDuration(window/time.Duration(st.Slots)), st.SlidingLimit, limiters.FormatDuration(st.SlidingAt.Round(time.Microsecond)),
+		limiters.FormatDuration(window-window/time.Duration(st.Slots)+1), limiters.FormatDuration(window))))
+	out = append(out, windowAnswer(fw, fw.Validate(), fmt.Sprintf("the most in one aligned window: %d, in the one ending at %s; warning: across a boundary a fixed window admits up to 2 × %d = %d within %s",
+		st.FixedLimit, limiters.FormatDuration((st.FixedAt/window+1)*window), st.FixedLimit, 2*st.FixedLimit, limiters.FormatDuration(window))))
+	leaky := Answer{Kind: limiters.KindLeakyBucket}
+	switch {
+	case st.MaxRequest > 1:
+		leaky.Note = fmt.Sprintf("does not apply: a request asks for %d permits, and a leaky bucket grants one at a time", st.MaxRequest)
+	case st.MinGap == 0:
+		leaky.Note = fmt.Sprintf("does not apply: %d requests arrive at %s, and a leaky bucket admits one per T", st.MaxInstant, limiters.FormatDuration(st.MaxInstantAt))
+	case st.MinGap < 0:
+		lb := limiters.LeakyBucketSpec{Rate: limiters.Rate{Permits: 1, Window: time.Second}}
+		leaky.Applies, leaky.Spec, leaky.Note = true, lb.String(), "one request: any rate admits it"
+	default:
+		lb := limiters.LeakyBucketSpec{Rate: limiters.Rate{Permits: 1, Window: st.MinGap}}
+		leaky.Applies, leaky.Spec = true, lb.String()
+		leaky.Note = fmt.Sprintf("T = %s, the closest two requests; %.4g/s, %.3g× the recommended rate",
+			limiters.FormatDuration(st.MinGap), 1e9/float64(st.MinGap), 1e9/float64(st.MinGap)/p.PerSec)
+	}
+	return append(out, leaky)
+}
+
+func windowAnswer(spec limiters.Spec, invalid error, note string) Answer {
+	a := Answer{Kind: spec.Kind(), Applies: invalid == nil, Note: note}
+	if invalid != nil {
+		a.Note = "does not apply: " + invalid.Error()
+		return a
+	}
+	a.Spec = spec.String()
+	return a
+}
