@@ -619,6 +619,7 @@ func (d *decoder) source(n *yaml.Node, path string, src *engine.Source) error {
 			}
 			return nil
 		},
+		"data": d.str(&src.TraceData), // a trace's CSV inline (what show writes for a built-in's)
 		"bursts": func(n *yaml.Node, path string) error {
 			return d.sequence(n, path, func(n *yaml.Node, path string) error {
 				var b engine.Burst

@@ -76,6 +76,10 @@ var commands = []command{
 			"Without one, the default scenario runs. On a terminal the table fits its width; piped, it is plain text in a stable layout.",
 		runCommand},
 	{"list", "", "list the built-in scenarios and the limiter kinds", "", listCommand},
+	{"show", "[SCENARIO | FILE | -] [flags]", "print a scenario as the YAML file it would be (run loads it back to the same results)",
+		"Start a scenario file of your own from a built-in: ratelab show peers > mine.yaml. The flags change what is shown, as they change what run runs. " +
+			"A built-in's embedded trace is written inline (the trace source's data).",
+		showCommand},
 	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out DECISIONS.csv]", "stream a recorded trace through limiters, open loop",
 		"Each request of the trace meets every limiter at its time; one decisions column per limiter (1 admitted, 0 refused). " +
 			"--in - reads the trace from standard input, --out - (the default) writes the decisions to standard output; the summary goes to standard error.",

@@ -177,3 +177,17 @@ func TestRoundedDuration(t *testing.T) {
 		assert.Equal(t, want, roundedDuration(d), "%d", d)
 	}
 }
+
+// show prints a built-in as a file that run loads back to the same output.
+func TestShowThenRunIsTheSameRun(t *testing.T) {
+	text, _, err := ratelab(t, "show", "peers", "--horizon", "3s")
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "mine.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(text), 0o644))
+	want, _, err := ratelab(t, "run", "peers", "--horizon", "3s", "--format", "json")
+	require.NoError(t, err)
+	got, _, err := ratelab(t, "run", file, "--format", "json")
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.True(t, strings.HasPrefix(text, "name: peers\ndescription: >-\n  One intent"), text[:80])
+}
