@@ -38,21 +38,29 @@ import (
 //     apart, twice the limit within 901ms. Pass a larger slot count for finer precision.
 //
 // Under contention it fails closed: a caller reserves its permits with a CAS on the current
-// slot, re-reads the total and rolls its reservation back if the window is over the limit.
+// slot, re-reads the total (or, within a slot, what tells it the total has not changed: see
+// AcquireAt) and rolls its reservation back if the window is over the limit.
 // Concurrent callers never push the count past the limit; the price is that two racing
 // callers can both roll back although one of them would have fit.
 //
-// Cost: 2·slots atomic loads and one CAS (one more CAS on the rare rollback).
+// Cost: within a slot, a few loads and one CAS (see AcquireAt); the first reservation in a
+// slot makes 2·slots loads and three CASes. Memory is 2·slots words.
 //
 // The zero value grants nothing: every request is Never, nothing is available, and no
 // method panics; NewSlidingWindow makes a working one.
 type SlidingWindow struct {
-	buckets    []atomic.Uint64
+	buckets []atomic.Uint64
+	// head is the newest slot-index a caller has reserved in (or is about to): see AcquireAt.
+	head atomic.Uint64
+	// others[pos] is gen<<countBits | P once published for slot (gen, pos): P is the total of
+	// the buckets other than pos that are live there. ^0 (no generation) until then.
+	others     []atomic.Uint64
 	hint       atomic.Uint64 // gen<<12 | pos of the slot last located; checked before use
 	limit      uint64
 	window     int64
 	slotLength int64
 	countBits  uint
+	mask       uint64 // 1<<countBits − 1, a word's count
 	clock      Clock
 }
 
@@ -157,10 +165,15 @@ func NewSlidingWindow(limit int, window time.Duration, slots int, clock Clock) (
 	if err := requireClock(KindSlidingWindow, clock); err != nil {
 		return nil, err
 	}
-	return &SlidingWindow{
-		buckets: make([]atomic.Uint64, slots), limit: uint64(limit), window: int64(window),
-		slotLength: int64(window) / int64(slots), countBits: uint(bits.Len64(uint64(limit))), clock: clock,
-	}, nil
+	s := &SlidingWindow{
+		buckets: make([]atomic.Uint64, slots), others: make([]atomic.Uint64, slots), limit: uint64(limit),
+		window: int64(window), slotLength: int64(window) / int64(slots), countBits: uint(bits.Len64(uint64(limit))),
+		mask: 1<<bits.Len64(uint64(limit)) - 1, clock: clock,
+	}
+	for i := range s.others {
+		s.others[i].Store(notPublished)
+	}
+	return s, nil
 }
 
 // position is now's window number (its generation) and its slot's bucket. A time before the
@@ -185,7 +198,8 @@ func (s *SlidingWindow) position(now time.Duration) (gen uint64, pos int) {
 // newer is the generation difference between bucket word w and generation gen, sign-extended
 // over the generation field: 0 same, < 0 w is older, > 0 w is newer.
 func (s *SlidingWindow) newer(w, gen uint64) int64 {
-	return int64(w-gen<<s.countBits) >> s.countBits
+	cb := s.countBits & 63 // (at most 32: the mask lets the shifts compile to one instruction)
+	return int64(w-gen<<cb) >> cb
 }
 
 // sum adds the counts of the buckets that are live at (gen, pos). A bucket newer than that
@@ -198,72 +212,150 @@ func (s *SlidingWindow) newer(w, gen uint64) int64 {
 // 18.95ms would no longer see the 20 and could take 19 more — 39 within 9ms. AcquireAt
 // refuses a late caller instead.
 func (s *SlidingWindow) sum(gen uint64, pos int) (total uint64, late bool) {
-	mask := uint64(1)<<s.countBits - 1
-	cur := gen << s.countBits
+	others, here, late := s.scan(gen, pos)
+	return others + here, late
+}
+
+// scan is sum, its total split into bucket pos's count (here) and the others'.
+func (s *SlidingWindow) scan(gen uint64, pos int) (others, here uint64, late bool) {
+	cb, mask := s.countBits&63, s.mask
+	cur := gen << cb
 	// newest is the largest generation difference seen, in units of 1<<countBits (the count
-	// bits only add less than one unit): a bucket is late when it reaches one full unit.
+	// bits only add less than one unit): a bucket is late when it reaches one full unit. A
+	// bucket is live when its difference is not negative; d>>63 masks out the others.
 	newest := int64(math.MinInt64)
-	for i := range s.buckets[:pos+1] {
-		w := s.buckets[i].Load()
+	before, rest := s.buckets[:pos], s.buckets[pos+1:]
+	for i := range before {
+		w := before[i].Load()
 		d := int64(w - cur)
-		if d >= 0 {
-			total += w & mask
-		}
+		others += w & mask &^ uint64(d>>63)
 		newest = max(newest, d)
 	}
-	rest := s.buckets[pos+1:]
+	w := s.buckets[pos].Load()
+	d := int64(w - cur)
+	here = w & mask &^ uint64(d>>63)
+	newest = max(newest, d)
 	if cur != 0 {
-		prev := cur - 1<<s.countBits
+		prev := cur - 1<<cb
 		for i := range rest {
 			w := rest[i].Load()
 			d := int64(w - prev)
-			if d >= 0 {
-				total += w & mask
-			}
+			others += w & mask &^ uint64(d>>63)
 			newest = max(newest, d)
 		}
-		return total, newest >= int64(1)<<s.countBits
+		return others, here, newest >= int64(1)<<cb
 	}
 	// Window 0: the buckets after pos expect window −1, which no word holds; any word there
 	// is counted, and any written one (non-zero) was written by a newer caller.
 	var written uint64
 	for i := range rest {
 		w := rest[i].Load()
-		total += w & mask
+		others += w & mask
 		written |= w
 	}
-	return total, newest >= int64(1)<<s.countBits || written != 0
+	return others, here, newest >= int64(1)<<cb || written != 0
 }
 
 // used is sum's total alone, for AcquireAt's first look: a late caller that passes it is
 // caught by the re-read after its reservation, which rolls the reservation back.
 func (s *SlidingWindow) used(gen uint64, pos int) uint64 {
+	cb, mask := s.countBits&63, s.mask
+	cur := gen << cb
+	prev := cur - 1<<cb // (window 0: the buckets after pos all count, as in sum)
 	var total uint64
-	mask := uint64(1)<<s.countBits - 1
-	cur := gen << s.countBits
-	prev := cur - 1<<s.countBits
-	for i := range s.buckets[:pos+1] {
-		if w := s.buckets[i].Load(); int64(w-cur) >= 0 {
-			total += w & mask
-		}
+	live, rest := s.buckets[:pos+1], s.buckets[pos+1:]
+	for i := range live {
+		w := live[i].Load()
+		total += w & mask &^ uint64(int64(w-cur)>>63)
 	}
-	for i := pos + 1; i < len(s.buckets); i++ {
-		if w := s.buckets[i].Load(); int64(w-prev) >= 0 {
-			total += w & mask
-		}
+	for i := range rest {
+		w := rest[i].Load()
+		total += w & mask &^ uint64(int64(w-prev)>>63)
 	}
 	return total
 }
 
+// notPublished is an others word that holds no total (no generation is all ones).
+const notPublished = ^uint64(0)
+
 // AcquireAt takes n permits if the live slots hold at most limit − n.
+//
+// The decision is the seed's (see the type's comment): a first look at the live total, a
+// reservation by CAS on now's bucket, a second look that rolls the reservation back if the
+// window is over the limit or a newer caller has moved a bucket on. What is cached is the
+// total of the buckets other than now's: within a slot only now's bucket changes, so the
+// first caller to reserve in a slot (which sums every bucket after its CAS, as the seed does)
+// publishes that total in others[pos], and later callers in the slot add it to their bucket's
+// count instead of summing the slots, twice.
+//
+// Why that is still exact, and fails closed under contention:
+//   - head announces the newest slot reserved in, before its bucket is: the first caller of
+//     a slot moves head forward (CAS, never back) between its first look and its reservation.
+//   - Every caller, on either path, reads head again after its reservation (the slow path
+//     after its sum) and rolls back if head has moved past its slot. So of two racing
+//     reservations, the newer slot's caller sees the older one's (it sums the buckets after
+//     its CAS, or adds a total summed after its slot was announced), or the older one sees
+//     the newer head and backs off (all atomics are sequentially consistent).
+//   - A total published for slot H was summed after head announced H, so it counts every
+//     reservation that stays: one made after the sum is by a caller of an older slot, which
+//     then reads head past its slot and backs off. The seed's own test, a bucket found late,
+//     is not enough for that: in window 0 a bucket rolled back or refunded to count 0 reads
+//     as never written (its word is 0). Limit 3 per 4ms in 1ms slots, 1 at 0ms and 1 at 1ms:
+//     slot 2's first caller takes 1 and publishes 2 for the others; a refund (or, racing, a
+//     rollback) empties slot 2's bucket to 0; a caller at 1ms sums 2, finds no bucket late and
+//     takes the third permit; slot 2's next caller, 2 + 0 + 1 ≤ 3, would take a fourth.
+//     Reading head refuses the caller at 1ms.
+//   - A published total may count a reservation rolled back or refunded later (failing
+//     closed); a rollback or a refund in a bucket other than head's unpublishes head's total,
+//     and the next caller sums.
+//   - With no race the published total is exact, so the fast path decides as the two looks
+//     would; every other case (a late caller, a total not yet published or unpublished, a new
+//     slot) takes their path, only announcing and publishing besides. A single goroutine's
+//     decisions, and its buckets, are the seed's, call by call, but for that caller at 1ms
+//     behind an emptied slot, whom the seed admits in window 0 (from window 1 on the emptied
+//     bucket keeps its generation, and the seed finds it late too).
+//
+// Cost: on the fast path four loads and one CAS; the first reservation in a slot sums the
+// slots twice, reads head twice and makes three CASes (head, the bucket, the published total).
 func (s *SlidingWindow) AcquireAt(now time.Duration, n int) Decision {
 	if d := checkN(n, int(s.limit)); d != Admitted {
 		return d
 	}
 	gen, pos := s.position(now)
+	index := gen*uint64(len(s.buckets)) + uint64(pos) // the slot-index, < 2^62
+	cb, mask := s.countBits&63, s.mask
+	tag := gen << cb
+	if s.head.Load() == index {
+		if o := s.others[pos].Load(); o&^mask == tag {
+			others := o & mask
+			bucket := &s.buckets[pos]
+			// The bucket holds this slot's generation (its total's publisher reserved in it, and
+			// generations only move on); the slow path sees to anything else.
+			for w := bucket.Load(); w&^mask == tag; w = bucket.Load() {
+				count := w & mask
+				if others+count+uint64(n) > s.limit || count+uint64(n) > mask {
+					return Rejected
+				}
+				if !bucket.CompareAndSwap(w, tag|(count+uint64(n))) {
+					continue
+				}
+				if s.head.Load() == index {
+					return Admitted
+				}
+				s.rollback(bucket, gen, index, n) // a newer slot's caller has announced itself
+				return Rejected
+			}
+		}
+	}
+	return s.acquireSlow(gen, pos, index, n)
+}
+
+// acquireSlow is the seed's AcquireAt, announcing the slot before reserving in it, reading
+// head again after its sum and publishing the total of the other buckets it summed.
+func (s *SlidingWindow) acquireSlow(gen uint64, pos int, index uint64, n int) Decision {
 	bucket := &s.buckets[pos]
-	mask := uint64(1)<<s.countBits - 1
-	tag := gen << s.countBits
+	cb, mask := s.countBits&63, s.mask
+	tag := gen << cb
 	for {
 		if s.used(gen, pos)+uint64(n) > s.limit {
 			return Rejected
@@ -279,25 +371,54 @@ func (s *SlidingWindow) AcquireAt(now time.Duration, n int) Decision {
 		if count+uint64(n) > mask {
 			return Rejected // racing reservations have filled the count field: fail closed
 		}
+		for h := s.head.Load(); h < index && !s.head.CompareAndSwap(h, index); h = s.head.Load() {
+		}
 		if !bucket.CompareAndSwap(w, tag|(count+uint64(n))) {
 			continue
 		}
-		if used, late := s.sum(gen, pos); !late && used <= s.limit {
-			return Admitted
+		others, here, late := s.scan(gen, pos)
+		// Read head again, as the fast path does: a caller behind a newer announced slot backs
+		// off even where no bucket shows it late (see AcquireAt: window 0, an emptied bucket).
+		if !late && s.head.Load() == index && others <= s.limit { // (more than limit: only racing reservations)
+			if o := s.others[pos].Load(); o&^mask != tag {
+				s.others[pos].CompareAndSwap(o, tag|others)
+			}
+			if others+here <= s.limit {
+				return Admitted
+			}
 		}
-		s.rollback(bucket, gen, n)
+		s.rollback(bucket, gen, index, n)
 		return Rejected
 	}
 }
 
-// rollback returns n permits reserved in bucket at generation gen, unless the generation has
-// moved on (then the reservation has already expired with it).
-func (s *SlidingWindow) rollback(bucket *atomic.Uint64, gen uint64, n int) {
+// rollback returns n permits reserved in bucket at generation gen (slot-index index), unless
+// the generation has moved on (then the reservation has already expired with it).
+func (s *SlidingWindow) rollback(bucket *atomic.Uint64, gen, index uint64, n int) {
 	for {
 		w := bucket.Load()
-		if s.newer(w, gen) != 0 || bucket.CompareAndSwap(w, w-uint64(n)) {
+		if s.newer(w, gen) != 0 {
 			return
 		}
+		if bucket.CompareAndSwap(w, w-uint64(n)) {
+			s.gaveBack(index)
+			return
+		}
+	}
+}
+
+// gaveBack follows permits given back in slot-index index: if that is not head's slot, the
+// total published for head's slot may count them, and is unpublished.
+func (s *SlidingWindow) gaveBack(index uint64) {
+	h := s.head.Load()
+	if h == index {
+		return
+	}
+	slots := uint64(len(s.buckets))
+	gen, pos := h/slots, h%slots
+	tag := gen << (s.countBits & 63)
+	if o := s.others[pos].Load(); o&^s.mask == tag {
+		s.others[pos].CompareAndSwap(o, notPublished)
 	}
 }
 
@@ -376,13 +497,14 @@ func (s *SlidingWindow) RefundAt(now time.Duration, n int) {
 	}
 	gen, pos := s.position(now)
 	bucket := &s.buckets[pos]
-	mask := uint64(1)<<s.countBits - 1
+	mask := s.mask
 	for {
 		w := bucket.Load()
 		if s.newer(w, gen) != 0 || w&mask < uint64(n) {
 			return
 		}
 		if bucket.CompareAndSwap(w, w-uint64(n)) {
+			s.gaveBack(gen*uint64(len(s.buckets)) + uint64(pos))
 			return
 		}
 	}
