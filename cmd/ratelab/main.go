@@ -97,6 +97,10 @@ var commands = []command{
 		tuiCommand},
 	{"guarantees", "[run ID]", "list the guarantee catalogue, or run one guarantee: its check's verdict and golden text",
 		"A broken guarantee fails (exit 1).", guaranteesCommand},
+	{"completion", "bash | zsh | fish", "print a shell completion script (commands, flags, scenarios, limiter kinds and fields)",
+		"bash: source <(ratelab completion bash); zsh: ratelab completion zsh > ~/.zfunc/_ratelab (a directory of $fpath); " +
+			"fish: ratelab completion fish > ~/.config/fish/completions/ratelab.fish. The script asks ratelab itself on each <Tab>, so it always knows this build.",
+		completionCommand},
 	{"help", "[COMMAND]", "explain ratelab, or one command and every flag it takes", "", nil},
 	{"version", "", "print ratelab's version (also --version)", "", nil},
 }
@@ -125,6 +129,8 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 		return nil
 	case "help":
 		return helpCommand(ctx, e, args[1:])
+	case "__complete": // the completion scripts' question (not listed)
+		return completeCommand(ctx, e, args[1:])
 	case "version", "-version", "--version":
 		if len(args) == 2 && (args[1] == "-h" || args[1] == "--help") {
 			return helpCommand(ctx, e, []string{"version"})
