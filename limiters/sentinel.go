@@ -671,10 +671,14 @@ func (l *Sentinel) RefundAt(now time.Duration, n int) {
 
 // AcquireAt takes n permits at now if sentinel passes the requests without a wait; a
 // throttled request that would wait is Rejected and takes nothing.
-func (l *Sentinel) AcquireAt(now time.Duration, n int) Decision { return l.ReserveAt(now, n, 0).Decision }
+func (l *Sentinel) AcquireAt(now time.Duration, n int) Decision {
+	return l.ReserveAt(now, n, 0).Decision
+}
 
 // TryAcquireAt reports whether n permits were taken at time now.
-func (l *Sentinel) TryAcquireAt(now time.Duration, n int) bool { return l.AcquireAt(now, n) == Admitted }
+func (l *Sentinel) TryAcquireAt(now time.Duration, n int) bool {
+	return l.AcquireAt(now, n) == Admitted
+}
 
 // TryAcquire takes n permits now, by the limiter's clock.
 func (l *Sentinel) TryAcquire(n int) bool { return l.TryAcquireAt(readClock(l.clock), n) }
