@@ -91,8 +91,8 @@ const (
 // buckets before the current one — the previous whole second only when the syncing request
 // comes in the first half of the second. A process that has run since the epoch syncs its
 // first request from a lastFilledTime of 0: tokens start at maxToken, cold. 100/s, 10s: 33
-// pass in the first second (QPS 33.3), then a few more each second as passes drain the
-// tokens, 100 per second once fewer than 500 remain.
+// pass in the first second (QPS 33.3); under saturating demand the seconds after admit 34,
+// 36, 38, 41, 44, 47, 52, 58, 68, 83, and 100 from the 12th on, when fewer than 500 remain.
 //
 // Throttling. Requests of n are paced interval = ⌈n/QPS·10⁹⌉ ns apart (QPS: T, or the
 // warm-up's), on sentinel's nanosecond clock: a request passes at once if the last pass was
@@ -444,8 +444,9 @@ func (s SentinelSpec) CallerWait() time.Duration {
 // after next is 501ms). With behavior=throttling, by when requests are decided (their wait
 // ends later): M + ⌊(L − 1ns + max_queue)·QPS/1s⌋, one request at once, then one per
 // interval, plus the queue (10/s, max_queue=500ms over 1s: 10 + 14 = 24), less a rounding
-// margin of 2⁻⁵¹ in sentinel's favour. A bound, reached by saturating demand (a throttled
-// bound by single requests); for reject it holds while clock readings never run backwards.
+// margin of 2⁻⁵¹ in sentinel's favour. A bound, reached by saturating demand (throttled: a
+// request of ⌊QPS⌋, whose own interval nobody waits for, then single requests); for reject it
+// holds while clock readings never run backwards.
 func (s SentinelSpec) AdmissionBound(L time.Duration) (int64, bool) {
 	p := s.params()
 	top := p.topQps()
