@@ -259,7 +259,7 @@ func (s *SentinelSpec) fields() []field {
 		get: func() string { return strconv.FormatFloat(s.Threshold, 'f', -1, 64) },
 	}
 	strategy := field{
-		FieldInfo: FieldInfo{Name: "strategy", Meaning: "direct (the threshold) or warmup (a cold start); default direct"},
+		FieldInfo: FieldInfo{Name: "strategy", Meaning: "direct (the threshold, the default) or warmup (a cold start)"},
 		set: func(text string) error {
 			switch text {
 			case "direct":
@@ -275,7 +275,7 @@ func (s *SentinelSpec) fields() []field {
 		omit: func() bool { return s.Strategy == SentinelDirect },
 	}
 	behavior := field{
-		FieldInfo: FieldInfo{Name: "behavior", Meaning: "reject (block over the threshold) or throttling (pace, queue up to max_queue); default reject"},
+		FieldInfo: FieldInfo{Name: "behavior", Meaning: "reject (block over the threshold, the default) or throttling (pace, queue up to max_queue)"},
 		set: func(text string) error {
 			switch text {
 			case "reject":
