@@ -423,6 +423,34 @@ var brokenCases = []struct {
 			"guava-warmup:rate=100/1s,warmup=1s,mode=wait: acquire(1) at 500ms waited 0s: the bound is exactly 500ms from the 51st request on",
 		},
 	}},
+	{"a fixed 1s window in place of sentinel's two 500ms buckets", only(func(s limiters.SentinelSpec, c limiters.Clock) (limiters.Limiter, error) {
+		if s.Strategy != limiters.SentinelDirect || s.Behavior != limiters.SentinelReject {
+			return s.New(c)
+		}
+		l, err := limiters.NewFixedWindow(int(s.Threshold), time.Second, c)
+		return reserving{l}, err
+	}), map[string][]string{
+		"sentinel-flow": {"sentinel:threshold=100: 1 admitted of 1 at 1.2s: the bound is exactly 0 (two 500ms buckets)"},
+	}},
+	{"a sentinel warm-up that starts warm", only(func(s limiters.SentinelSpec, c limiters.Clock) (limiters.Limiter, error) {
+		if s.Strategy == limiters.SentinelWarmUp {
+			s.Strategy, s.WarmUp, s.ColdFactor = limiters.SentinelDirect, 0, 3
+		}
+		return s.New(c)
+	}), map[string][]string{
+		"sentinel-flow": {"sentinel:threshold=100,strategy=warmup,warmup=10s: admitted [100 100 100 100 100 100 100 100 100 100 100 100 100] " +
+			"in seconds 0 to 12 of saturating demand: the bound is exactly [33 34 36"},
+	}},
+	{"a sentinel throttling on an exact interval (1s/QPS truncated, not ⌈n/QPS·1s⌉)", only(func(s limiters.SentinelSpec, c limiters.Clock) (limiters.Limiter, error) {
+		l, err := s.New(c)
+		if err != nil || s.Behavior != limiters.SentinelThrottling {
+			return l, err
+		}
+		return &exactPacer{Limiter: l, interval: int64(float64(time.Second) / s.Threshold), maxQueue: int64(s.MaxQueue)}, nil
+	}), map[string][]string{
+		"sentinel-flow": {"sentinel:threshold=3,behavior=throttling,max_queue=1s: 4 at 0 waited [0s 333.333333ms 666.666666ms 999.999999ms] " +
+			"and 0 were blocked: the bound is exactly waits [0s 333.333334ms 666.666668ms] and 1 blocked"},
+	}},
 	{"a limiter that allocates per decision", func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
 		l, err := s.New(c)
 		return allocating{l}, err
@@ -520,3 +548,44 @@ func (b *textbookNginx) ReserveAt(now time.Duration, n int, maxWait time.Duratio
 }
 
 func (b *textbookNginx) CancelAt(time.Duration, limiters.Reservation) {}
+
+// reserving gives a limiter without the reserve capability the form a caller that cannot wait
+// uses: admitted at once, or rejected.
+type reserving struct{ limiters.Limiter }
+
+func (r reserving) ReserveAt(now time.Duration, n int, _ time.Duration) limiters.Reservation {
+	return limiters.Reservation{Decision: r.AcquireAt(now, n), Permits: n, At: now}
+}
+
+func (reserving) CancelAt(time.Duration, limiters.Reservation) {}
+
+// exactPacer is sentinel's throttling with the interval 1s/QPS truncated to whole ns, where
+// sentinel rounds n/QPS·1s up: 3/s paces 333,333,333ns apart instead of 333,333,334ns.
+type exactPacer struct {
+	limiters.Limiter
+	interval, maxQueue int64
+	last               int64
+	passed             bool
+}
+
+func (p *exactPacer) AcquireAt(now time.Duration, n int) limiters.Decision {
+	return p.ReserveAt(now, n, 0).Decision
+}
+
+func (p *exactPacer) ReserveAt(now time.Duration, n int, maxWait time.Duration) limiters.Reservation {
+	r := limiters.Reservation{Decision: limiters.Rejected, Permits: n, At: now}
+	interval := p.interval * int64(n)
+	if !p.passed || p.last+interval <= int64(now) {
+		p.last, p.passed, r.Decision = int64(now), true, limiters.Admitted
+		return r
+	}
+	wait := p.last + interval - int64(now)
+	if wait > p.maxQueue || wait > int64(maxWait) {
+		return r
+	}
+	p.last += interval
+	r.Decision, r.Wait = limiters.Admitted, time.Duration(wait)
+	return r
+}
+
+func (p *exactPacer) CancelAt(time.Duration, limiters.Reservation) {}

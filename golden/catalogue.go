@@ -16,6 +16,7 @@ func Catalogue() []*Guarantee {
 		nginxBurst,
 		guavaPrepay,
 		guavaWarmupNeverWarms,
+		sentinelFlow,
 		warmUpCurve,
 		warmUpBurst,
 		warmUpCapacityOne,

@@ -23,18 +23,19 @@ var sizeSpecs = []string{
 	"nginx:rate=10r/s,burst=4,delay=nodelay",
 	"guava-bursty:rate=100/1s",
 	"guava-warmup:rate=100/1s,warmup=1s",
+	"sentinel:threshold=5",
 }
 
 var requestSizes = &Guarantee{
 	ID:         "request-sizes",
 	Algorithms: kindsOf(sizeSpecs),
 	Claim: "a request for more permits than a limiter can ever grant at once (MaxPermits: capacity, 1, limit, max, burst, slack + 1 " +
-		"or nginx burst + 1; Guava's 2^31−1, Java's largest int, as Guava takes any size) is " +
+		"or nginx burst + 1, sentinel's ⌊threshold⌋; Guava's 2^31−1, Java's largest int, as Guava takes any size) is " +
 		"answered never — retrying cannot help, so a client does not retry — and takes nothing; a request for 0 or fewer is invalid " +
 		"and takes nothing; MaxPermits itself is grantable (a warm-up bucket's once warm)",
 	Scenario: "one limiter of each kind (token-bucket capacity 3, leaky-bucket, sliding-window limit 5, fixed-window limit 5, " +
 		"warm-up capacity 6 over 1s, concurrency max 5, flash5-fixed limit 5, x-time-rate burst 5, uber slack 4: MaxPermits slack + 1, " +
-		"its callers waiting as Take says, nginx burst 4 nodelay, guava-bursty and guava-warmup at 100/s); at 0 a request for " +
+		"its callers waiting as Take says, nginx burst 4 nodelay, guava-bursty and guava-warmup at 100/s, sentinel threshold 5); at 0 a request for " +
 		"MaxPermits+1 (not for Guava's: it is more than the simulator offers, so only AcquireAt asks it), then one for " +
 		"MaxPermits, with a client " +
 		"that retries at the Retry-After hint (3 attempts); then AcquireAt(0) and AcquireAt(−1) on a fresh limiter",

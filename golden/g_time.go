@@ -203,13 +203,14 @@ func allocsPerRun(runs int, f func()) float64 {
 // allocSpecs are the limiters the no-alloc guarantee measures: one of each kind.
 var allocSpecs = append(append([]string{}, rateSpecs...), "concurrency:max=5", "flash5-fixed:limit=100,window=1s",
 	"x-time-rate:rate=100/1s,burst=3", "uber:rate=100/1s", "nginx:rate=100r/s,burst=20,delay=5",
-	"guava-bursty:rate=100/1s", "guava-warmup:rate=100/1s,warmup=1s")
+	"guava-bursty:rate=100/1s", "guava-warmup:rate=100/1s,warmup=1s",
+	"sentinel:threshold=100", "sentinel:threshold=100,strategy=warmup,warmup=10s,behavior=throttling,max_queue=500ms")
 
 var noAlloc = &Guarantee{
 	ID:         "no-alloc",
 	Algorithms: kindsOf(allocSpecs),
 	Claim:      "no limiter allocates per decision",
-	Scenario:   "one limiter of each kind at 100/s (concurrency: max 5; nginx: 100r/s, burst 20, delay 5) asked 1000 times, on a time advancing 1ms per call, for AcquireAt, AvailableAt, RetryAfterAt (or Release)",
+	Scenario:   "one limiter of each kind at 100/s (concurrency: max 5; nginx: 100r/s, burst 20, delay 5; sentinel: reject, and warm-up throttling with a 500ms queue) asked 1000 times, on a time advancing 1ms per call, for AcquireAt, AvailableAt, RetryAfterAt (or Release)",
 	Bound:      "0 allocations per call of each method",
 	Checker:    "heap allocations per call counted like testing.AllocsPerRun (runtime.MemStats.Mallocs around 1000 calls on one P)",
 	serial:     true,

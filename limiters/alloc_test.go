@@ -26,6 +26,10 @@ func TestZeroAllocations(t *testing.T) {
 		must(NewNginx(NginxSpec{Rate: PerSecond(100), Burst: 20, Delay: 5}, c)),
 		must(NewGuavaBursty(GuavaBurstySpec{Rate: PerSecond(100), MaxBurst: time.Second}, c)),
 		must(NewGuavaWarmingUp(GuavaWarmUpSpec{Rate: PerSecond(100), WarmUp: time.Second, ColdFactor: 3}, c)),
+		must(NewSentinel(SentinelSpec{Threshold: 100}, c)),
+		must(NewSentinel(SentinelSpec{Threshold: 100, Strategy: SentinelWarmUp, WarmUp: 10 * time.Second}, c)),
+		must(NewSentinel(SentinelSpec{Threshold: 100, Strategy: SentinelWarmUp, WarmUp: 10 * time.Second,
+			Behavior: SentinelThrottling, MaxQueue: 500 * time.Millisecond}, c)),
 	}
 	for _, l := range limiters {
 		now := time.Duration(0)

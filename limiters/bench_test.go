@@ -171,6 +171,19 @@ var benchKinds = []benchKind{
 		},
 	},
 	{
+		// Sentinel flow control (a mutex around the rule's state), direct + reject at 10⁶
+		// QPS: a call per µs stays within the two 500ms buckets. The parallel and real-clock
+		// forms outrun it and report their admit fraction.
+		name: "sentinel",
+		sequential: func(*testing.B) (Limiter, time.Duration) {
+			return must(NewSentinel(SentinelSpec{Threshold: 1_000_000}, benchClock)), time.Microsecond
+		},
+		rejecting: func() Limiter { return must(NewSentinel(SentinelSpec{Threshold: 100}, benchClock)) },
+		generous: func(*testing.B) Limiter {
+			return must(NewSentinel(SentinelSpec{Threshold: 1_000_000}, benchClock))
+		},
+	},
+	{
 		// The bulkhead's real cycle: acquire, then Release — two CAS loops.
 		name: "concurrency-release",
 		sequential: func(*testing.B) (Limiter, time.Duration) {
@@ -248,6 +261,13 @@ func acquireLoop(n int, l Limiter, now, step time.Duration, release bool) int64 
 				admits++
 			}
 		}
+	case *Sentinel:
+		for range n {
+			now += step
+			if l.AcquireAt(now, 1) == Admitted {
+				admits++
+			}
+		}
 	case *GuavaBursty:
 		for range n {
 			now += step
@@ -313,6 +333,12 @@ func tryAcquireLoop(n int, l Limiter) int64 {
 			}
 		}
 	case *Nginx:
+		for range n {
+			if l.TryAcquire(1) {
+				admits++
+			}
+		}
+	case *Sentinel:
 		for range n {
 			if l.TryAcquire(1) {
 				admits++

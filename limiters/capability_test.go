@@ -25,6 +25,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindNginx:             {CapReserve, CapRefund},
 		KindGuavaBursty:       {CapRetryAfter, CapReserve},
 		KindGuavaWarmUp:       {CapRetryAfter, CapReserve},
+		KindSentinel:          {CapReserve, CapRefund},
 	}
 	for _, info := range Kinds() {
 		l, err := Parse(info.Example, zeroClock{})

@@ -105,6 +105,7 @@ var kinds = []*KindInfo{
 	&nginxKind,
 	&guavaBurstyKind,
 	&guavaWarmUpKind,
+	&sentinelKind,
 }
 
 // Kinds lists every kind, in the order ratelab shows them.
