@@ -33,19 +33,38 @@ func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummar
 // replay is Replay, reading plain rows on the plain path when plain is set (the tests compare
 // the two).
 func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (ReplaySummary, error) {
-	sum := ReplaySummary{Admitted: make([]int64, len(stacks))}
 	clock := virtualclock.New()
+	names := make([]string, len(stacks))
 	built := make([]*Stack, len(stacks))
 	for i, specs := range stacks {
-		sum.Stacks = append(sum.Stacks, StackString(specs))
+		names[i] = StackString(specs)
 		st, err := NewStack(specs, clock)
 		if err != nil {
 			var stage *StageError
 			errors.As(err, &stage)
-			return sum, fmt.Errorf("limiter %d: %w", i+1, stage.Err) // the limiter's error names its kind
+			return ReplaySummary{Stacks: names[:i+1], Admitted: make([]int64, len(stacks))},
+				fmt.Errorf("limiter %d: %w", i+1, stage.Err) // the limiter's error names its kind
 		}
 		built[i] = st
 	}
+	return replayBuilt(in, out, names, built, clock, plain)
+}
+
+// ReplayStacks is Replay of stacks already built on clock, a fresh virtual clock that the
+// replay advances to each row's time, each column headed by its name: a stage may be any
+// limiters.Limiter, a store-backed one for instance (cmd/ratelab's redis/ stages). names and
+// stacks must be as long.
+func ReplayStacks(in io.Reader, out io.Writer, names []string, stacks []*Stack, clock *virtualclock.Clock) (ReplaySummary, error) {
+	if len(names) != len(stacks) {
+		return ReplaySummary{}, fmt.Errorf("replay: %d names for %d stacks", len(names), len(stacks))
+	}
+	return replayBuilt(in, out, names, stacks, clock, true)
+}
+
+// replayBuilt is the replay of built stacks, whose limiters read clock (advanced to each
+// row's time).
+func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, clock *virtualclock.Clock, plain bool) (ReplaySummary, error) {
+	sum := ReplaySummary{Stacks: names, Admitted: make([]int64, len(built))}
 	reader, err := NewTraceReader(in)
 	if err != nil {
 		return sum, err

@@ -24,7 +24,7 @@ import (
 // client is a go-redis client of the test server with pool connections, closed at cleanup.
 func client(t testing.TB, s *redistest.Server, pool int) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr, PoolSize: pool, ContextTimeoutEnabled: true,
-		MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+		MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

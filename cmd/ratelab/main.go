@@ -75,9 +75,11 @@ var commands = []command{
 			"Without one, the default scenario runs. On a terminal the table fits its width; piped, it is plain text in a stable layout.",
 		runCommand},
 	{"list", "", "list the built-in scenarios and the limiter kinds", "", listCommand},
-	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out DECISIONS.csv]", "stream a recorded trace through limiters, open loop",
+	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out FILE] [--redis ADDR]", "stream a recorded trace through limiters, open loop",
 		"Each request of the trace meets every limiter at its time; one decisions column per limiter (1 admitted, 0 refused). " +
-			"--in - reads the trace from standard input, --out - (the default) writes the decisions to standard output; the summary goes to standard error.",
+			"--in - reads the trace from standard input, --out - (the default) writes the decisions to standard output; the summary goes to standard error. " +
+			"A stage written redis/SPEC (token-bucket, leaky-bucket, fixed-window) keeps its state in the real Redis at --redis ADDR, decided at the trace's times, " +
+			"so its column can be checked against the in-process one beside it; decisions Redis did not make are the --redis-on-failure policy's and fail the run (exit 1).",
 		replayCommand},
 	{"plot", "[SCENARIO | FILE | -] --out DIR [flags] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery",
 		"Writes DIR/NAME-CHART.png (or .svg) for each chart and prints their paths. With exactly one --chart, --out - writes the image to standard output.",
