@@ -50,27 +50,50 @@ func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummar
 // replay is Replay, reading plain rows on the plain path when plain is set (the tests compare
 // the two).
 func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (ReplaySummary, error) {
-	sum := ReplaySummary{Admitted: make([]int64, len(stacks)), Waits: make([]bool, len(stacks)),
-		Delayed: make([]int64, len(stacks)), MaxWait: make([]time.Duration, len(stacks))}
 	clock := virtualclock.New()
+	names := make([]string, len(stacks))
 	built := make([]*Stack, len(stacks))
-	pending := make([]releaseQueue, len(stacks)) // per waiting stack: permits held through a wait
 	for i, specs := range stacks {
-		sum.Stacks = append(sum.Stacks, StackString(specs))
+		names[i] = StackString(specs)
 		st, err := NewStack(specs, clock)
 		if err != nil {
 			var stage *StageError
 			errors.As(err, &stage)
-			return sum, fmt.Errorf("limiter %d: %w", i+1, stage.Err) // the limiter's error names its kind
+			return ReplaySummary{Stacks: names[:i+1], Admitted: make([]int64, len(stacks))},
+				fmt.Errorf("limiter %d: %w", i+1, stage.Err) // the limiter's error names its kind
 		}
-		if sum.Waits[i] = st.SetWaits(specs, 0); sum.Waits[i] {
+		if st.SetWaits(specs, 0) {
 			if err := st.CanReserve(); err != nil {
 				var stage *StageError
 				errors.As(err, &stage)
-				return sum, fmt.Errorf("limiter %d: %w", i+1, stage.Err)
+				return ReplaySummary{Stacks: names[:i+1], Admitted: make([]int64, len(stacks))}, fmt.Errorf("limiter %d: %w", i+1, stage.Err)
 			}
 		}
 		built[i] = st
+	}
+	return replayBuilt(in, out, names, built, clock, plain)
+}
+
+// ReplayStacks is Replay of stacks already built on clock, a fresh virtual clock that the
+// replay advances to each row's time, each column headed by its name: a stage may be any
+// limiters.Limiter, a store-backed one for instance (cmd/ratelab's redis/ stages). names and
+// stacks must be as long. A stack whose callers wait must have had its SetWaits called (and
+// CanReserve checked): it then decides by reservation and has a wait column, as in Replay.
+func ReplayStacks(in io.Reader, out io.Writer, names []string, stacks []*Stack, clock *virtualclock.Clock) (ReplaySummary, error) {
+	if len(names) != len(stacks) {
+		return ReplaySummary{}, fmt.Errorf("replay: %d names for %d stacks", len(names), len(stacks))
+	}
+	return replayBuilt(in, out, names, stacks, clock, true)
+}
+
+// replayBuilt is the replay of built stacks, whose limiters read clock (advanced to each
+// row's time).
+func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, clock *virtualclock.Clock, plain bool) (ReplaySummary, error) {
+	sum := ReplaySummary{Stacks: names, Admitted: make([]int64, len(built)), Waits: make([]bool, len(built)),
+		Delayed: make([]int64, len(built)), MaxWait: make([]time.Duration, len(built))}
+	pending := make([]releaseQueue, len(built)) // per waiting stack: permits held through a wait
+	for i, st := range built {
+		sum.Waits[i] = st.shapes()
 	}
 	reader, err := NewTraceReader(in)
 	if err != nil {

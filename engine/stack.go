@@ -225,6 +225,16 @@ func (s *Stack) Release(permits, k int) {
 	}
 }
 
+// shapes reports whether some stage waits (SetWaits gave it a maximum wait).
+func (s *Stack) shapes() bool {
+	for _, w := range s.waits {
+		if w > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // releases reports whether some stage gives permits back on release (a bulkhead).
 func (s *Stack) releases() bool {
 	for _, c := range s.caps {

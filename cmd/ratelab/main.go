@@ -80,9 +80,11 @@ var commands = []command{
 		"Start a scenario file of your own from a built-in: ratelab show peers > mine.yaml. The flags change what is shown, as they change what run runs. " +
 			"A built-in's embedded trace is written inline (the trace source's data).",
 		showCommand},
-	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out DECISIONS.csv]", "stream a recorded trace through limiters, open loop",
+	{"replay", "--in TRACE.csv --limiter SPEC [--limiter SPEC]... [--out FILE] [--redis ADDR]", "stream a recorded trace through limiters, open loop",
 		"Each request of the trace meets every limiter at its time; one decisions column per limiter (1 admitted, 0 refused). " +
-			"--in - reads the trace from standard input, --out - (the default) writes the decisions to standard output; the summary goes to standard error.",
+			"--in - reads the trace from standard input, --out - (the default) writes the decisions to standard output; the summary goes to standard error. " +
+			"A stage written redis/SPEC (token-bucket, leaky-bucket, fixed-window) keeps its state in the real Redis at --redis ADDR, decided at the trace's times, " +
+			"so its column can be checked against the in-process one beside it; decisions Redis did not make are the --redis-on-failure policy's and fail the run (exit 1).",
 		replayCommand},
 	{"fit", "--in TRACE.csv | SCENARIO [--rate RATE] [--refuse PERCENT] [flags]", "find the least limiter parameters that admit a trace: its burstiness curve and each kind's spec",
 		"For each rate ρ of a grid from the trace's mean to twice its peak, σ(ρ) is the least token-bucket capacity that admits every request, computed exactly in the token bucket's arithmetic (T rounded up to a whole ns); " +

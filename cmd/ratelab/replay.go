@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/virtualclock"
 )
 
 func replayCommand(ctx context.Context, e *env, args []string) error {
@@ -18,7 +19,12 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	in := fs.String("in", "", "the trace `FILE`, CSV with a t_ns or t column, optional permits and key; - is standard input (required)")
 	out := fs.String("out", "-", "the `FILE` to write the decisions CSV to; - is standard output")
 	var specs stringList
-	fs.Var(&specs, "limiter", "a limiter `SPEC`, repeatable, one column each (and a \"SPEC wait_ns\" column when its callers wait); stack with + (at least one is required)")
+	fs.Var(&specs, "limiter", "a limiter `SPEC`, repeatable, one column each (and a \"SPEC wait_ns\" column when its callers wait); stack with + (at least one is required); a stage written redis/SPEC runs in the Redis of --redis")
+	var rs redisSettings
+	fs.StringVar(&rs.addr, "redis", "", "the Redis `ADDR` (host:port) where the redis/ stages keep their state, decided at the trace's times")
+	fs.StringVar(&rs.onFailure, "redis-on-failure", "fail-closed", "what a redis/ stage answers, as `MODE`, when Redis gives no decision within --redis-timeout: fail-open, fail-closed or local (an in-process limiter of its spec)")
+	fs.DurationVar(&rs.timeout, "redis-timeout", time.Second, "the longest a redis/ stage waits for Redis per decision")
+	fs.StringVar(&rs.keyPrefix, "redis-prefix", "ratelab:replay:", "the `PREFIX` of the redis/ stages' keys, which the replay deletes before it starts")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -32,16 +38,30 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	if len(specs) == 0 {
 		return usageErrorf("replay: at least one --limiter SPEC is required")
 	}
-	var stacks [][]limiters.Spec
+	var lanes []replayLane
+	remote := false
 	for _, text := range specs {
 		if name, _, named := splitLaneName(text); named {
 			return usageErrorf("replay: --limiter %s: replay names its columns by their specs; a lane cannot be named %q here", quoteArg(text), name)
 		}
-		stack, err := engine.ParseStack(text)
+		lane, err := parseReplayLane(text)
 		if err != nil {
 			return usageErrorf("--limiter: %v", err)
 		}
-		stacks = append(stacks, stack)
+		if lane.hasRemote() && rs.addr == "" {
+			return usageErrorf("--limiter %s: a redis/ stage needs --redis ADDR", quoteArg(text))
+		}
+		remote = remote || lane.hasRemote()
+		lanes = append(lanes, lane)
+	}
+	if rs.addr != "" && !remote {
+		return usageErrorf("--redis %s: no --limiter has a redis/ stage (write one as redis/%s)", rs.addr, lanes[0].specs[0])
+	}
+	if rs.timeout <= 0 {
+		return usageErrorf("--redis-timeout %s: must be positive", limiters.FormatDuration(rs.timeout))
+	}
+	if _, err := limiters.ParseFailureMode(rs.onFailure); err != nil {
+		return usageErrorf("--redis-on-failure: %v", err)
 	}
 	var trace io.Reader = e.stdin
 	source := "standard input"
@@ -71,9 +91,33 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		defer o.Abort()
 		w = o
 	}
+	// Without a redis/ stage, the stacks are built from their specs as always; with one, each
+	// lane is built here, its redis/ stages behind the failure policy.
+	var store *redisReplay
+	var sum engine.ReplaySummary
 	input, stop := newCtxReader(ctx, trace)
 	defer stop()
-	sum, err := engine.Replay(input, w, stacks)
+	if remote {
+		if store, err = connectRedis(ctx, rs); err != nil {
+			return err
+		}
+		defer store.Close()
+		clock := virtualclock.New()
+		names, built := make([]string, len(lanes)), make([]*engine.Stack, len(lanes))
+		for i, lane := range lanes {
+			names[i] = lane.name()
+			if built[i], err = store.build(ctx, i, lane, clock); err != nil {
+				return err
+			}
+		}
+		sum, err = engine.ReplayStacks(input, w, names, built, clock)
+	} else {
+		stacks := make([][]limiters.Spec, len(lanes))
+		for i, lane := range lanes {
+			stacks[i] = lane.specs
+		}
+		sum, err = engine.Replay(input, w, stacks)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s: interrupted after %d requests: %w", source, sum.Rows, ctx.Err())
@@ -98,6 +142,13 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 			waited = fmt.Sprintf(", %d after a wait (longest %s)", sum.Delayed[i], limiters.FormatDuration(sum.MaxWait[i]))
 		}
 		fmt.Fprintf(e.stderr, "  %-50s admitted %d (%.1f%%)%s\n", name, sum.Admitted[i], pct, waited)
+	}
+	if store != nil {
+		lines, err := store.failures()
+		for _, line := range lines {
+			fmt.Fprintln(e.stderr, line)
+		}
+		return err
 	}
 	return nil
 }

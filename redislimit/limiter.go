@@ -1,0 +1,423 @@
+package redislimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// Clock says where a decision's time comes from.
+type Clock uint8
+
+const (
+	// ServerClock reads Redis's TIME inside the script: every instance that shares the store
+	// shares its clock, so no instance's clock offset can shift a window or a schedule. The
+	// production choice, and the default.
+	ServerClock Clock = iota
+	// CallerClock takes the caller's time, in nanoseconds from its clock's origin, passed to
+	// AcquireAt: the simulator's virtual time, or a test's. Every caller of one key must use
+	// the same origin.
+	CallerClock
+)
+
+func (c Clock) String() string {
+	switch c {
+	case ServerClock:
+		return "server"
+	case CallerClock:
+		return "caller"
+	}
+	return fmt.Sprintf("Clock(%d)", uint8(c))
+}
+
+// DefaultCallerKeyTTL is how long a key decided on the caller's clock is kept after its last
+// decision, unless Options.CallerKeyTTL says otherwise.
+const DefaultCallerKeyTTL = 24 * time.Hour
+
+// Options are a Limiter's settings beside its spec.
+type Options struct {
+	// Clock is where time comes from (default ServerClock).
+	Clock Clock
+	// CallerKeyTTL is, with CallerClock, the real time a key is kept after its last
+	// decision (default DefaultCallerKeyTTL, at least 1ms). Redis expires keys by its own
+	// clock, which says nothing of the caller's: a replay that runs a virtual hour in a real
+	// second would keep a key expiring "when TAT passes" for an hour too long, and one that
+	// holds its virtual time still would lose a fixed window's count as soon as the real window
+	// had passed, and admit its limit again. With ServerClock the key expires exactly when it
+	// would be indistinguishable from a fresh one (TAT passed; the window ended), rounded up
+	// to a whole ms, and CallerKeyTTL must be 0.
+	CallerKeyTTL time.Duration
+}
+
+// Limiter is a token bucket, a leaky bucket or a fixed window whose state lives in one Redis
+// key, decided by a Lua script that Redis runs atomically: every instance of a service that
+// shares the key shares one limit. Its decisions are those of the in-process limiter of the
+// same spec (limiters.TokenBucket, LeakyBucket, FixedWindow), decision for decision, at the
+// same times.
+//
+// Each decision is one round trip (EVALSHA, a 40-byte digest instead of the 2 KB script;
+// EVAL when the server does not hold the script yet); AcquireBatch sends many in one
+// round trip. A request for n ≤ 0 or n > MaxPermits is answered Invalid or Never without one.
+// The store's errors are returned, never swallowed; Guarded adds a failure policy on top.
+//
+// A Limiter is safe for concurrent use: the script, not the client, serialises decisions.
+type Limiter struct {
+	client    redis.UniversalClient
+	key       string
+	keys      []string // {key}
+	spec      limiters.Spec
+	clock     Clock
+	maxN      int
+	interval  int64  // GCRA: T
+	tolerance int64  // GCRA: τ
+	limit     int    // fixed window
+	window    int64  // fixed window, ns
+	ttl       string // the expiry argument: CallerKeyTTL in ms, or "" for the script's own
+	isGCRA    bool   // a token or leaky bucket; else a fixed window
+	script    *script
+}
+
+// Result is one decision.
+type Result struct {
+	Decision limiters.Decision
+	// RetryAfter is, for a Rejected request, how long after At the same request would
+	// first pass if nothing else took permits meanwhile (the schedule's wait, or the time to
+	// the window's end); 0 otherwise.
+	RetryAfter time.Duration
+	// At is the time the store decided at: the caller's time with CallerClock, Redis's TIME
+	// (ns since the Unix epoch, µs resolution) with ServerClock. 0 for Invalid and Never,
+	// which are decided without a round trip.
+	At time.Duration
+}
+
+// Request is one request of a batch: Permits at At (At is ignored with ServerClock).
+type Request struct {
+	At      time.Duration
+	Permits int
+}
+
+// StoreError is a decision the store did not make: it could not be reached, did not answer
+// in time, or answered with an error.
+type StoreError struct {
+	Kind limiters.Kind
+	Key  string
+	Err  error // go-redis's error: a dial or read failure, a deadline, an error reply
+}
+
+func (e *StoreError) Error() string {
+	cause := e.Err.Error()
+	switch {
+	case errors.Is(e.Err, io.EOF):
+		cause = "the server closed the connection (EOF)"
+	case e.Timeout():
+		cause = "no answer in time (" + cause + ")"
+	}
+	return fmt.Sprintf("redislimit: %s at key %q: the store gave no decision: %s", e.Kind, e.Key, cause)
+}
+
+// Timeout reports whether the store did not answer before the deadline.
+func (e *StoreError) Timeout() bool {
+	var ne net.Error
+	return errors.Is(e.Err, context.DeadlineExceeded) || (errors.As(e.Err, &ne) && ne.Timeout())
+}
+
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// maxTime is the last time a caller may pass: 2^62 ns (146 years), as package limiters.
+const maxTime = time.Duration(1) << 62
+
+// New returns a limiter of spec whose state is the Redis key key. The spec is a token bucket
+// (GCRA with τ = capacity·T), a leaky bucket (τ = T) or a fixed window. With ServerClock a
+// fixed window must be a whole number of microseconds, the resolution of Redis's TIME.
+//
+// Build the client with ContextTimeoutEnabled set, so that a context's deadline bounds the
+// round trip (Guarded's timeout relies on it).
+func New(client redis.UniversalClient, key string, spec limiters.Spec, opts Options) (*Limiter, error) {
+	if client == nil {
+		return nil, errors.New("redislimit: a client is required")
+	}
+	if key == "" {
+		return nil, errors.New("redislimit: key: must not be empty")
+	}
+	if spec == nil {
+		return nil, errors.New("redislimit: a spec is required")
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	l := &Limiter{client: client, key: key, keys: []string{key}, spec: spec, clock: opts.Clock}
+	switch opts.Clock {
+	case ServerClock:
+		if opts.CallerKeyTTL != 0 {
+			return nil, fmt.Errorf("redislimit: CallerKeyTTL=%s: only used with CallerClock (with ServerClock a key expires when its state is spent)", limiters.FormatDuration(opts.CallerKeyTTL))
+		}
+	case CallerClock:
+		ttl := opts.CallerKeyTTL
+		if ttl == 0 {
+			ttl = DefaultCallerKeyTTL
+		}
+		if ttl < time.Millisecond {
+			return nil, fmt.Errorf("redislimit: CallerKeyTTL=%s: must be at least 1ms", limiters.FormatDuration(ttl))
+		}
+		l.ttl = strconv.FormatInt(int64(ttl/time.Millisecond), 10)
+	default:
+		return nil, fmt.Errorf("redislimit: clock=%s: must be ServerClock or CallerClock", opts.Clock)
+	}
+	switch s := spec.(type) {
+	case limiters.TokenBucketSpec:
+		l.interval = int64(s.Rate.Interval())
+		l.tolerance = int64(s.Capacity) * l.interval
+		l.script, l.isGCRA = gcraScript, true
+	case limiters.LeakyBucketSpec:
+		l.interval = int64(s.Rate.Interval())
+		l.tolerance = l.interval
+		l.script, l.isGCRA = gcraScript, true
+	case limiters.FixedWindowSpec:
+		if opts.Clock == ServerClock && s.Window%time.Microsecond != 0 {
+			return nil, fmt.Errorf("redislimit: %s: window=%s: with ServerClock the window must be a whole number of microseconds, the resolution of Redis's TIME",
+				s.Kind(), limiters.FormatDuration(s.Window))
+		}
+		l.limit, l.window, l.maxN = s.Limit, int64(s.Window), s.Limit
+		l.script = windowScript
+	default:
+		return nil, fmt.Errorf("redislimit: kind %s has no Redis script (token-bucket, leaky-bucket and fixed-window do)", spec.Kind())
+	}
+	if l.isGCRA {
+		l.maxN = int(l.tolerance / l.interval)
+	}
+	return l, nil
+}
+
+// Acquire decides n permits now, by Redis's TIME. It needs ServerClock.
+func (l *Limiter) Acquire(ctx context.Context, n int) (Result, error) {
+	if l.clock != ServerClock {
+		return Result{}, fmt.Errorf("redislimit: Acquire reads Redis's TIME, but this limiter is on the caller's clock: use AcquireAt")
+	}
+	return l.decide(ctx, 0, n, false)
+}
+
+// AcquireAt decides n permits at now, the caller's time (0 ≤ now ≤ 2^62 ns). It needs
+// CallerClock.
+func (l *Limiter) AcquireAt(ctx context.Context, now time.Duration, n int) (Result, error) {
+	if l.clock != CallerClock {
+		return Result{}, fmt.Errorf("redislimit: AcquireAt takes the caller's time, but this limiter reads Redis's TIME: use Acquire")
+	}
+	if err := checkTime(now); err != nil {
+		return Result{}, err
+	}
+	return l.decide(ctx, now, n, false)
+}
+
+func checkTime(now time.Duration) error {
+	if now < 0 || now > maxTime {
+		return fmt.Errorf("redislimit: now=%s: times must be between 0 and 2^62ns", limiters.FormatDuration(now))
+	}
+	return nil
+}
+
+func (l *Limiter) decide(ctx context.Context, now time.Duration, n int, peek bool) (Result, error) {
+	if !peek {
+		if d := checkN(n, l.maxN); d != limiters.Admitted {
+			return Result{Decision: d}, nil
+		}
+	}
+	cmd := l.script.run(ctx, l.client, l.keys, l.args(now, n, peek)...)
+	return l.result(cmd)
+}
+
+// args are the script's arguments for n permits at now (see gcraLua and windowLua).
+func (l *Limiter) args(now time.Duration, n int, peek bool) []any {
+	nowArg, peekArg := "", ""
+	if l.clock == CallerClock {
+		nowArg = strconv.FormatInt(int64(now), 10)
+	}
+	if peek {
+		peekArg, n = "1", 1
+	}
+	if l.isGCRA {
+		cost := int64(n) * l.interval // ≤ τ ≤ 2^62: n ≤ τ/T
+		return []any{nowArg, strconv.FormatInt(cost, 10), strconv.FormatInt(l.tolerance-cost, 10), l.ttl, peekArg}
+	}
+	window, index := strconv.FormatInt(l.window, 10), ""
+	if l.clock == ServerClock {
+		window = strconv.FormatInt(l.window/int64(time.Microsecond), 10)
+	} else {
+		index = strconv.FormatInt(int64(now)/l.window, 10)
+	}
+	return []any{nowArg, strconv.Itoa(n), strconv.Itoa(l.limit), window, index, l.ttl, peekArg}
+}
+
+// reply is a script's answer: {code, a_s, a_ns, now_s, now_ns} or {code, used, index_s,
+// index_ns, now_s, now_ns}.
+type reply struct {
+	code, used int64
+	a          int64 // GCRA: the wait (code 0) or the backlog (code 2); window: the index
+	at         int64
+}
+
+func (l *Limiter) parse(cmd *redis.Cmd) (reply, error) {
+	v, err := cmd.Int64Slice()
+	if err != nil {
+		return reply{}, &StoreError{Kind: l.spec.Kind(), Key: l.key, Err: err}
+	}
+	const B = int64(time.Second)
+	if l.isGCRA && len(v) == 5 {
+		return reply{code: v[0], a: v[1]*B + v[2], at: v[3]*B + v[4]}, nil
+	}
+	if !l.isGCRA && len(v) == 6 {
+		return reply{code: v[0], used: v[1], a: v[2]*B + v[3], at: v[4]*B + v[5]}, nil
+	}
+	return reply{}, &StoreError{Kind: l.spec.Kind(), Key: l.key, Err: fmt.Errorf("unexpected reply %v", v)}
+}
+
+func (l *Limiter) result(cmd *redis.Cmd) (Result, error) {
+	rep, err := l.parse(cmd)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Decision: limiters.Rejected, At: time.Duration(rep.at)}
+	if rep.code == 1 {
+		r.Decision = limiters.Admitted
+		return r, nil
+	}
+	if l.isGCRA {
+		r.RetryAfter = time.Duration(rep.a)
+	} else {
+		// The counted window's end less now: W − (now − index·W), which a late caller's newer
+		// window makes longer than W.
+		r.RetryAfter = time.Duration(l.window - (rep.at - rep.a*l.window))
+	}
+	return r, nil
+}
+
+// AcquireBatch decides every request in one round trip (a pipeline of EVALSHAs, and of
+// EVALs for those the server answered NOSCRIPT), writing out[i] for reqs[i]; out must be at
+// least as long. Redis runs the scripts one after another in the order sent, so the
+// decisions are those of the requests made one by one, in order (with CallerClock, give
+// their times in order too). It returns the first failure, and out[i] is then the zero
+// Result for each request the store did not answer.
+func (l *Limiter) AcquireBatch(ctx context.Context, reqs []Request, out []Result) error {
+	if len(out) < len(reqs) {
+		return fmt.Errorf("redislimit: AcquireBatch: %d results for %d requests", len(out), len(reqs))
+	}
+	cmds := make([]*redis.Cmd, len(reqs))
+	pipe := l.client.Pipeline()
+	for i, r := range reqs {
+		out[i] = Result{}
+		if d := checkN(r.Permits, l.maxN); d != limiters.Admitted {
+			out[i].Decision = d
+			continue
+		}
+		if l.clock == CallerClock {
+			if err := checkTime(r.At); err != nil {
+				return fmt.Errorf("request %d: %w", i, err)
+			}
+		}
+		cmds[i] = pipe.EvalSha(ctx, l.script.sha, l.keys, l.args(r.At, r.Permits, false)...)
+	}
+	if pipe.Len() == 0 {
+		return nil
+	}
+	_, _ = pipe.Exec(ctx) // each command's error is read below
+	var again []int
+	for i, cmd := range cmds {
+		if cmd != nil && isNoScript(cmd.Err()) {
+			again = append(again, i)
+		}
+	}
+	if len(again) > 0 {
+		pipe = l.client.Pipeline()
+		for _, i := range again {
+			cmds[i] = pipe.Eval(ctx, l.script.src, l.keys, l.args(reqs[i].At, reqs[i].Permits, false)...)
+		}
+		_, _ = pipe.Exec(ctx)
+	}
+	var first error
+	for i, cmd := range cmds {
+		if cmd == nil {
+			continue
+		}
+		r, err := l.result(cmd)
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		out[i] = r
+	}
+	return first
+}
+
+// StateAt reads the state that explains the next decision, deciding nothing: with
+// CallerClock at now, with ServerClock at Redis's TIME (now is then ignored, and State.At is
+// the store's time). GCRA fills Arrival, Interval and Tolerance; the fixed window Limit,
+// Count and its window's bounds.
+func (l *Limiter) StateAt(ctx context.Context, now time.Duration) (limiters.State, error) {
+	if l.clock == CallerClock {
+		if err := checkTime(now); err != nil {
+			return limiters.State{}, err
+		}
+	}
+	rep, err := l.parse(l.script.run(ctx, l.client, l.keys, l.args(now, 1, true)...))
+	if err != nil {
+		return limiters.State{}, err
+	}
+	at := time.Duration(rep.at)
+	s := limiters.State{Kind: l.spec.Kind(), At: at, MaxPermits: l.maxN}
+	if l.isGCRA {
+		backlog := rep.a
+		s.Arrival, s.Interval, s.Tolerance = at+time.Duration(backlog), time.Duration(l.interval), time.Duration(l.tolerance)
+		if backlog < l.tolerance {
+			s.Available = int((l.tolerance - backlog) / l.interval)
+		}
+		return s, nil
+	}
+	s.Limit, s.Count, s.Window = l.limit, int(rep.used), time.Duration(l.window)
+	s.WindowStart = time.Duration(rep.a * l.window)
+	s.WindowEnd = s.WindowStart + s.Window
+	s.Available = l.limit - s.Count
+	return s, nil
+}
+
+// Reset deletes the key: the limiter starts afresh (a full bucket, an empty window).
+func (l *Limiter) Reset(ctx context.Context) error {
+	if err := l.client.Del(ctx, l.key).Err(); err != nil {
+		return &StoreError{Kind: l.spec.Kind(), Key: l.key, Err: err}
+	}
+	return nil
+}
+
+// Spec is the limiter's configuration.
+func (l *Limiter) Spec() limiters.Spec { return l.spec }
+
+// Key is the Redis key that holds the state.
+func (l *Limiter) Key() string { return l.key }
+
+// Clock is where the limiter's time comes from.
+func (l *Limiter) Clock() Clock { return l.clock }
+
+// MaxPermits is the largest request that can ever pass: the capacity, 1 or the limit.
+func (l *Limiter) MaxPermits() int { return l.maxN }
+
+// String is "redis[KEY] SPEC", e.g. `redis["api:user42"] token-bucket:capacity=3,rate=100/1s`.
+func (l *Limiter) String() string { return fmt.Sprintf("redis[%q] %s", l.key, l.spec) }
+
+// checkN classifies a request size before any round trip, as package limiters does.
+func checkN(n, max int) limiters.Decision {
+	if n <= 0 {
+		return limiters.Invalid
+	}
+	if n > max {
+		return limiters.Never
+	}
+	return limiters.Admitted
+}
