@@ -32,6 +32,7 @@ type request struct {
 	arrived  int64
 	started  int64 // when it went to the downstream
 	key      string
+	keySlot  int32 // its key's counters (Lane.keys)
 }
 
 // Lane simulates one limiter stack against the scenario's traffic. It is single-threaded and
@@ -67,7 +68,8 @@ type Lane struct {
 	done      bool
 	processed uint64 // events run
 
-	rec recorder
+	rec  recorder
+	keys keyCounts // per key: offered, admitted, refused
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -203,6 +205,7 @@ func (l *Lane) Step() (bool, error) {
 		l.down.done()
 		l.rec.completed()
 		l.trace(r, OutcomeCompleted, -1, nil, "")
+		l.bindHeld(r)
 		l.stack.Complete(time.Duration(l.now), r.permits, time.Duration(l.now-r.started), true)
 		l.freeReq(e.req)
 		l.drainQueue()
@@ -272,7 +275,11 @@ func (l *Lane) finish() {
 }
 
 // Result is what the lane measured so far (all of it once Done).
-func (l *Lane) Result() LaneResult { return l.rec.report(l.processed) }
+func (l *Lane) Result() LaneResult {
+	res := l.rec.report(l.processed)
+	res.Keys = l.keys.report(l.stack)
+	return res
+}
 
 // newReq puts arrival a in a free slot, or a new one, and returns the slot.
 func (l *Lane) newReq(a arrival) int32 {
@@ -286,7 +293,9 @@ func (l *Lane) newReq(a arrival) int32 {
 	}
 	r := &l.reqs[i]
 	l.nextID++
-	*r = request{id: l.nextID, gen: r.gen + 1, state: reqPending, permits: a.permits, arrived: a.at, key: a.key}
+	*r = request{id: l.nextID, gen: r.gen + 1, state: reqPending, permits: a.permits, arrived: a.at, key: a.key,
+		keySlot: l.keys.slot(a.key)}
+	l.keys.at(r.keySlot).Offered++
 	return i
 }
 
@@ -322,6 +331,7 @@ func (l *Lane) attempt(i int32) {
 		return
 	}
 	l.rec.rejected()
+	l.keys.at(r.keySlot).Rejected++
 	if d != limiters.Rejected { // Never or Invalid: retrying cannot help
 		l.rec.never()
 		l.giveUp(i, OutcomeGaveUp)
@@ -366,6 +376,14 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 	if l.observed() {
 		before = new(limiters.State)
 	}
+	if l.stack.Keyed() {
+		if k, ok := l.stack.Bind(now, r.key); !ok {
+			if before != nil && !quiet {
+				l.trace(r, OutcomeRejected, k, nil, fmt.Sprintf("stage %d's key table is full and can evict no key", k+1))
+			}
+			return limiters.Rejected, k, 0
+		}
+	}
 	if l.shapes {
 		d, k, wait = l.stack.Reserve(now, r.permits, before)
 	} else {
@@ -395,6 +413,10 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 func (l *Lane) admitted(i int32) {
 	r := &l.reqs[i]
 	l.rec.admitted(l.now, r.permits, l.now-r.arrived)
+	kc := l.keys.at(r.keySlot)
+	kc.Admitted++
+	kc.Permits += int64(r.permits)
+	l.bindHeld(r)
 	if l.down.cfg == nil {
 		l.rec.completed()
 		l.stack.Complete(time.Duration(l.now), r.permits, 0, true)
@@ -426,9 +448,17 @@ func (l *Lane) after(d int64) int64 {
 	return l.now + d
 }
 
+// bindHeld points a keyed stack at r's key's limiters, to give r's permits back.
+func (l *Lane) bindHeld(r *request) {
+	if l.stack.Keyed() {
+		l.stack.BindHeld(r.key)
+	}
+}
+
 // giveUp ends request i without admission.
 func (l *Lane) giveUp(i int32, outcome Outcome) {
 	l.rec.gaveUp()
+	l.keys.at(l.reqs[i].keySlot).GaveUp++
 	l.trace(&l.reqs[i], outcome, -1, nil, "")
 	l.freeReq(i)
 }

@@ -68,7 +68,7 @@ func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (
 		return sum, err
 	}
 	for {
-		if err := reader.next(); err != nil { // the key is not needed
+		if err := reader.next(); err != nil { // the key is read only for a keyed stack
 			if err == io.EOF {
 				break
 			}
@@ -92,7 +92,18 @@ func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (
 		default:
 			w = append(w, reader.text()...)
 		}
+		key := ""
 		for i, stack := range built {
+			// A keyed stage decides with the row's key's limiter; a full table refuses.
+			if stack.Keyed() {
+				if key == "" && reader.keyCol >= 0 {
+					key = reader.key()
+				}
+				if _, ok := stack.Bind(row.at, key); !ok {
+					w = append(w, ",0"...)
+					continue
+				}
+			}
 			// A refusal gives back what the stages before it took; an admitted caller
 			// completes at once, so it gives back what every stage took.
 			if d, _, _ := stack.Acquire(row.at, row.permits, nil); d == limiters.Admitted {

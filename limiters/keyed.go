@@ -470,3 +470,88 @@ func (k *KeyedLimiter) Config() KeyedConfig { return k.config }
 func (k *KeyedLimiter) String() string {
 	return "keys(" + k.config.String() + "):" + k.spec.String()
 }
+
+// KeyedSpec is a spec whose limiter is one per client key, in a table bounded by Keys:
+// "keys(max=1000,evict=lru):token-bucket:capacity=3,rate=100/1s". It describes each key's
+// limiter (Kind, NominalRate, InitialPermits and NaturalWindow are the inner spec's) but
+// promises no bound over all keys: an attacker with more keys gets more, so AdmissionBound is
+// false, and the per-key bound is Spec.AdmissionBound. New refuses: the table is built by
+// NewKeyed (the simulator's stacks do that), since a KeyedLimiter decides for a key.
+type KeyedSpec struct {
+	Spec Spec
+	Keys KeyedConfig
+}
+
+// keyedPrefix opens a keyed spec.
+const keyedPrefix = "keys("
+
+// IsKeyedSpec reports whether text is written as a keyed spec ("keys(…):…").
+func IsKeyedSpec(text string) bool { return strings.HasPrefix(strings.TrimSpace(text), keyedPrefix) }
+
+// ParseKeyedSpec reads "keys(max=1000,evict=lru):token-bucket:capacity=3,rate=100/1s".
+func ParseKeyedSpec(text string) (KeyedSpec, error) {
+	rest := strings.TrimSpace(text)
+	if !strings.HasPrefix(rest, keyedPrefix) {
+		return KeyedSpec{}, &SpecError{Spec: text, Reason: "a keyed spec starts with keys(…): e.g. keys(max=1000,evict=lru):token-bucket:capacity=3,rate=100/1s"}
+	}
+	config, inner, ok := strings.Cut(rest[len(keyedPrefix):], ")")
+	if !ok {
+		return KeyedSpec{}, &SpecError{Spec: text, Reason: "keys( has no closing )"}
+	}
+	inner, ok = strings.CutPrefix(strings.TrimSpace(inner), ":")
+	if !ok {
+		return KeyedSpec{}, &SpecError{Spec: text, Reason: "expected : and the limiter after keys(…), e.g. keys(max=1000):token-bucket:capacity=3,rate=100/1s"}
+	}
+	keys, err := ParseKeyedConfig(config)
+	if err != nil {
+		return KeyedSpec{}, err
+	}
+	spec, err := ParseSpec(inner)
+	if err != nil {
+		return KeyedSpec{}, err
+	}
+	return KeyedSpec{Spec: spec, Keys: keys}, nil
+}
+
+// Kind is the inner spec's kind: each key's limiter is one of it.
+func (s KeyedSpec) Kind() Kind { return s.Spec.Kind() }
+
+// String is "keys(max=1000,evict=lru):" and the inner spec.
+func (s KeyedSpec) String() string { return keyedPrefix + s.Keys.String() + "):" + s.Spec.String() }
+
+// Validate checks the table's bounds and the inner spec.
+func (s KeyedSpec) Validate() error {
+	if s.Spec == nil {
+		return configError("keys", "spec", "nil", "a keyed spec needs a limiter spec")
+	}
+	if err := s.Keys.Validate(); err != nil {
+		return err
+	}
+	return s.Spec.Validate()
+}
+
+// New refuses: a keyed spec's limiter is a table (NewKeyed), which decides for a key.
+func (s KeyedSpec) New(Clock) (Limiter, error) {
+	return nil, configError(s.Kind(), "keys", s.Keys.String(), "a keyed spec builds a table of limiters (limiters.NewKeyed), not one limiter")
+}
+
+// AdmissionBound is false: over all keys a keyed table bounds nothing (each new key brings
+// its own burst); Spec.AdmissionBound is the bound per key.
+func (s KeyedSpec) AdmissionBound(time.Duration) (int64, bool) { return 0, false }
+
+// NaturalWindow is the inner spec's.
+func (s KeyedSpec) NaturalWindow() time.Duration { return s.Spec.NaturalWindow() }
+
+// NominalRate is the inner spec's: each key's rate.
+func (s KeyedSpec) NominalRate() (Rate, bool) { return s.Spec.NominalRate() }
+
+// InitialPermits is the inner spec's: what a new key starts with.
+func (s KeyedSpec) InitialPermits() int { return s.Spec.InitialPermits() }
+
+// CallerWait is the inner spec's, when its callers wait (Waiting), else 0.
+func (s KeyedSpec) CallerWait() time.Duration {
+	if w, ok := s.Spec.(Waiting); ok {
+		return w.CallerWait()
+	}
+	return 0
+}
