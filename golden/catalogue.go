@@ -27,6 +27,9 @@ func Catalogue() []*Guarantee {
 		monotonicTime,
 		lowRate,
 		requestSizes,
+		keyedPerKeyBound,
+		keyedLRUAttacker,
+		keyedPeers,
 		noAlloc,
 	}
 }
