@@ -32,6 +32,7 @@ type request struct {
 	arrived  int64
 	started  int64 // when it went to the downstream
 	key      string
+	keySlot  int32 // its key's counters (Lane.keys)
 }
 
 // Lane simulates one limiter stack against the scenario's traffic. It is single-threaded and
@@ -67,7 +68,8 @@ type Lane struct {
 	done      bool
 	processed uint64 // events run
 
-	rec recorder
+	rec  recorder
+	keys keyCounts // per key: offered, admitted, refused
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -203,6 +205,7 @@ func (l *Lane) Step() (bool, error) {
 		l.down.done()
 		l.rec.completed()
 		l.trace(r, OutcomeCompleted, -1, nil, "")
+		l.bindHeld(r)
 		l.stack.Complete(time.Duration(l.now), r.permits, time.Duration(l.now-r.started), true)
 		l.freeReq(e.req)
 		l.drainQueue()
@@ -281,6 +284,7 @@ func (l *Lane) Result() LaneResult {
 			res.Totals.Waiting++
 		}
 	}
+	res.Keys = l.keys.report(l.stack)
 	return res
 }
 
@@ -296,7 +300,9 @@ func (l *Lane) newReq(a arrival) int32 {
 	}
 	r := &l.reqs[i]
 	l.nextID++
-	*r = request{id: l.nextID, gen: r.gen + 1, state: reqPending, permits: a.permits, arrived: a.at, key: a.key}
+	*r = request{id: l.nextID, gen: r.gen + 1, state: reqPending, permits: a.permits, arrived: a.at, key: a.key,
+		keySlot: l.keys.slot(a.key)}
+	l.keys.at(r.keySlot).Offered++
 	return i
 }
 
@@ -332,6 +338,7 @@ func (l *Lane) attempt(i int32) {
 		return
 	}
 	l.rec.refusedAttempt()
+	l.keys.at(r.keySlot).RefusedAttempts++
 	if d != limiters.Rejected { // Never or Invalid: retrying cannot help
 		l.rec.never()
 		l.giveUp(i, OutcomeRefused)
@@ -376,6 +383,14 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 	if l.observed() {
 		before = new(limiters.State)
 	}
+	if l.stack.Keyed() {
+		if k, ok := l.stack.Bind(now, r.key); !ok {
+			if before != nil && !quiet {
+				l.trace(r, OutcomeRejected, k, nil, fmt.Sprintf("stage %d's key table is full and can evict no key", k+1))
+			}
+			return limiters.Rejected, k, 0
+		}
+	}
 	if l.shapes {
 		d, k, wait = l.stack.Reserve(now, r.permits, before)
 	} else {
@@ -405,6 +420,10 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 func (l *Lane) admitted(i int32) {
 	r := &l.reqs[i]
 	l.rec.admitted(l.now, r.permits, l.now-r.arrived)
+	kc := l.keys.at(r.keySlot)
+	kc.Admitted++
+	kc.Permits += int64(r.permits)
+	l.bindHeld(r)
 	if l.down.cfg == nil {
 		l.rec.completed()
 		l.stack.Complete(time.Duration(l.now), r.permits, 0, true)
@@ -436,10 +455,18 @@ func (l *Lane) after(d int64) int64 {
 	return l.now + d
 }
 
+// bindHeld points a keyed stack at r's key's limiters, to give r's permits back.
+func (l *Lane) bindHeld(r *request) {
+	if l.stack.Keyed() {
+		l.stack.BindHeld(r.key)
+	}
+}
+
 // giveUp ends request i without admission, as outcome says: OutcomeRefused, OutcomeGaveUp
 // or OutcomeTimedOut.
 func (l *Lane) giveUp(i int32, outcome Outcome) {
 	l.rec.ended(outcome)
+	l.keys.at(l.reqs[i].keySlot).ended(outcome)
 	l.trace(&l.reqs[i], outcome, -1, nil, "")
 	l.freeReq(i)
 }

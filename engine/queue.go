@@ -151,6 +151,7 @@ func (l *Lane) drainQueue() {
 	for l.queue.len() > 0 {
 		i := l.queue.front(l.reqs)
 		r := &l.reqs[i]
+		l.bindHeld(r)
 		if l.stack.BulkheadFull(time.Duration(l.now), r.permits) {
 			// A concurrency stage cannot take it: a completion will drain the queue again.
 			// Trying anyway would take (and waste) the permits of rate stages before it on
@@ -172,6 +173,7 @@ func (l *Lane) drainQueue() {
 			// timeout.
 			l.queue.popFront()
 			l.rec.refusedAttempt()
+			l.keys.at(r.keySlot).RefusedAttempts++
 			l.rec.never()
 			l.giveUp(i, OutcomeRefused)
 		}

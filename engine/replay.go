@@ -121,7 +121,7 @@ func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, cl
 		return sum, err
 	}
 	for {
-		if err := reader.next(); err != nil { // the key is not needed
+		if err := reader.next(); err != nil { // the key is read only for a keyed stack
 			if err == io.EOF {
 				break
 			}
@@ -145,10 +145,27 @@ func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, cl
 		default:
 			w = append(w, reader.text()...)
 		}
+		key := ""
 		for i, stack := range built {
 			if sum.Waits[i] {
 				// A caller that waits holds a concurrency stage's permits until it passes.
 				pending[i].releaseUntil(row.at, stack)
+			}
+			// A keyed stage decides with the row's key's limiter; a full table refuses.
+			if stack.Keyed() {
+				if key == "" && reader.keyCol >= 0 {
+					key = reader.key()
+				}
+				if _, ok := stack.Bind(row.at, key); !ok {
+					if sum.Waits[i] {
+						w = append(w, ",0,"...)
+					} else {
+						w = append(w, ",0"...)
+					}
+					continue
+				}
+			}
+			if sum.Waits[i] {
 				d, _, wait := stack.Reserve(row.at, row.permits, nil)
 				if d != limiters.Admitted {
 					w = append(w, ",0,"...)
@@ -158,7 +175,7 @@ func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, cl
 				if wait > 0 {
 					sum.Delayed[i]++
 					sum.MaxWait[i] = max(sum.MaxWait[i], wait)
-					pending[i].hold(row.at+wait, row.permits, stack)
+					pending[i].hold(row.at+wait, row.permits, key, stack)
 				} else {
 					stack.Release(row.permits, stack.Len())
 				}
@@ -199,14 +216,20 @@ type releaseQueue struct {
 type pendingRelease struct {
 	at      time.Duration
 	permits int
+	key     string // the caller's key, for a keyed stack
 }
 
 // hold keeps permits until at, or gives them back at once when the stack releases nothing.
-func (q *releaseQueue) hold(at time.Duration, permits int, stack *Stack) {
+func (q *releaseQueue) hold(at time.Duration, permits int, key string, stack *Stack) {
 	if !stack.releases() {
 		return
 	}
-	q.ends = append(q.ends, pendingRelease{at, permits})
+	if stack.Keyed() {
+		key = strings.Clone(key) // the reader's row is reused
+	} else {
+		key = ""
+	}
+	q.ends = append(q.ends, pendingRelease{at, permits, key})
 	for i := len(q.ends) - 1; i > 0; {
 		parent := (i - 1) / 2
 		if q.ends[parent].at <= q.ends[i].at {
@@ -220,6 +243,9 @@ func (q *releaseQueue) hold(at time.Duration, permits int, stack *Stack) {
 // releaseUntil gives back the permits of every wait that has ended by now.
 func (q *releaseQueue) releaseUntil(now time.Duration, stack *Stack) {
 	for len(q.ends) > 0 && q.ends[0].at <= now {
+		if stack.Keyed() {
+			stack.BindHeld(q.ends[0].key)
+		}
 		stack.Release(q.ends[0].permits, stack.Len())
 		last := len(q.ends) - 1
 		q.ends[0] = q.ends[last]

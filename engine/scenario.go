@@ -98,10 +98,21 @@ func StackString(stack []limiters.Spec) string {
 }
 
 // ParseStack reads one or more limiter specs joined with "+":
-// "token-bucket:capacity=10,rate=10/1s+concurrency:max=20".
+// "token-bucket:capacity=10,rate=10/1s+concurrency:max=20". A stage written
+// "keys(max=1000,evict=lru):token-bucket:…" is keyed: one limiter per request key
+// (limiters.KeyedSpec), so "keys(max=1000):token-bucket:capacity=10,rate=10/1s+concurrency:max=20"
+// is a bucket per client in front of one bulkhead for all.
 func ParseStack(text string) ([]limiters.Spec, error) {
 	var stack []limiters.Spec
 	for _, part := range strings.Split(text, "+") {
+		if limiters.IsKeyedSpec(part) {
+			spec, err := limiters.ParseKeyedSpec(part)
+			if err != nil {
+				return nil, err
+			}
+			stack = append(stack, spec)
+			continue
+		}
 		spec, err := limiters.ParseSpec(part)
 		if err != nil {
 			return nil, err
@@ -143,6 +154,7 @@ type Source struct {
 	TraceData string        // trace: the CSV itself, for built-in scenarios (used when TraceFile is "")
 	Permits   int           // permits per request; 0 means 1
 	Key       string
+	Keys      *KeyPopulation // when set, each request's key is drawn from it (keys.go), whatever Key says
 }
 
 // Burst is Count requests starting At, evenly spread over Spread (0: all at once).
@@ -367,6 +379,11 @@ func (sc *Scenario) Validate() error {
 }
 
 func (s Source) validate(field string, horizon time.Duration) error {
+	if s.Keys != nil {
+		if err := s.Keys.validate(field + ".keys"); err != nil {
+			return err
+		}
+	}
 	if s.Permits < 0 {
 		return fieldErr(field+".permits", "must be at least 1, got %d", s.Permits)
 	}

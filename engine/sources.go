@@ -27,6 +27,15 @@ type stream interface {
 // newStream builds the arrival process of src for one lane. Every lane builds its own from
 // the same seed, so every lane is offered the identical arrivals.
 func newStream(src Source, index int, seed uint64, horizon time.Duration) (stream, error) {
+	s, err := newArrivals(src, index, seed, horizon)
+	if err != nil || src.Keys == nil {
+		return s, err
+	}
+	return &populated{stream: s, keys: newKeyPicker(*src.Keys, index, seed)}, nil
+}
+
+// newArrivals is src's arrival process, with the key the source gives.
+func newArrivals(src Source, index int, seed uint64, horizon time.Duration) (stream, error) {
 	until := int64(horizon)
 	if src.Until > 0 && int64(src.Until) < until {
 		until = int64(src.Until)

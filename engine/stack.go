@@ -18,10 +18,11 @@ import (
 // acquire-then-give-back is not atomic).
 type Stack struct {
 	stages []limiters.Limiter
-	caps   []limiters.Capabilities // caps[k] is what stages[k] can do beyond the core
-	waste  bool                    // earlier stages keep the permits of a request a later one refused
-	held   []limiters.Reservation  // Reserve's scratch: the reservations made so far, per stage
-	waits  []time.Duration         // each stage's maximum wait for Reserve (SetWaits)
+	caps   []limiters.Capabilities  // caps[k] is what stages[k] can do beyond the core
+	waste  bool                     // earlier stages keep the permits of a request a later one refused
+	held   []limiters.Reservation   // Reserve's scratch: the reservations made so far, per stage
+	waits  []time.Duration          // each stage's maximum wait for Reserve (SetWaits)
+	keyed  []*limiters.KeyedLimiter // keyed[k]: stage k's table when it is keyed (keys.go), else nil; nil when none is
 }
 
 // StageError is a stage of a stack that could not be built from its spec.
@@ -38,14 +39,29 @@ func (e *StageError) Unwrap() error { return e.Err }
 // honour fails with a *StageError.
 func NewStack(specs []limiters.Spec, clock limiters.Clock) (*Stack, error) {
 	stages := make([]limiters.Limiter, 0, len(specs))
+	var keyed []*limiters.KeyedLimiter
 	for j, spec := range specs {
+		if ks, ok := spec.(limiters.KeyedSpec); ok {
+			table, lim, err := newKeyedStage(ks, clock)
+			if err != nil {
+				return nil, &StageError{Stage: j + 1, Err: err}
+			}
+			if keyed == nil {
+				keyed = make([]*limiters.KeyedLimiter, len(specs))
+			}
+			keyed[j] = table
+			stages = append(stages, lim)
+			continue
+		}
 		lim, err := spec.New(clock)
 		if err != nil {
 			return nil, &StageError{Stage: j + 1, Err: err}
 		}
 		stages = append(stages, lim)
 	}
-	return StackOf(stages), nil
+	s := StackOf(stages)
+	s.keyed = keyed
+	return s, nil
 }
 
 // StackOf is the stack of the given limiters, first to last: limiters a LaneSpec.Build made,

@@ -28,6 +28,9 @@ func Catalogue() []*Guarantee {
 		monotonicTime,
 		lowRate,
 		requestSizes,
+		keyedPerKeyBound,
+		keyedLRUAttacker,
+		keyedPeers,
 		noAlloc,
 	}
 }

@@ -22,10 +22,13 @@ import (
 // Which kind has which is each kind's KindInfo.Capabilities (held equal to what CapabilitiesOf
 // finds by the registry test), listed in the README's table of kinds.
 //
-// Two more fit beside them without changing the core: a keyed limiter (one state per client
-// key) decides through a key-taking method of its own and presents each key's state as an
-// ordinary Limiter, and a remote limiter (a decision that takes a round trip to a store and
-// can fail) adds a context-taking, error-returning form; the simulator discovers both here.
+// Two more fit beside them without changing the core. A keyed limiter (one state per client
+// key, Keyed below) decides through a key-taking method of its own and presents each key's
+// state as an ordinary Limiter: it is not a capability of a kind but a wrapper every kind fits
+// in (KeyedLimiter), so it has no Capability name; what it asks of a kind is Fresh (fresh.go),
+// to know which keys it can forget without changing a decision. A remote limiter (a decision
+// that takes a round trip to a store and can fail) adds a context-taking, error-returning
+// form; the simulator discovers both here.
 type Capabilities struct {
 	RetryAfter RetryAfter
 	Reserve    Reserver
@@ -90,6 +93,15 @@ type Waiting interface {
 // MaxWaitForever is the wait of a caller that waits as long as it takes: 2⁶² ns (146 years),
 // so that now + wait never overflows.
 const MaxWaitForever = time.Duration(maxSpan)
+
+// Keyed is a limiter with one state per client key: a key's first request makes its state,
+// a bounded table forgets some (KeyedLimiter's eviction policies).
+type Keyed interface {
+	// AcquireKeyAt tries to take n permits from key's state at time now.
+	AcquireKeyAt(now time.Duration, key string, n int) Decision
+	// KeyState is key's state as an ordinary Limiter, false when the table holds none.
+	KeyState(key string) (Limiter, bool)
+}
 
 // Releaser is a limiter whose permits come back when the work they guard ends, not by the
 // clock (a bulkhead).

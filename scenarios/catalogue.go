@@ -238,6 +238,27 @@ func catalogue() []*engine.Scenario {
 			Lanes:   lanes(peersLanes...),
 			Sources: []engine.Source{{Kind: engine.SourceScript, Script: peersScript()}},
 		},
+		{
+			Name: "noisy-neighbour",
+			Description: "One client takes 60% of the traffic. 1000 requests per second (Poisson) come from 100 " +
+				"clients and one noisy neighbour, which sends 600 of them; each quiet client sends about 4 per " +
+				"second. A single limiter of 200/s for everyone refuses without looking at who asks: four in five " +
+				"requests are refused, the quiet clients' as often as the neighbour's: they get about 780 of " +
+				"their 4000, the neighbour 1240 (Jain's fairness index over clients 0.03, where 1 is every " +
+				"client admitted alike). A token bucket per client (keys(max=1000): 10/s, a burst of 20) " +
+				"admits every quiet client's every request and refuses only the neighbour, down to its own 10/s " +
+				"(fairness 0.94). Its table holds a key per client; a table of 50 keys for 101 clients " +
+				"(evict=lru) changes nothing here, because the keys it forgets are idle ones with full buckets, " +
+				"which a new bucket replaces exactly; with evict=fresh it forgets only such keys and refuses a " +
+				"new client while none is idle enough (its 'full' count), instead of forgetting a busy one.",
+			Seed: 1, Horizon: 10 * s, Client: drop,
+			Lanes: lanes("token-bucket:capacity=20,rate=200/1s",
+				"keys(max=1000):token-bucket:capacity=20,rate=10/1s",
+				"keys(max=50,evict=lru):token-bucket:capacity=20,rate=10/1s",
+				"keys(max=50,evict=fresh):token-bucket:capacity=20,rate=10/1s"),
+			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 1000,
+				Keys: &engine.KeyPopulation{Kind: engine.PopulationNoisy, Clients: 100, Share: 0.6}}},
+		},
 	}
 }
 

@@ -610,6 +610,19 @@ func (d *decoder) source(n *yaml.Node, path string, src *engine.Source) error {
 		"period":    d.duration(&src.Period),
 		"permits":   d.integer(&src.Permits),
 		"key":       d.str(&src.Key),
+		"keys": func(n *yaml.Node, path string) error {
+			src.Keys = &engine.KeyPopulation{}
+			var kind string
+			err := d.mapping(n, path, map[string]fieldFunc{
+				"kind": d.str(&kind), "clients": d.integer(&src.Keys.Clients), "exponent": d.number(&src.Keys.Exponent),
+				"share": d.number(&src.Keys.Share), "prefix": d.str(&src.Keys.Prefix), "noisy": d.str(&src.Keys.Noisy),
+			})
+			if err == nil && kind == "" {
+				return d.fail(n, path+".kind", "missing (uniform, zipf, noisy-neighbour, cycle)")
+			}
+			src.Keys.Kind = engine.PopulationKind(kind)
+			return err
+		},
 		"file": func(n *yaml.Node, path string) error {
 			if err := d.str(&src.TraceFile)(n, path); err != nil {
 				return err
@@ -673,10 +686,13 @@ func (d *decoder) client(n *yaml.Node, path string, c *engine.Client) error {
 	return nil
 }
 
-// lane reads either a spec string or a mapping {spec, name, client, refund, max_wait}.
+// lane reads either a spec string or a mapping {spec, name, client, refund, max_wait, keys}.
+// keys: {max, evict, shards} keys every stage the spec does not key itself.
 func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 	var lane engine.LaneSpec
 	var text string
+	var keys *limiters.KeyedConfig
+	var keysNode *yaml.Node
 	specNode := n
 	if n.Kind == yaml.ScalarNode {
 		text = n.Value
@@ -689,6 +705,15 @@ func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 				return d.client(v, p, lane.Client)
 			},
 			"max_wait": d.duration(&lane.MaxWait),
+			"keys": func(v *yaml.Node, p string) error {
+				keys, keysNode = &limiters.KeyedConfig{}, v
+				var evict string
+				err := d.mapping(v, p, map[string]fieldFunc{
+					"max": d.integer(&keys.MaxKeys), "evict": d.str(&evict), "shards": d.integer(&keys.Shards),
+				})
+				keys.Evict = limiters.Evict(evict)
+				return err
+			},
 			"refund": func(v *yaml.Node, p string) error {
 				refund := true
 				if err := d.boolean(&refund)(v, p); err != nil {
@@ -712,6 +737,25 @@ func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 			return lane, d.fail(specNode, path, "%s", se.Error())
 		}
 		return lane, d.fail(specNode, path, "%v", err)
+	}
+	if keys != nil {
+		if err := keys.Validate(); err != nil {
+			var ce *limiters.ConfigError
+			if errors.As(err, &ce) {
+				field := path + ".keys." + ce.Field
+				at := keysNode
+				if v, ok := d.where[field]; ok {
+					at = v
+				}
+				return lane, d.fail(at, field, "%s", ce.Reason)
+			}
+			return lane, d.fail(keysNode, path+".keys", "%v", err)
+		}
+		for i, spec := range stack {
+			if _, keyed := spec.(limiters.KeyedSpec); !keyed {
+				stack[i] = limiters.KeyedSpec{Spec: spec, Keys: *keys}
+			}
+		}
 	}
 	for i, spec := range stack {
 		if err := spec.Validate(); err != nil {

@@ -145,6 +145,27 @@ func source(src engine.Source) *yaml.Node {
 	if src.Key != "" {
 		add(m, "key", str(src.Key))
 	}
+	if p := src.Keys; p != nil {
+		km := mapping()
+		km.Style = yaml.FlowStyle
+		add(km, "kind", str(string(p.Kind)))
+		if p.Clients != 0 {
+			add(km, "clients", integer(p.Clients))
+		}
+		if p.Exponent != 0 {
+			add(km, "exponent", plain(strconv.FormatFloat(p.Exponent, 'g', -1, 64)))
+		}
+		if p.Share != 0 {
+			add(km, "share", plain(strconv.FormatFloat(p.Share, 'g', -1, 64)))
+		}
+		if p.Prefix != "" {
+			add(km, "prefix", str(p.Prefix))
+		}
+		if p.Noisy != "" {
+			add(km, "noisy", str(p.Noisy))
+		}
+		add(m, "keys", km)
+	}
 	if len(src.Bursts) > 0 {
 		seq := sequence()
 		for _, b := range src.Bursts {

@@ -60,7 +60,9 @@ func TestYAMLRoundTripsEveryField(t *testing.T) {
 		Horizon: time.Hour + 1, Bins: 7, Trace: true, Windows: []time.Duration{333333334, time.Second},
 		Sources: []engine.Source{
 			{Kind: engine.SourcePoisson, Rate: 1.0 / 3, From: time.Millisecond, Until: 59 * time.Minute, Permits: 2, Key: "true"},
-			{Kind: engine.SourceOnOff, Rate: 300, On: time.Second, Off: 2 * time.Second, Poisson: true},
+			{Kind: engine.SourceOnOff, Rate: 300, On: time.Second, Off: 2 * time.Second, Poisson: true,
+				Keys: &engine.KeyPopulation{Kind: engine.PopulationZipf, Clients: 50, Exponent: 1.1, Prefix: "user-"}},
+			{Kind: engine.SourceConstant, Rate: 5, Keys: &engine.KeyPopulation{Kind: engine.PopulationNoisy, Clients: 9, Share: 0.25, Noisy: "big"}},
 			{Kind: engine.SourceRamp, Rate: 10, RateTo: 90.5},
 			{Kind: engine.SourceSine, Rate: 80, Amplitude: 60, Period: 30 * time.Second},
 			{Kind: engine.SourceBursts, Bursts: []engine.Burst{{At: 5, Count: 3, Spread: 7}}},
@@ -70,6 +72,7 @@ func TestYAMLRoundTripsEveryField(t *testing.T) {
 		Client: engine.Client{Policy: engine.PolicyBackoff, Delay: 5 * time.Millisecond, MaxDelay: time.Second, Jitter: true, MaxAttempts: 4},
 		Lanes: []engine.LaneSpec{
 			{Stack: stack("token-bucket:capacity=3,rate=100/1s")},
+			{Stack: stack("keys(max=20,evict=fresh):nginx:rate=10r/s,burst=5+concurrency:max=4")},
 			{Name: "shaped", Stack: stack("leaky-bucket:rate=100/1s"), MaxWait: 250 * time.Millisecond},
 			{Name: "queued", Stack: stack("fixed-window:limit=5,window=1s+concurrency:max=2"), Waste: true,
 				Client: &engine.Client{Policy: engine.PolicyQueue, QueueSize: 10, Timeout: 500 * time.Millisecond}},

@@ -360,9 +360,13 @@ func writeTable(e *env, sc *engine.Scenario, res *engine.Results) error {
 			r[0] = fmt.Sprintf("%-*s", width, r[0]) // left-aligned, the numbers right-aligned
 			fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		_, err := io.WriteString(e.stdout, keySection(res))
+		return err
 	}
-	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width))
+	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width)+keySection(res))
 	return err
 }
 

@@ -1,0 +1,557 @@
+package limiters
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// KeyedLimiter is one limiter per client key, all of one spec: NGINX's limit_req_zone keyed by
+// $binary_remote_addr, Flash5's guard.limit("ip", …). A key's limiter is built from the spec
+// on the key's first request and kept in a table of at most MaxKeys keys; a new key arriving
+// at a full table takes the place of another, chosen by the eviction policy:
+//
+//   - lru: the least recently used key. Its state is lost: when it comes back it starts
+//     fresh, with a full burst. An attacker cycling through k+1 keys against a table of k
+//     finds every one of its keys evicted before it returns, so every request is a fresh
+//     key's first and is admitted (up to the first burst: a token bucket's capacity, a
+//     window's limit) — the table admits everything.
+//   - fresh: only a key whose state has forgotten everything (Fresh: it would decide every
+//     later request as a new limiter would), so eviction never changes a decision. When none
+//     of the least recently used keys looked at is fresh, the new key's request is refused and
+//     counted as Full: the table trades memory for correctness openly instead of quietly.
+//
+// Both look at the evictScan least recently used keys of the shard and take the first that
+// qualifies; lru never takes a key of a releasing kind (a bulkhead) that holds permits, as its
+// callers still owe them back.
+//
+// # Locking
+//
+// The table is split into shards by a hash of the key (FNV-1a, mixed; fixed, so that which key
+// shares a shard with which is the same on every run); each shard is a map from key to slot,
+// the slots in one slice with a doubly linked recency list through them, and a mutex. A
+// decision locks the key's shard, finds (or makes) the key's limiter, moves it to the front
+// of the list, decides, and unlocks. The wrapped limiters are lock-free; the table is not,
+// and deciding under the shard's lock is what makes eviction safe: no caller can be deciding
+// on a limiter that another is evicting. With 64 shards, callers on different keys rarely
+// meet. A table below 4096 keys has one shard, so that its LRU order is exact over all keys
+// (what the golden guarantees derive formulas from); above, each shard keeps its own order
+// and an equal part of MaxKeys.
+//
+// # Cost
+//
+// An existing key: one FNV-1a pass over the key (with more than one shard), one map lookup, four index writes and the
+// limiter's own decision, under one uncontended lock; no allocation (a []byte key is looked up
+// without copying it). A new key allocates its limiter and a copy of the key; the map and the
+// slot slice grow to the table's size and stay there. Memory is about 200 bytes per key for a
+// token bucket with short keys (BenchmarkKeyedMemory measures it), bounded by MaxKeys.
+type KeyedLimiter struct {
+	spec   Spec
+	config KeyedConfig
+	clock  Clock
+	shards []keyedShard
+	shift  uint // a key's shard is its hash >> shift (64 − log2 shards); 64 for one shard
+	maxN   int  // MaxPermits of every key's limiter
+}
+
+var _ Keyed = (*KeyedLimiter)(nil)
+
+// KeyedConfig bounds a keyed table: "max=1000,evict=lru".
+type KeyedConfig struct {
+	MaxKeys int   // the most keys held at once, at least 1
+	Evict   Evict // lru (the default when empty) or fresh
+	Shards  int   // a power of two, at most MaxKeys; 0: 1 below 4096 keys, else up to 64
+}
+
+// Evict names an eviction policy.
+type Evict string
+
+// The eviction policies.
+const (
+	EvictLRU   Evict = "lru"
+	EvictFresh Evict = "fresh"
+)
+
+// evictScan is how many of a shard's least recently used keys an eviction looks at.
+const evictScan = 8
+
+// MaxKeyedKeys is the largest MaxKeys: slots are numbered in int32.
+const MaxKeyedKeys = 1 << 30
+
+// KeyOutcome is what a lookup did to the table.
+type KeyOutcome uint8
+
+// The outcomes of a lookup.
+const (
+	KeyFound   KeyOutcome = iota // the key was in the table
+	KeyCreated                   // a new key, in a free slot
+	KeyEvicted                   // a new key, in the slot of a key the policy evicted
+	KeyFull                      // a new key, and no key could be evicted: refused
+)
+
+// KeyedStats counts what a table has done since it was made.
+type KeyedStats struct {
+	Keys    int    // held now
+	Created uint64 // keys made, including those that took an evicted key's slot
+	Evicted uint64
+	Full    uint64 // requests refused because no key could be evicted
+}
+
+// ParseKeyedConfig reads "max=1000,evict=lru" (evict and shards optional). Errors name the
+// field.
+func ParseKeyedConfig(text string) (KeyedConfig, error) {
+	var c KeyedConfig
+	fail := func(field, value, reason string) (KeyedConfig, error) {
+		return KeyedConfig{}, &SpecError{Spec: "keys(" + text + ")", Field: field, Value: value, Reason: reason}
+	}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(text, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		key, value, ok := strings.Cut(part, "=")
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		if !ok {
+			return fail(key, "", "expected key=value")
+		}
+		if seen[key] {
+			return fail(key, value, "given twice")
+		}
+		seen[key] = true
+		switch key {
+		case "max":
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				return fail(key, value, fmt.Sprintf("%q is not a whole number", value))
+			}
+			c.MaxKeys = n
+		case "evict":
+			c.Evict = Evict(value)
+		case "shards":
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				return fail(key, value, fmt.Sprintf("%q is not a whole number", value))
+			}
+			c.Shards = n
+		default:
+			return fail(key, value, "not a field of keys"+didYouMean(key, []string{"max", "evict", "shards"})+" (fields: max, evict, shards)")
+		}
+	}
+	if !seen["max"] {
+		return fail("max", "", "missing (e.g. max=1000,evict=lru)")
+	}
+	if err := c.Validate(); err != nil {
+		return KeyedConfig{}, err
+	}
+	return c, nil
+}
+
+// String is "max=1000,evict=lru" (and shards when set).
+func (c KeyedConfig) String() string {
+	s := fmt.Sprintf("max=%d,evict=%s", c.MaxKeys, c.policy())
+	if c.Shards != 0 {
+		s += fmt.Sprintf(",shards=%d", c.Shards)
+	}
+	return s
+}
+
+func (c KeyedConfig) policy() Evict {
+	if c.Evict == "" {
+		return EvictLRU
+	}
+	return c.Evict
+}
+
+// Validate refuses MaxKeys outside [1, 2³⁰], an unknown policy and a shard count that is
+// not a power of two or exceeds MaxKeys, with a *ConfigError naming the field.
+func (c KeyedConfig) Validate() error {
+	if c.MaxKeys < 1 || c.MaxKeys > MaxKeyedKeys {
+		return configError("keys", "max", fmt.Sprint(c.MaxKeys), "must be between 1 and 2^30")
+	}
+	if p := c.policy(); p != EvictLRU && p != EvictFresh {
+		return configError("keys", "evict", string(c.Evict), "must be lru or fresh")
+	}
+	if c.Shards < 0 || c.Shards > c.MaxKeys || (c.Shards > 0 && c.Shards&(c.Shards-1) != 0) {
+		return configError("keys", "shards", fmt.Sprint(c.Shards), fmt.Sprintf("must be a power of two at most max=%d (0: automatic)", c.MaxKeys))
+	}
+	return nil
+}
+
+// shardCount is Shards, or automatically 1 below 4096 keys, else the power of two nearest
+// MaxKeys/4096 from below, at most 64.
+func (c KeyedConfig) shardCount() int {
+	if c.Shards > 0 {
+		return c.Shards
+	}
+	if c.MaxKeys < 4096 {
+		return 1
+	}
+	return min(64, 1<<(bits.Len(uint(c.MaxKeys/4096))-1))
+}
+
+// NewKeyed returns a keyed table of limiters of spec on clock, bounded by config. It refuses
+// what spec.Validate and config.Validate refuse, and a spec New cannot build on clock.
+func NewKeyed(spec Spec, config KeyedConfig, clock Clock) (*KeyedLimiter, error) {
+	if err := config.Validate(); err != nil {
+		return nil, err
+	}
+	probe, err := spec.New(clock) // the spec and the clock, checked once
+	if err != nil {
+		return nil, err
+	}
+	n := config.shardCount()
+	k := &KeyedLimiter{spec: spec, config: config, clock: clock, shards: make([]keyedShard, n), shift: 64,
+		maxN: probe.MaxPermits()}
+	if n > 1 {
+		k.shift = uint(64 - bits.TrailingZeros(uint(n)))
+	}
+	for i := range k.shards {
+		s := &k.shards[i]
+		s.capacity = int32(config.MaxKeys / n)
+		if i < config.MaxKeys%n {
+			s.capacity++
+		}
+		s.index = make(map[string]int32)
+		s.head, s.tail = -1, -1
+	}
+	return k, nil
+}
+
+// keyedShard is one shard: key → slot, and the slots in recency order (head: most recent).
+type keyedShard struct {
+	mu         sync.Mutex
+	index      map[string]int32
+	slots      []keyedSlot
+	head, tail int32
+	capacity   int32
+	created    uint64
+	evicted    uint64
+	full       uint64
+	_          [64]byte // keep neighbouring shards' locks off one cache line
+}
+
+type keyedSlot struct {
+	key        string
+	limiter    Limiter
+	prev, next int32 // towards head, towards tail; −1 at the ends
+}
+
+// fnv1a is the 64-bit FNV-1a hash of key, with murmur3's finalizer so that its top bits (the
+// shard) depend on every byte: FNV-1a alone puts "k0" … "k199" in 2 of 16 shards. Fixed, so
+// that shards are the same on every run.
+func fnv1a[K string | []byte](key K) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= 1099511628211
+	}
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
+}
+
+func shardOf[K string | []byte](k *KeyedLimiter, key K) *keyedShard {
+	if k.shift == 64 {
+		return &k.shards[0]
+	}
+	return &k.shards[fnv1a(key)>>k.shift]
+}
+
+// AcquireKeyAt takes n permits from key's limiter at now, making it on the key's first
+// request (evicting another key when the table is full). A request that finds the table full
+// with nothing to evict is Rejected (and counted in Stats().Full); n ≤ 0 is Invalid and
+// n > MaxPermits() Never before any key is made.
+func (k *KeyedLimiter) AcquireKeyAt(now time.Duration, key string, n int) Decision {
+	d, _ := k.acquire(now, key, n)
+	return d
+}
+
+// AcquireKeyBytesAt is AcquireKeyAt for a key held as bytes; an existing key is found
+// without copying them.
+func (k *KeyedLimiter) AcquireKeyBytesAt(now time.Duration, key []byte, n int) Decision {
+	s := shardOf(k, key)
+	s.mu.Lock()
+	i, ok := s.index[string(key)] // no copy: the compiler looks up []byte keys in place
+	if ok {
+		s.touch(i)
+		d := s.slots[i].limiter.AcquireAt(now, n)
+		s.mu.Unlock()
+		return d
+	}
+	s.mu.Unlock()
+	d, _ := k.acquire(now, string(key), n)
+	return d
+}
+
+// TryAcquireKey reports whether n permits were taken from key's limiter now, by the table's
+// clock.
+func (k *KeyedLimiter) TryAcquireKey(key string, n int) bool {
+	return k.AcquireKeyAt(readClock(k.clock), key, n) == Admitted
+}
+
+func (k *KeyedLimiter) acquire(now time.Duration, key string, n int) (Decision, KeyOutcome) {
+	s := shardOf(k, key)
+	s.mu.Lock()
+	if i, ok := s.index[key]; ok {
+		s.touch(i)
+		d := s.slots[i].limiter.AcquireAt(now, n)
+		s.mu.Unlock()
+		return d, KeyFound
+	}
+	if d := checkN(n, k.maxN); d != Admitted {
+		s.mu.Unlock()
+		return d, KeyFound // nothing made for a request no limiter could grant
+	}
+	lim, outcome := k.insert(s, now, key)
+	if lim == nil {
+		s.mu.Unlock()
+		return Rejected, outcome
+	}
+	d := lim.AcquireAt(now, n)
+	s.mu.Unlock()
+	return d, outcome
+}
+
+// Get is key's limiter, made (evicting another key when the table is full) if the key is new,
+// and moved to the front of its shard's recency list; nil with KeyFull when the table is full
+// and nothing can be evicted. The limiter is the key's until it is evicted: a caller that
+// keeps it past another key's Get (which may evict it) decides on a limiter the table has
+// forgotten. The simulator, which runs one lane on one goroutine, decides through it; a
+// concurrent caller should use AcquireKeyAt, which decides under the shard's lock.
+func (k *KeyedLimiter) Get(now time.Duration, key string) (Limiter, KeyOutcome) {
+	s := shardOf(k, key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.index[key]; ok {
+		s.touch(i)
+		return s.slots[i].limiter, KeyFound
+	}
+	return k.insert(s, now, key)
+}
+
+// Peek is key's limiter if the table holds it, without making one or touching its recency.
+func (k *KeyedLimiter) Peek(key string) (Limiter, bool) {
+	s := shardOf(k, key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.index[key]; ok {
+		return s.slots[i].limiter, true
+	}
+	return nil, false
+}
+
+// KeyState is Peek: the key's state as an ordinary Limiter (the Keyed interface).
+func (k *KeyedLimiter) KeyState(key string) (Limiter, bool) { return k.Peek(key) }
+
+// insert makes key's limiter in s (locked): in a free slot, or in the slot of the key the
+// policy evicts.
+func (k *KeyedLimiter) insert(s *keyedShard, now time.Duration, key string) (Limiter, KeyOutcome) {
+	i, outcome := int32(len(s.slots)), KeyCreated
+	if i >= s.capacity {
+		if i = s.victim(now, k.config.policy()); i < 0 {
+			s.full++
+			return nil, KeyFull
+		}
+		s.unlink(i)
+		delete(s.index, s.slots[i].key)
+		s.evicted++
+		outcome = KeyEvicted
+	} else {
+		s.slots = append(s.slots, keyedSlot{})
+	}
+	lim, err := k.spec.New(k.clock)
+	if err != nil { // NewKeyed built one from the same spec and clock
+		panic(fmt.Sprintf("limiters: keyed %s: %v", k.spec, err))
+	}
+	key = strings.Clone(key) // the caller's string may share a larger buffer
+	s.slots[i] = keyedSlot{key: key, limiter: lim, prev: -1, next: -1}
+	s.index[key] = i
+	s.pushFront(i)
+	s.created++
+	return lim, outcome
+}
+
+// victim is the slot to evict: the first of the evictScan least recently used that the
+// policy allows, or −1.
+func (s *keyedShard) victim(now time.Duration, policy Evict) int32 {
+	i := s.tail
+	for range evictScan {
+		if i < 0 {
+			return -1
+		}
+		if evictable(s.slots[i].limiter, now, policy) {
+			return i
+		}
+		i = s.slots[i].prev
+	}
+	return -1
+}
+
+// evictable: fresh evicts only a Fresh limiter that is fresh at now; lru anything, except a
+// releasing limiter (a bulkhead) that still holds permits.
+func evictable(l Limiter, now time.Duration, policy Evict) bool {
+	f, canTell := l.(Fresh)
+	if policy == EvictFresh {
+		return canTell && f.FreshAt(now)
+	}
+	if _, releases := l.(Releaser); releases {
+		return canTell && f.FreshAt(now)
+	}
+	return true
+}
+
+func (s *keyedShard) touch(i int32) {
+	if s.head != i {
+		s.unlink(i)
+		s.pushFront(i)
+	}
+}
+
+func (s *keyedShard) unlink(i int32) {
+	sl := &s.slots[i]
+	if sl.prev >= 0 {
+		s.slots[sl.prev].next = sl.next
+	} else {
+		s.head = sl.next
+	}
+	if sl.next >= 0 {
+		s.slots[sl.next].prev = sl.prev
+	} else {
+		s.tail = sl.prev
+	}
+	sl.prev, sl.next = -1, -1
+}
+
+func (s *keyedShard) pushFront(i int32) {
+	sl := &s.slots[i]
+	sl.prev, sl.next = -1, s.head
+	if s.head >= 0 {
+		s.slots[s.head].prev = i
+	}
+	s.head = i
+	if s.tail < 0 {
+		s.tail = i
+	}
+}
+
+// MaxPermits is the most any key's limiter can grant at once (the same for every key).
+func (k *KeyedLimiter) MaxPermits() int { return k.maxN }
+
+// Stats is what the table has done, summed over its shards.
+func (k *KeyedLimiter) Stats() KeyedStats {
+	var st KeyedStats
+	for i := range k.shards {
+		s := &k.shards[i]
+		s.mu.Lock()
+		st.Keys += len(s.index)
+		st.Created += s.created
+		st.Evicted += s.evicted
+		st.Full += s.full
+		s.mu.Unlock()
+	}
+	return st
+}
+
+// Len is the number of keys held.
+func (k *KeyedLimiter) Len() int { return k.Stats().Keys }
+
+// Spec is the spec every key's limiter is built from.
+func (k *KeyedLimiter) Spec() Spec { return k.spec }
+
+// Config is the table's bounds.
+func (k *KeyedLimiter) Config() KeyedConfig { return k.config }
+
+// String is "keys(max=1000,evict=lru):token-bucket:capacity=3,rate=100/1s".
+func (k *KeyedLimiter) String() string {
+	return "keys(" + k.config.String() + "):" + k.spec.String()
+}
+
+// KeyedSpec is a spec whose limiter is one per client key, in a table bounded by Keys:
+// "keys(max=1000,evict=lru):token-bucket:capacity=3,rate=100/1s". It describes each key's
+// limiter (Kind, NominalRate, InitialPermits and NaturalWindow are the inner spec's) but
+// promises no bound over all keys: an attacker with more keys gets more, so AdmissionBound is
+// false, and the per-key bound is Spec.AdmissionBound. New refuses: the table is built by
+// NewKeyed (the simulator's stacks do that), since a KeyedLimiter decides for a key.
+type KeyedSpec struct {
+	Spec Spec
+	Keys KeyedConfig
+}
+
+// keyedPrefix opens a keyed spec.
+const keyedPrefix = "keys("
+
+// IsKeyedSpec reports whether text is written as a keyed spec ("keys(…):…").
+func IsKeyedSpec(text string) bool { return strings.HasPrefix(strings.TrimSpace(text), keyedPrefix) }
+
+// ParseKeyedSpec reads "keys(max=1000,evict=lru):token-bucket:capacity=3,rate=100/1s".
+func ParseKeyedSpec(text string) (KeyedSpec, error) {
+	rest := strings.TrimSpace(text)
+	if !strings.HasPrefix(rest, keyedPrefix) {
+		return KeyedSpec{}, &SpecError{Spec: text, Reason: "a keyed spec starts with keys(…): e.g. keys(max=1000,evict=lru):token-bucket:capacity=3,rate=100/1s"}
+	}
+	config, inner, ok := strings.Cut(rest[len(keyedPrefix):], ")")
+	if !ok {
+		return KeyedSpec{}, &SpecError{Spec: text, Reason: "keys( has no closing )"}
+	}
+	inner, ok = strings.CutPrefix(strings.TrimSpace(inner), ":")
+	if !ok {
+		return KeyedSpec{}, &SpecError{Spec: text, Reason: "expected : and the limiter after keys(…), e.g. keys(max=1000):token-bucket:capacity=3,rate=100/1s"}
+	}
+	keys, err := ParseKeyedConfig(config)
+	if err != nil {
+		return KeyedSpec{}, err
+	}
+	spec, err := ParseSpec(inner)
+	if err != nil {
+		return KeyedSpec{}, err
+	}
+	return KeyedSpec{Spec: spec, Keys: keys}, nil
+}
+
+// Kind is the inner spec's kind: each key's limiter is one of it.
+func (s KeyedSpec) Kind() Kind { return s.Spec.Kind() }
+
+// String is "keys(max=1000,evict=lru):" and the inner spec.
+func (s KeyedSpec) String() string { return keyedPrefix + s.Keys.String() + "):" + s.Spec.String() }
+
+// Validate checks the table's bounds and the inner spec.
+func (s KeyedSpec) Validate() error {
+	if s.Spec == nil {
+		return configError("keys", "spec", "nil", "a keyed spec needs a limiter spec")
+	}
+	if err := s.Keys.Validate(); err != nil {
+		return err
+	}
+	return s.Spec.Validate()
+}
+
+// New refuses: a keyed spec's limiter is a table (NewKeyed), which decides for a key.
+func (s KeyedSpec) New(Clock) (Limiter, error) {
+	return nil, configError(s.Kind(), "keys", s.Keys.String(), "a keyed spec builds a table of limiters (limiters.NewKeyed), not one limiter")
+}
+
+// AdmissionBound is false: over all keys a keyed table bounds nothing (each new key brings
+// its own burst); Spec.AdmissionBound is the bound per key.
+func (s KeyedSpec) AdmissionBound(time.Duration) (int64, bool) { return 0, false }
+
+// NaturalWindow is the inner spec's.
+func (s KeyedSpec) NaturalWindow() time.Duration { return s.Spec.NaturalWindow() }
+
+// NominalRate is the inner spec's: each key's rate.
+func (s KeyedSpec) NominalRate() (Rate, bool) { return s.Spec.NominalRate() }
+
+// InitialPermits is the inner spec's: what a new key starts with.
+func (s KeyedSpec) InitialPermits() int { return s.Spec.InitialPermits() }
+
+// CallerWait is the inner spec's, when its callers wait (Waiting), else 0.
+func (s KeyedSpec) CallerWait() time.Duration {
+	if w, ok := s.Spec.(Waiting); ok {
+		return w.CallerWait()
+	}
+	return 0
+}

@@ -1,0 +1,121 @@
+package limiters
+
+import (
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// clientKeys are n distinct keys as a service sees them: "client-0" … "client-999999".
+func clientKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "client-" + strconv.Itoa(i)
+	}
+	return keys
+}
+
+// BenchmarkKeyedExistingKey is the hot path: a key the table holds, decided at a rising time
+// (admitted about half the time). 0 allocs/op.
+func BenchmarkKeyedExistingKey(b *testing.B) {
+	k := must(NewKeyed(TokenBucketSpec{Capacity: 10, Rate: PerSecond(1_000_000)}, KeyedConfig{MaxKeys: 1 << 20}, zeroClock{}))
+	k.AcquireKeyAt(0, "client-42", 1)
+	key := []byte("client-42")
+	b.Run("string", func(b *testing.B) {
+		b.ReportAllocs()
+		now := time.Duration(0)
+		for b.Loop() {
+			now += 500 * time.Nanosecond
+			k.AcquireKeyAt(now, "client-42", 1)
+		}
+	})
+	b.Run("bytes", func(b *testing.B) {
+		b.ReportAllocs()
+		now := time.Duration(0)
+		for b.Loop() {
+			now += 500 * time.Nanosecond
+			k.AcquireKeyBytesAt(now, key, 1)
+		}
+	})
+	b.Run("parallel-distinct", func(b *testing.B) {
+		keys := clientKeys(4096)
+		for _, key := range keys {
+			k.AcquireKeyAt(0, key, 1)
+		}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				i++
+				k.AcquireKeyAt(time.Duration(i)*time.Microsecond, keys[i&4095], 1)
+			}
+		})
+	})
+}
+
+// BenchmarkKeyedDistinctKeys is decisions per second over 1M distinct keys, round robin
+// (every key's state is cold in the CPU's caches), in a table that holds them all: the cost
+// of the table at scale, beside the hot path above.
+func BenchmarkKeyedDistinctKeys(b *testing.B) {
+	const n = 1 << 20
+	keys := clientKeys(n)
+	for _, policy := range []Evict{EvictLRU, EvictFresh} {
+		b.Run(string(policy), func(b *testing.B) {
+			k := must(NewKeyed(TokenBucketSpec{Capacity: 10, Rate: PerSecond(100)}, KeyedConfig{MaxKeys: n, Evict: policy}, zeroClock{}))
+			for _, key := range keys {
+				k.AcquireKeyAt(0, key, 1)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				k.AcquireKeyAt(time.Duration(i)*time.Microsecond, keys[i&(n-1)], 1)
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+		})
+	}
+	// An attacker's keys through a table of half as many: every request makes a key and
+	// evicts one (LRU), the table's worst case.
+	b.Run("lru-churn", func(b *testing.B) {
+		k := must(NewKeyed(TokenBucketSpec{Capacity: 10, Rate: PerSecond(100)}, KeyedConfig{MaxKeys: n / 2}, zeroClock{}))
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			k.AcquireKeyAt(time.Duration(i)*time.Microsecond, keys[i&(n-1)], 1)
+			i++
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
+}
+
+// BenchmarkKeyedMemory is the heap a table of 1M token-bucket keys holds, per key: the map,
+// the slots, each key's limiter and the table's copy of the key ("client-123456", 13 bytes).
+// Run with -benchtime=1x; the number is bytes/key.
+func BenchmarkKeyedMemory(b *testing.B) {
+	const n = 1 << 20
+	for _, spec := range []Spec{
+		TokenBucketSpec{Capacity: 10, Rate: PerSecond(100)},
+		FixedWindowSpec{Limit: 100, Window: time.Second},
+		NginxSpec{Rate: PerSecond(10), Burst: 5},
+	} {
+		b.Run(string(spec.Kind()), func(b *testing.B) {
+			keys := clientKeys(n)
+			var perKey float64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				k := must(NewKeyed(spec, KeyedConfig{MaxKeys: n}, zeroClock{}))
+				for _, key := range keys {
+					k.AcquireKeyAt(0, key, 1)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perKey = float64(after.HeapAlloc-before.HeapAlloc) / n
+				runtime.KeepAlive(k)
+			}
+			b.ReportMetric(perKey, "bytes/key")
+		})
+	}
+}
