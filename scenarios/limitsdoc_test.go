@@ -285,6 +285,14 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 		[3]string{"`trace: true`", fmt.Sprintf("keeps the first %d decisions of each lane", engine.TraceLimit),
 			"later ones are dropped and the lane says its trace was truncated"},
 	)
+	p("## Budgets\n\n")
+	table(
+		[3]string{"a run's events (`run`, `plot`: `--max-events`)", fmt.Sprintf("at most %s by default (0: no limit)", engine.SI(engine.DefaultBudget.MaxEvents)),
+			fmt.Sprintf("estimated before the run from its sources, clients and lanes (about %s an event on one core): "+
+				"a horizon of 100000h is refused at once instead of running for days", limiters.FormatDuration(engine.DefaultEventCost))},
+		[3]string{"a run's memory (`--max-memory`)", fmt.Sprintf("at most %s by default (0: no limit)", engine.Bytes(engine.DefaultBudget.MaxMemory)),
+			"estimated from its bins, trace, window meters (what a meter holds is bounded by the lane's limit in its window) and key tables"},
+	)
 	p("## Traces\n\n")
 	table(
 		[3]string{"`t_ns`", "a whole number of nanoseconds from 0 to less than 2^62", "as every time"},

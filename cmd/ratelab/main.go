@@ -23,6 +23,8 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
+
+	"github.com/ratelab/ratelab/engine"
 )
 
 func main() {
@@ -59,6 +61,9 @@ type env struct {
 	stdoutTTY      bool
 	stderrTTY      bool
 	width          int // the terminal's columns when stdout is one; 0 when unknown
+	// budget is the most a run may take (--max-events, --max-memory); nil is
+	// engine.DefaultBudget.
+	budget *engine.Budget
 }
 
 type command struct {

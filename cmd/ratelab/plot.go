@@ -30,6 +30,8 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
 	var sf scenarioFlags
 	sf.register(fs)
+	var bf budgetFlags
+	bf.register(fs)
 	var charts stringList
 	fs.Var(&charts, "chart", "a chart to draw by its `NAME`, repeatable: "+strings.Join(plots.ChartNames(), ", ")+" (default: every chart that applies)")
 	out := fs.String("out", "", "the directory `DIR` to write the charts to; - writes the one --chart to standard output (required, unless --gallery)")
@@ -44,6 +46,9 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := checkChoice("format", opt.format, "png", "svg"); err != nil {
+		return err
+	}
+	if err := bf.apply(e); err != nil {
 		return err
 	}
 	if opt.width < 200 || opt.width > 10000 || opt.height < 0 || opt.height > 10000 || (opt.height > 0 && opt.height < 150) {

@@ -128,6 +128,8 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	var sf scenarioFlags
 	sf.register(fs)
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
+	var bf budgetFlags
+	bf.register(fs)
 	var asserts stringList
 	fs.Var(&asserts, "assert", "a `CHECK` LANES.METRIC OP VALUE that must hold, repeatable, e.g. 'all.refused% < 1' or 'token-bucket.p99 <= 50ms'; exit 1 when one fails (LANES: all, a lane's name or a kind)")
 	positional, err := parseFlags(fs, args)
@@ -135,6 +137,9 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	if err := bf.apply(e); err != nil {
 		return err
 	}
 	var checks []assertion
@@ -183,7 +188,13 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 
 // runWithProgress runs sc, drawing a progress bar on stderr when it is a terminal and the
 // run takes longer than a second. Wall-clock time paces only the bar, never the results.
+//
+// A run over the budget (checkBudget) is refused before it starts. The bar says how long is
+// left, from the progress so far.
 func runWithProgress(ctx context.Context, e *env, sc *engine.Scenario) (*engine.Results, error) {
+	if err := checkBudget(e, sc); err != nil {
+		return nil, err
+	}
 	progress := engine.NewProgress(sc)
 	done := make(chan struct{})
 	if e.stderrTTY {
@@ -204,7 +215,7 @@ func runWithProgress(ctx context.Context, e *env, sc *engine.Scenario) (*engine.
 						continue
 					}
 					drawn = true
-					fmt.Fprint(e.stderr, "\r"+progressBar(sc.Name, progress.Fraction(), 30))
+					fmt.Fprint(e.stderr, "\r"+progressBar(sc.Name, progress.Fraction(), 30)+timeLeft(time.Since(start), progress.Fraction()))
 				}
 			}
 		}()
@@ -212,6 +223,15 @@ func runWithProgress(ctx context.Context, e *env, sc *engine.Scenario) (*engine.
 	res, err := engine.Run(ctx, sc, progress)
 	close(done)
 	return res, err
+}
+
+// timeLeft is "  about 12s left" from the time taken so far and the fraction done.
+func timeLeft(taken time.Duration, fraction float64) string {
+	if fraction <= 0.01 || fraction >= 1 {
+		return "\033[K"
+	}
+	left := time.Duration(float64(taken) * (1 - fraction) / fraction)
+	return "  about " + roundedDuration(left.Round(time.Second)) + " left\033[K"
 }
 
 func progressBar(label string, fraction float64, width int) string {

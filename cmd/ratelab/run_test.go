@@ -191,3 +191,33 @@ func TestShowThenRunIsTheSameRun(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.True(t, strings.HasPrefix(text, "name: peers\ndescription: >-\n  One intent"), text[:80])
 }
+
+// A run over its budget is refused before it starts (exit 1), saying by how much and which
+// flag raises it; the flags take counts and sizes with units, and 0 for no limit.
+func TestRunBudget(t *testing.T) {
+	_, _, err := ratelab(t, "run", "steady", "--horizon", "100000h")
+	require.Error(t, err)
+	assert.False(t, isUsage(err))
+	assert.Equal(t, "steady: about 324G events (18G requests through 6 lanes; 9h at 100ns an event), over the budget of 10G events: "+
+		"shorten the horizon, or raise the budget with --max-events 330G", err.Error())
+	_, _, err = ratelab(t, "run", "steady", "--max-memory", "1KiB")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "over the budget of 1 KiB: raise it with --max-memory 2MiB")
+	_, _, err = ratelab(t, "run", "steady", "--horizon", "2s", "--max-events", "0", "--max-memory", "0")
+	require.NoError(t, err, "0 is no limit")
+	_, _, err = ratelab(t, "run", "steady", "--horizon", "2s", "--max-events", "1k")
+	require.Error(t, err, "steady offers 100 requests in 2s: 3 events a request (arrival, decision, completion) in 6 lanes")
+	_, _, err = ratelab(t, "run", "steady", "--horizon", "2s", "--max-events", "2k", "--max-memory", "64 MiB")
+	require.NoError(t, err)
+	for flag, value := range map[string]string{"--max-events": "lots", "--max-memory": "2 GB"} {
+		_, _, err = ratelab(t, "run", "steady", flag, value)
+		require.Error(t, err)
+		assert.True(t, isUsage(err), flag)
+	}
+	n, err := parseCount("5e10")
+	require.NoError(t, err)
+	assert.Equal(t, int64(5e10), n)
+	size, err := parseSize("1.5GiB")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3<<29), size)
+}

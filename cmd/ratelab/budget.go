@@ -1,0 +1,111 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/engine"
+)
+
+// budgetFlags are --max-events and --max-memory: how much work and memory a run may take,
+// checked against the scenario's estimate before the run starts (engine.Estimate). The
+// defaults, engine.DefaultBudget, refuse what would run for hours or fill the machine; 0 is
+// no limit.
+type budgetFlags struct {
+	events, memory string
+}
+
+func (b *budgetFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.events, "max-events", engine.SI(engine.DefaultBudget.MaxEvents),
+		"the most simulation events a run may take, a `COUNT` such as 5e10 or 50G (k, M, G, T: 10^3…10^12); 0 for no limit")
+	fs.StringVar(&b.memory, "max-memory", strings.ReplaceAll(engine.Bytes(engine.DefaultBudget.MaxMemory), " ", ""),
+		"the most memory a run may keep, a `SIZE` such as 512MiB or 8GiB (KiB, MiB, GiB, TiB); 0 for no limit")
+}
+
+// apply reads the flags into e's budget.
+func (b *budgetFlags) apply(e *env) error {
+	events, err := parseCount(b.events)
+	if err != nil {
+		return usageErrorf("--max-events %s: %v", b.events, err)
+	}
+	memory, err := parseSize(b.memory)
+	if err != nil {
+		return usageErrorf("--max-memory %s: %v", b.memory, err)
+	}
+	e.budget = &engine.Budget{MaxEvents: events, MaxMemory: memory}
+	return nil
+}
+
+// checkBudget refuses sc when its estimate is over e's budget, and on a terminal announces a
+// run long enough to wait for (over 10s at DefaultEventCost): its estimate, before the bar.
+func checkBudget(e *env, sc *engine.Scenario) error {
+	budget := engine.DefaultBudget
+	if e.budget != nil {
+		budget = *e.budget
+	}
+	est := sc.Estimate()
+	if err := budget.Check(sc, est); err != nil {
+		return err
+	}
+	if e.stderrTTY && est.Runtime > 10*time.Second {
+		fmt.Fprintf(e.stderr, "%s: about %s events and %s; about %s on one core\n", sc.Name, engine.SI(est.Events),
+			engine.Bytes(est.Memory), roundedDuration(est.Runtime))
+	}
+	return nil
+}
+
+// parseCount reads 5e10, 50G, 1.5M, 1000000 or 0.
+func parseCount(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := 1.0
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'k', 'K':
+			mult = 1e3
+		case 'M':
+			mult = 1e6
+		case 'G':
+			mult = 1e9
+		case 'T':
+			mult = 1e12
+		}
+		if mult != 1 {
+			t = t[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(f) || f < 0 || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("not a count (e.g. 5e10, 50G, or 0 for no limit)")
+	}
+	if v := f * mult; v < math.MaxInt64 {
+		return int64(v), nil
+	}
+	return math.MaxInt64, nil
+}
+
+// parseSize reads 512MiB, 8GiB, 1.5GiB, 4096 (bytes) or 0; a space before the unit is allowed.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := 1.0
+	for _, u := range []struct {
+		suffix string
+		mult   float64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(f) || f < 0 || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("not a size (e.g. 512MiB, 8GiB, or 0 for no limit)")
+	}
+	if v := f * mult; v < math.MaxInt64 {
+		return int64(v), nil
+	}
+	return math.MaxInt64, nil
+}
