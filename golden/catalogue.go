@@ -11,6 +11,7 @@ func Catalogue() []*Guarantee {
 		slidingWindowSlotEdge,
 		fixedWindowBoundary,
 		flash5EpochWrap,
+		flash5TokenLowRate,
 		xTimeRateLibrary,
 		uberSlack,
 		nginxBurst,

@@ -21,6 +21,7 @@ func TestZeroAllocations(t *testing.T) {
 		must(NewWarmUpTokenBucket(10, PerSecond(100), time.Nanosecond, c)),
 		must(NewConcurrency(20)),
 		must(NewFlash5Fixed(Flash5FixedSpec{Limit: 100, Window: time.Second}, c)),
+		must(NewFlash5Token(Flash5TokenSpec{Limit: 100, Window: time.Second}, c)),
 		must(NewXTimeRate(XTimeRateSpec{Rate: PerSecond(100), Burst: 3}, c)),
 		must(NewUber(UberSpec{Rate: PerSecond(100), Slack: 10}, c)),
 		must(NewNginx(NginxSpec{Rate: PerSecond(100), Burst: 20, Delay: 5}, c)),

@@ -20,6 +20,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindWarmUpTokenBucket: {CapRetryAfter, CapRefund},
 		KindConcurrency:       {CapRelease},
 		KindFlash5Fixed:       {CapRetryAfter},
+		KindFlash5Token:       {CapRetryAfter},
 		KindXTimeRate:         {CapReserve},
 		KindUber:              {CapReserve},
 		KindNginx:             {CapReserve, CapRefund},

@@ -100,6 +100,7 @@ var kinds = []*KindInfo{
 	&warmUpKind,
 	&concurrencyKind,
 	&flash5FixedKind,
+	&flash5TokenKind,
 	&xTimeRateKind,
 	&uberKind,
 	&nginxKind,
