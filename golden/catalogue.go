@@ -17,6 +17,7 @@ func Catalogue() []*Guarantee {
 		nginxBurst,
 		guavaPrepay,
 		guavaWarmupNeverWarms,
+		resilience4jCycles,
 		warmUpCurve,
 		warmUpBurst,
 		warmUpCapacityOne,

@@ -26,6 +26,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindNginx:             {CapReserve, CapRefund},
 		KindGuavaBursty:       {CapRetryAfter, CapReserve},
 		KindGuavaWarmUp:       {CapRetryAfter, CapReserve},
+		KindResilience4j:      {CapRetryAfter, CapReserve},
 	}
 	for _, info := range Kinds() {
 		l, err := Parse(info.Example, zeroClock{})

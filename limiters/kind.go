@@ -106,6 +106,7 @@ var kinds = []*KindInfo{
 	&nginxKind,
 	&guavaBurstyKind,
 	&guavaWarmUpKind,
+	&resilience4jKind,
 }
 
 // Kinds lists every kind, in the order ratelab shows them.

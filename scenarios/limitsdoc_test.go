@@ -170,6 +170,18 @@ func limiterRanges() []limiterRange {
 		{limiters.KindGuavaWarmUp, "timeout", "as guava-bursty's", "as guava-bursty's",
 			[]string{"guava-warmup:rate=1/1s,warmup=1s,timeout=1ms"},
 			[]string{"guava-warmup:rate=1/1s,warmup=1s,mode=wait,timeout=1ms"}},
+		{limiters.KindResilience4j, "limit", "1 to 2^30", "resilience4j adds the limit to its int permissions: the sum must not overflow",
+			[]string{"resilience4j:limit=1,period=1s", "resilience4j:limit=1073741824,period=2h"},
+			[]string{"resilience4j:limit=0,period=1s", "resilience4j:limit=1073741825,period=2h"}},
+		{limiters.KindResilience4j, "period", "at least limit ns, at most 2^60 ns", perNS + "; a reservation's wait, cycles × period, stays within int64",
+			[]string{"resilience4j:limit=50,period=50ns", "resilience4j:limit=1,period=1152921504606846976ns"},
+			[]string{"resilience4j:limit=50,period=49ns", "resilience4j:limit=1,period=1152921504606846977ns"}},
+		{limiters.KindResilience4j, "timeout", "0 to 2^62 ns, with mode=try only (default 5s, RateLimiterConfig's timeoutDuration)", "a wait is added to times up to 2^62 ns; mode=wait waits as long as it takes",
+			[]string{"resilience4j:limit=1,period=1s,timeout=0s", "resilience4j:limit=1,period=1s,timeout=" + maxTimeNS},
+			[]string{fmt.Sprintf("resilience4j:limit=1,period=1s,timeout=%dns", int64(engine.MaxTime)+1), "resilience4j:limit=1,period=1s,mode=wait,timeout=1ms"}},
+		{limiters.KindResilience4j, "mode", "try (acquirePermission within the timeout) or wait", "a caller that waits as long as it takes is a timeout beyond any wait",
+			[]string{"resilience4j:limit=1,period=1s,mode=try", "resilience4j:limit=1,period=1s,mode=wait"},
+			[]string{"resilience4j:limit=1,period=1s,mode=block"}},
 	}
 }
 
