@@ -18,6 +18,7 @@ func Catalogue() []*Guarantee {
 		guavaPrepay,
 		guavaWarmupNeverWarms,
 		resilience4jCycles,
+		twoCounterWorstWindow,
 		warmUpCurve,
 		warmUpBurst,
 		warmUpCapacityOne,

@@ -28,6 +28,7 @@ func TestZeroAllocations(t *testing.T) {
 		must(NewGuavaBursty(GuavaBurstySpec{Rate: PerSecond(100), MaxBurst: time.Second}, c)),
 		must(NewGuavaWarmingUp(GuavaWarmUpSpec{Rate: PerSecond(100), WarmUp: time.Second, ColdFactor: 3}, c)),
 		must(NewResilience4j(Resilience4jSpec{Limit: 50, Period: 500 * time.Millisecond, Timeout: 5 * time.Second}, c)),
+		must(NewTwoCounter(TwoCounterSpec{Limit: 100, Window: time.Second}, c)),
 	}
 	for _, l := range limiters {
 		now := time.Duration(0)

@@ -27,6 +27,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindGuavaBursty:       {CapRetryAfter, CapReserve},
 		KindGuavaWarmUp:       {CapRetryAfter, CapReserve},
 		KindResilience4j:      {CapRetryAfter, CapReserve},
+		KindTwoCounter:        {CapRetryAfter, CapRefund},
 	}
 	for _, info := range Kinds() {
 		l, err := Parse(info.Example, zeroClock{})

@@ -107,6 +107,7 @@ var kinds = []*KindInfo{
 	&guavaBurstyKind,
 	&guavaWarmUpKind,
 	&resilience4jKind,
+	&twoCounterKind,
 }
 
 // Kinds lists every kind, in the order ratelab shows them.

@@ -182,6 +182,13 @@ func limiterRanges() []limiterRange {
 		{limiters.KindResilience4j, "mode", "try (acquirePermission within the timeout) or wait", "a caller that waits as long as it takes is a timeout beyond any wait",
 			[]string{"resilience4j:limit=1,period=1s,mode=try", "resilience4j:limit=1,period=1s,mode=wait"},
 			[]string{"resilience4j:limit=1,period=1s,mode=block"}},
+		{limiters.KindTwoCounter, "limit", "1 to 2^31−1", "both counts share one 64-bit word with the period index",
+			[]string{"two-counter:limit=1,window=1ns", "two-counter:limit=2147483647,window=1152921504606846976ns"},
+			[]string{"two-counter:limit=0,window=1s", "two-counter:limit=2147483648,window=2000000000000000000ns"}},
+		{limiters.KindTwoCounter, "window", "at least 2^(2·bits(limit)−2) ns (1ns for limit 1, 4.1µs for 100, 67ms for 10000, 1.07s for 65535), at most 2^62 ns",
+			"the period index keeps the word's other 64 − 2·bits(limit) bits: with this period every index below 2^62 ns fits",
+			[]string{"two-counter:limit=100,window=4096ns", "two-counter:limit=65535,window=1073741824ns", "two-counter:limit=1,window=" + maxTimeNS},
+			[]string{"two-counter:limit=100,window=4095ns", "two-counter:limit=100000,window=1s", fmt.Sprintf("two-counter:limit=1,window=%dns", int64(engine.MaxTime)+1)}},
 	}
 }
 
