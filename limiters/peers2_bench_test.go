@@ -13,8 +13,9 @@ import (
 //	BenchmarkPeers2Parallel/kind=K/path=admit|reject    explicit time, b.RunParallel
 //
 // On the admit path time advances so that every call is admitted (the parallel form uses
-// limits b.N cannot exhaust at a frozen time); on the reject path time is frozen after the
-// limit is spent.
+// the largest limits at a frozen time: b.N cannot exhaust them, except Flash5's, whose largest
+// bucket holds 2,147,483 tokens, after which its parallel admit path measures refusals); on
+// the reject path time is frozen after the limit is spent.
 //
 //	go test -run '^$' -bench 'BenchmarkPeers2' -benchmem -count 5 ./limiters/
 type peers2Bench struct {
