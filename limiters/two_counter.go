@@ -56,9 +56,10 @@ const FamilyTwoCounter Family = "two-counter"
 //	                      period (the previous count at full       moved a slot past it
 //	                      weight: the strictest)
 //
-// HAProxy counts every tracked request, refused ones included, so a client that keeps
-// hammering keeps its rate high and stays refused; Cloudflare's post counts the requests it
-// lets through, as this kind does. A refused request here counts nothing.
+// A refused request here counts nothing, as in ratelab's window kinds. HAProxy's usual
+// configuration (track-sc, then deny if sc_http_req_rate is over the limit) counts every
+// tracked request, refused ones included, so a client that keeps hammering keeps its rate
+// high and stays refused; that variant is not modelled.
 //
 // The state is one 64-bit word — the period's index and the two counts, in
 // bits.Len(limit) bits each — updated by one CAS after one load, beside the anchor, written
