@@ -18,12 +18,15 @@ var sizeSpecs = []string{
 	"warm-up:capacity=6,rate=100/1s,warmup=1s",
 	"concurrency:max=5",
 	"flash5-fixed:limit=5,window=1s",
+	"flash5-token:limit=5,window=1s",
 	"x-time-rate:rate=100/1s,burst=5",
 	"uber:rate=100/1s,slack=4",
 	"nginx:rate=10r/s,burst=4,delay=nodelay",
 	"guava-bursty:rate=100/1s",
 	"guava-warmup:rate=100/1s,warmup=1s",
 	"sentinel:threshold=5",
+	"resilience4j:limit=5,period=1s",
+	"two-counter:limit=5,window=1s",
 }
 
 var requestSizes = &Guarantee{
@@ -34,8 +37,8 @@ var requestSizes = &Guarantee{
 		"answered never — retrying cannot help, so a client does not retry — and takes nothing; a request for 0 or fewer is invalid " +
 		"and takes nothing; MaxPermits itself is grantable (a warm-up bucket's once warm)",
 	Scenario: "one limiter of each kind (token-bucket capacity 3, leaky-bucket, sliding-window limit 5, fixed-window limit 5, " +
-		"warm-up capacity 6 over 1s, concurrency max 5, flash5-fixed limit 5, x-time-rate burst 5, uber slack 4: MaxPermits slack + 1, " +
-		"its callers waiting as Take says, nginx burst 4 nodelay, guava-bursty and guava-warmup at 100/s, sentinel threshold 5); at 0 a request for " +
+		"warm-up capacity 6 over 1s, concurrency max 5, flash5-fixed limit 5, flash5-token limit 5, x-time-rate burst 5, uber slack 4: MaxPermits slack + 1, " +
+		"its callers waiting as Take says, nginx burst 4 nodelay, guava-bursty and guava-warmup at 100/s, sentinel threshold 5, resilience4j limit 5 per 1s, two-counter limit 5 per 1s); at 0 a request for " +
 		"MaxPermits+1 (not for Guava's: it is more than the simulator offers, so only AcquireAt asks it), then one for " +
 		"MaxPermits, with a client " +
 		"that retries at the Retry-After hint (3 attempts); then AcquireAt(0) and AcquireAt(−1) on a fresh limiter",

@@ -21,6 +21,7 @@ func TestZeroAllocations(t *testing.T) {
 		must(NewWarmUpTokenBucket(10, PerSecond(100), time.Nanosecond, c)),
 		must(NewConcurrency(20)),
 		must(NewFlash5Fixed(Flash5FixedSpec{Limit: 100, Window: time.Second}, c)),
+		must(NewFlash5Token(Flash5TokenSpec{Limit: 100, Window: time.Second}, c)),
 		must(NewXTimeRate(XTimeRateSpec{Rate: PerSecond(100), Burst: 3}, c)),
 		must(NewUber(UberSpec{Rate: PerSecond(100), Slack: 10}, c)),
 		must(NewNginx(NginxSpec{Rate: PerSecond(100), Burst: 20, Delay: 5}, c)),
@@ -30,6 +31,8 @@ func TestZeroAllocations(t *testing.T) {
 		must(NewSentinel(SentinelSpec{Threshold: 100, Strategy: SentinelWarmUp, WarmUp: 10 * time.Second}, c)),
 		must(NewSentinel(SentinelSpec{Threshold: 100, Strategy: SentinelWarmUp, WarmUp: 10 * time.Second,
 			Behavior: SentinelThrottling, MaxQueue: 500 * time.Millisecond}, c)),
+		must(NewResilience4j(Resilience4jSpec{Limit: 50, Period: 500 * time.Millisecond, Timeout: 5 * time.Second}, c)),
+		must(NewTwoCounter(TwoCounterSpec{Limit: 100, Window: time.Second}, c)),
 	}
 	for _, l := range limiters {
 		now := time.Duration(0)

@@ -20,12 +20,15 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindWarmUpTokenBucket: {CapRetryAfter, CapRefund},
 		KindConcurrency:       {CapRelease},
 		KindFlash5Fixed:       {CapRetryAfter},
+		KindFlash5Token:       {CapRetryAfter},
 		KindXTimeRate:         {CapReserve},
 		KindUber:              {CapReserve},
 		KindNginx:             {CapReserve, CapRefund},
 		KindGuavaBursty:       {CapRetryAfter, CapReserve},
 		KindGuavaWarmUp:       {CapRetryAfter, CapReserve},
 		KindSentinel:          {CapReserve, CapRefund},
+		KindResilience4j:      {CapRetryAfter, CapReserve},
+		KindTwoCounter:        {CapRetryAfter, CapRefund},
 	}
 	for _, info := range Kinds() {
 		l, err := Parse(info.Example, zeroClock{})

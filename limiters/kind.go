@@ -100,12 +100,15 @@ var kinds = []*KindInfo{
 	&warmUpKind,
 	&concurrencyKind,
 	&flash5FixedKind,
+	&flash5TokenKind,
 	&xTimeRateKind,
 	&uberKind,
 	&nginxKind,
 	&guavaBurstyKind,
 	&guavaWarmUpKind,
 	&sentinelKind,
+	&resilience4jKind,
+	&twoCounterKind,
 }
 
 // Kinds lists every kind, in the order ratelab shows them.

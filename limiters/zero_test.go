@@ -11,8 +11,8 @@ import (
 // Never (or Invalid), nothing is available, no retry helps, and no method panics — not the
 // clocked forms either (they read time 0 without a clock).
 func TestZeroValuesGrantNothingAndNeverPanic(t *testing.T) {
-	for _, l := range []testLimiter{&TokenBucket{}, &LeakyBucket{}, &SlidingWindow{}, &FixedWindow{}, &WarmUpTokenBucket{}, &Concurrency{}, &Flash5Fixed{}, &XTimeRate{}, &Uber{}, &Nginx{},
-		&GuavaBursty{}, &GuavaWarmingUp{}, &Sentinel{}} {
+	for _, l := range []testLimiter{&TokenBucket{}, &LeakyBucket{}, &SlidingWindow{}, &FixedWindow{}, &WarmUpTokenBucket{}, &Concurrency{}, &Flash5Fixed{}, &Flash5Token{}, &XTimeRate{}, &Uber{}, &Nginx{},
+		&GuavaBursty{}, &GuavaWarmingUp{}, &Sentinel{}, &Resilience4j{}, &TwoCounter{}} {
 		name := func() string { return l.String() }
 		assert.NotPanics(t, func() { _ = name() }, "%T.String", l)
 		for _, now := range []time.Duration{0, time.Second} {

@@ -259,6 +259,22 @@ func catalogue() []*engine.Scenario {
 			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 1000,
 				Keys: &engine.KeyPopulation{Kind: engine.PopulationNoisy, Clients: 100, Share: 0.6}}},
 		},
+		{
+			Name: "flash5-low-rate",
+			Description: "Flash5's token bucket refills a whole number of milli-tokens per millisecond, " +
+				"⌊limit·1000/windowMs⌋ and at least 1, so it admits that many per second whatever the window says. A " +
+				"client sends 4 requests a second, evenly, for 5 minutes, against 100 per minute and 1 per hour, each " +
+				"as Flash5's TOKEN_BUCKET (flash5-token) and as ratelab's token bucket of the same capacity and rate. " +
+				"100 per minute is ⌊100000/60000⌋ = 1 milli-token per ms, one token a second: after the full bucket " +
+				"drains, Flash5 admits 60 a minute, where the token bucket admits 100 (one every 600ms): 399 against " +
+				"599 in all (the 100 of the full bucket, then 299 and 499 refilled). 1 per hour is ⌊1000/3600000⌋ = 0, " +
+				"raised to 1: one a second again, 300 in the 5 minutes, where the token bucket admits the 1 its bucket holds. A limiter configured per hour or per minute " +
+				"silently becomes one per second.",
+			Seed: 1, Horizon: 5 * time.Minute, Client: drop, Trace: true,
+			Lanes: lanes("flash5-token:limit=100,window=1m", "token-bucket:capacity=100,rate=100/1m",
+				"flash5-token:limit=1,window=1h", "token-bucket:capacity=1,rate=1/1h"),
+			Sources: []engine.Source{{Kind: engine.SourceConstant, Rate: 4}},
+		},
 	}
 }
 
