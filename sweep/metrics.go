@@ -132,10 +132,10 @@ func always(f func(m Metrics) float64) func(Metrics) (float64, bool) {
 
 // MetricList is every metric a sweep can chart, in the order help lists them.
 var MetricList = []Metric{
-	{"refused%", "refused", "requests refused (not retried), % of offered", Percent, always(func(m Metrics) float64 { return m.Share(m.Refused) })},
-	{"not_admitted%", "not admitted", "requests refused, timed out or given up, % of offered", Percent,
+	{"refused%", "refused %", "requests refused (not retried), % of offered", Percent, always(func(m Metrics) float64 { return m.Share(m.Refused) })},
+	{"not_admitted%", "not admitted %", "requests refused, timed out or given up, % of offered", Percent,
 		always(func(m Metrics) float64 { return m.Share(m.Refused + m.TimedOut + m.GaveUp) })},
-	{"admitted%", "admitted", "requests admitted, % of offered", Percent, always(func(m Metrics) float64 { return m.Share(m.Admitted) })},
+	{"admitted%", "admitted %", "requests admitted, % of offered", Percent, always(func(m Metrics) float64 { return m.Share(m.Admitted) })},
 	{"p50", "median wait", "median wait of admitted requests", Wait, always(func(m Metrics) float64 { return float64(m.WaitP50) })},
 	{"p99", "99th percentile wait", "99th percentile wait of admitted requests", Wait, always(func(m Metrics) float64 { return float64(m.WaitP99) })},
 	{"rate_overshoot", "admitted over the nominal rate", "most admitted in the first stage's window over its nominal rate × the window (1: exactly the rate; a fixed window's boundary: up to 2)", Ratio, Metrics.RateOvershoot},
