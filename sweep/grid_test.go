@@ -135,7 +135,7 @@ func TestGridMistakesAreExplained(t *testing.T) {
 // A cell's numbers are `ratelab run`'s for the same lane: a cell runs alone, and a lane of a
 // scenario does not depend on the others.
 func TestACellIsTheRunOfItsLane(t *testing.T) {
-	for _, name := range []string{"replay", "retry-storm", "slow-downstream", "poisson"} {
+	for _, name := range []string{"replay", "retry-storm", "slow-downstream", "poisson", "diurnal"} {
 		sc := scenario(t, name)
 		res, err := engine.Run(context.Background(), sc, nil)
 		require.NoError(t, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -208,23 +207,4 @@ func TestSweepMergeHelp(t *testing.T) {
 	c, _, err := ratelab(t, "sweep", "-h")
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(c, "Usage: ratelab sweep [SCENARIO"), c)
-}
-
-// A sweep cancelled half-way (Ctrl-C) prints nothing and writes no figure.
-func TestSweepInterruptedPrintsNothing(t *testing.T) {
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"sweep", "poisson", "--horizon", "1000h", "--vary", "token-bucket.capacity=1..3", "--out", dir}, strings.NewReader(""), &stdout, &stderr)
-	}()
-	cancel()
-	err := <-done
-	require.Error(t, err)
-	assert.Equal(t, "interrupted", err.Error())
-	assert.Equal(t, 130, report(err, &bytes.Buffer{}))
-	assert.Empty(t, stdout.String())
-	assert.Empty(t, names(t, dir))
 }
