@@ -7,7 +7,7 @@
 //
 //	token-bucket.capacity=1..100        capacity 1 12 23 34 45 56 67 78 89 100 (10 steps)
 //	token-bucket.rate=50/1s..200/1s     rate 50 67 83 100 117 133 150 167 183 200 per second
-//	token-bucket.capacity=1..1000, log  capacity 1 2 5 10 22 46 100 215 464 1000
+//	token-bucket.capacity=1..1000       on a log scale: capacity 1 2 5 10 22 46 100 215 464 1000
 //	x-time-rate.mode=try,wait           the values listed
 //
 // The grid is every combination, for every lane of the scenario that each dimension applies
