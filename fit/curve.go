@@ -1,8 +1,10 @@
 package fit
 
 import (
+	"context"
 	"time"
 
+	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 )
 
@@ -116,4 +118,23 @@ func (c *curve) points() []Point {
 		out[k] = p
 	}
 	return out
+}
+
+// Curve is σ at each of rates (in their order), in one pass over src: for a caller that has
+// its own rates, as a sweep over token-bucket rates does to draw σ(ρ) over its grid. Each
+// rate must be one a token bucket accepts (limiters.TokenBucketSpec.Validate with capacity 1).
+func Curve(ctx context.Context, src Source, rates []limiters.Rate) ([]Point, error) {
+	for _, r := range rates {
+		if err := (limiters.TokenBucketSpec{Capacity: 1, Rate: r}).Validate(); err != nil {
+			return nil, err
+		}
+	}
+	c := newCurve(rates)
+	if err := each(ctx, src, func(row *engine.TraceRow) error {
+		c.add(int64(row.At), int64(row.Permits))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return c.points(), nil
 }

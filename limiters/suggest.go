@@ -48,3 +48,8 @@ func didYouMean(name string, known []string) string {
 	}
 	return ""
 }
+
+// DidYouMean is " (did you mean X?)" when X, one of known, is close enough to name to be
+// what a misspelt name meant (the rule ParseSpec uses for kinds and fields), else "": for
+// other packages that name kinds and fields, so that every typo gets the same help.
+func DidYouMean(name string, known []string) string { return didYouMean(name, known) }

@@ -36,6 +36,8 @@ type Figure struct {
 	ShareY   bool // panels in the same column share their y range
 	// PanelHeight is the default height of one row of panels, in pixels at DPI.
 	PanelHeight int
+	// ColorBar, when set, is drawn right of the panels: the scale of their heatmaps.
+	ColorBar *ColorBar
 
 	slack float64 // while drawing an SVG: room for a wider substitute font (see Write)
 }
@@ -51,6 +53,12 @@ type Panel struct {
 	HideYTicks bool
 	Series     []Series
 	Labels     []Label // text in data coordinates (the timeline's row names)
+	// Heat, when set, fills the panel with a grid of coloured cells (a sweep's heatmap),
+	// under its series; its column and row labels replace the axes' numbers.
+	Heat *Heat
+	// XTicks, when set, label the x axis at 0, 1, 2, … instead of numbers (a sweep's values
+	// that are words).
+	XTicks []string
 }
 
 // Series is one plotted line or set of marks.
@@ -212,6 +220,10 @@ func (f *Figure) Draw(c draw.Canvas, widthPx int) {
 	area := c
 	area.Min.Y, area.Max.Y = bottom, y-vg.Points(2)
 	area.Min.X, area.Max.X = c.Min.X+vg.Points(4), right
+	if f.ColorBar != nil {
+		area.Max.X -= f.ColorBar.width(f.slack)
+		f.ColorBar.draw(c, area.Max.X+vg.Points(14), area.Min.Y, area.Max.Y, f.slack)
+	}
 	cols, rows := f.cols(), f.rows()
 	grid := f.Plots(widthPx)
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(6)}
@@ -241,7 +253,8 @@ func (f *Figure) Plots(widthPx int) [][]*plot.Plot {
 		grid[r] = make([]*plot.Plot, cols)
 		for k := range cols {
 			if i := r*cols + k; i < len(f.Panels) {
-				grid[r][k] = f.panelPlot(f.Panels[i], ranges[i], r == rows-1, columns)
+				last := i+cols >= len(f.Panels) // nothing below it: it labels the x axis
+				grid[r][k] = f.panelPlot(f.Panels[i], ranges[i], last, columns)
 			}
 		}
 	}
@@ -326,6 +339,22 @@ func (f *Figure) panelPlot(pn *Panel, yr [2]float64, bottom bool, columns int) *
 	}
 	if pn.HideYTicks {
 		p.Y.Tick.Marker = plot.ConstantTicks{}
+	}
+	if pn.XTicks != nil {
+		p.X.Tick.Marker = labelTicks{labels: pn.XTicks, target: 2 * xTarget, blank: !bottom}
+	}
+	if h := pn.Heat; h != nil {
+		p.X.Tick.Marker = labelTicks{labels: h.Cols, target: 2 * xTarget, blank: !bottom}
+		p.Y.Tick.Marker = labelTicks{labels: h.Rows, target: 2 * yTarget}
+		p.Add(h)
+		for _, s := range pn.Series {
+			for _, pl := range seriesPlotters(s, pn.XMin, pn.XMax, columns) {
+				p.Add(pl)
+			}
+		}
+		p.X.Min, p.X.Max = pn.XMin, pn.XMax
+		p.Y.Min, p.Y.Max = yr[0], yr[1]
+		return p
 	}
 	g := plotter.NewGrid()
 	g.Vertical.Color, g.Horizontal.Color = gridGrey, gridGrey
@@ -584,6 +613,9 @@ func (f *Figure) Dump(w io.Writer) error {
 	for _, e := range f.Legend {
 		fmt.Fprintf(bw, "legend %q %s %s\n", e.Label, e.Role, e.Mark)
 	}
+	if b := f.ColorBar; b != nil {
+		fmt.Fprintf(bw, "colorbar %q [%s, %s]\n", b.Label, g(b.Scale.Lo), g(b.Scale.Hi))
+	}
 	for _, p := range f.Panels {
 		fmt.Fprintf(bw, "\npanel %q y=%q x=[%s, %s]", p.Title, p.YLabel, g(p.XMin), g(p.XMax))
 		if p.YMax > p.YMin {
@@ -592,6 +624,16 @@ func (f *Figure) Dump(w io.Writer) error {
 		fmt.Fprintln(bw)
 		for _, l := range p.Labels {
 			fmt.Fprintf(bw, "  label (%s, %s) %q\n", g(l.X), g(l.Y), l.Text)
+		}
+		if h := p.Heat; h != nil {
+			fmt.Fprintf(bw, "  heat %d×%d scale=[%s, %s] cols=%q rows=%q\n", len(h.Cols), len(h.Rows), g(h.Scale.Lo), g(h.Scale.Hi), h.Cols, h.Rows)
+			for r := len(h.Rows) - 1; r >= 0; r-- {
+				fmt.Fprintf(bw, "    %s:", h.Rows[r])
+				for c := range h.Cols {
+					fmt.Fprintf(bw, " %s", h.Text[r*len(h.Cols)+c])
+				}
+				fmt.Fprintln(bw)
+			}
 		}
 		for _, s := range p.Series {
 			fmt.Fprintf(bw, "  series %q role=%s", s.Label, s.Role)

@@ -17,6 +17,9 @@ const helpWidth = 80
 // helpCommand is `ratelab help [COMMAND]`: the global usage, or one command's, which is
 // what `ratelab COMMAND -h` prints.
 func helpCommand(ctx context.Context, e *env, args []string) error {
+	if len(args) == 2 && args[0] == "sweep" && args[1] == "merge" {
+		args = []string{"sweep merge"}
+	}
 	switch len(args) {
 	case 0:
 		fmt.Fprint(e.stdout, usage())

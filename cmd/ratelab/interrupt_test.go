@@ -26,6 +26,8 @@ func TestInterruptedRunPrintsNothing(t *testing.T) {
 		{"run", "poisson", "--horizon", "1000h"},
 		{"run", "poisson", "--horizon", "1000h", "--format", "json"},
 		{"plot", "poisson", "--horizon", "1000h", "--out", dir},
+		{"sweep", "poisson", "--horizon", "1000h", "--vary", "token-bucket.capacity=1..3", "--out", dir},
+		{"sweep", "poisson", "--horizon", "1000h", "--vary", "token-bucket.capacity=1..3", "--format", "csv"},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
@@ -58,6 +60,7 @@ func TestBinaryExits130OnCtrlC(t *testing.T) {
 	}{
 		{"long run", []string{"run", "poisson", "--horizon", "1000h"}, syscall.SIGINT, 130, "ratelab: interrupted\n", ""},
 		{"long run, terminated", []string{"run", "poisson", "--horizon", "1000h"}, syscall.SIGTERM, 143, "ratelab: terminated\n", ""},
+		{"long sweep", []string{"sweep", "poisson", "--horizon", "1000h", "--vary", "token-bucket.capacity=1..3", "--out", "figures"}, syscall.SIGINT, 130, "ratelab: interrupted\n", ""},
 		{"scenario on stdin", []string{"run", "-"}, syscall.SIGINT, 130, "ratelab: interrupted\n", strings.Repeat("# a comment\n", 20000)},
 		{"trace on stdin", []string{"replay", "--in", "-", "--limiter", "leaky-bucket:rate=1/1s"}, syscall.SIGINT, 130, "ratelab: interrupted\n", "t_ns\n" + strings.Repeat("0\n", 100000)},
 	} {

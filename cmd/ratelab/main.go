@@ -6,6 +6,10 @@
 //	ratelab list                  the scenarios and limiter kinds
 //	ratelab replay --in TRACE.csv replay a recorded trace through limiters
 //	ratelab fit --in TRACE.csv    the least limiter parameters that admit a trace
+//	ratelab sweep SCENARIO --vary token-bucket.capacity=1..100 [--vary …]
+//	                              a grid of limiter parameters: a table, CSV and heatmaps
+//	ratelab sweep merge A.csv B.csv …
+//	                              join a sweep's shards (--shard I/N) into one CSV
 //	ratelab help [COMMAND]        usage; `ratelab COMMAND -h` too
 //
 // Exit codes: 0 ok, 1 failure, 2 usage error, 130 interrupted (143 terminated); every error
@@ -96,6 +100,18 @@ var commands = []command{
 			"the recommended point is the curve's knee (or --rate), with the least spec of each kind there, every one replayed over the whole trace to confirm it. " +
 			"A SCENARIO's traffic is its sources' requests, without retries. --in - reads the trace from standard input (kept in a temporary file: fitting reads it several times).",
 		fitCommand},
+	{"sweep", "[SCENARIO | FILE | -] --vary TARGET.FIELD=VALUES [--vary …] [flags]", "run a grid of limiter parameters over a scenario: every cell's metrics as a table or CSV, and heatmaps",
+		"Each --vary names a field and its values. TARGET.FIELD is a kind's field in every lane with a stage of that kind (token-bucket.capacity), or a field of the one lane named TARGET (its NAME=, or its spec), in the stage of it that has the field. " +
+			"VALUES is LO..HI stepped in --steps values (whole numbers 1..100; rates of one window 50/1s..200/1s, the permits stepped; durations 10ms..1s; decimals), the ends exact and the values between rounded to a round unit, or a list a,b,c taken as given. " +
+			"With two --vary the grid is every pair, for every lane both apply to; cells are numbered lane by lane, then by the first --vary's value, then the second's. " +
+			"Each cell is that lane alone on the scenario's seed, so every cell sees the same offered traffic. Cells run on every core; the output is the same whatever the cores. " +
+			"--shard I/N runs every N-th cell from the I-th, as CSV, and ratelab sweep merge joins the shards into the CSV one machine writes, byte for byte. " +
+			"The figures (--out) draw each --metric: a heatmap for two --vary with a colour bar, σ(ρ) from ratelab fit drawn over it when the scenario is a trace and the two are a token bucket's rate and capacity; a line chart for one.",
+		sweepCommand},
+	{"sweep merge", "SHARD.csv... [flags]", "join the CSVs of a sweep's shards into the CSV one machine writes (and draw its figures)",
+		"The shards may come in any order; a shard missing, given twice, or of another sweep (the sweep column is a hash of the grid) is an error naming it. - reads one shard from standard input. " +
+			"Figures drawn from shards have no σ(ρ) curve: it needs the trace, which the CSV does not hold.",
+		sweepMergeCommand},
 	{"plot", "[SCENARIO | FILE | -] --out DIR [flags] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery",
 		"Writes DIR/NAME-CHART.png (or .svg) for each chart and prints their paths. With exactly one --chart, --out - writes the image to standard output.",
 		plotCommand},
@@ -147,6 +163,9 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintln(e.stdout, versionLine())
 		return nil
+	}
+	if name == "sweep" && len(args) > 1 && args[1] == "merge" { // a subcommand (a scenario file called merge: ./merge)
+		name, args = "sweep merge", args[1:]
 	}
 	c, err := lookupCommand(name)
 	if err != nil {

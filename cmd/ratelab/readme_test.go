@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/cmpimg"
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/scenarios"
@@ -91,4 +92,33 @@ func TestReadmeListsEveryScenario(t *testing.T) {
 		}
 	}
 	assert.Equal(t, scenarios.Names(), rows)
+}
+
+// The README's sweep example is real: its command prints exactly the output shown, and writes
+// the image shown.
+func TestReadmeSweepExampleIsReal(t *testing.T) {
+	block := readmeBlock(t, "sweep")
+	_, rest, ok := strings.Cut(block, "```sh\ngo run ./cmd/ratelab ")
+	require.True(t, ok)
+	command, rest, ok := strings.Cut(rest, "\n```")
+	require.True(t, ok)
+	_, rest, ok = strings.Cut(rest, "```text\n")
+	require.True(t, ok)
+	want, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	args := strings.Fields(command)
+	require.Equal(t, []string{"--out", "docs/img"}, args[len(args)-2:])
+	dir := t.TempDir()
+	args[len(args)-1] = dir
+	got, stderr, err := ratelab(t, args...)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, filepath.Join(dir, "replay-sweep-refused-pct.png")+"\n", stderr)
+	shown, err := os.ReadFile("../../docs/img/replay-sweep-refused-pct.png")
+	require.NoError(t, err)
+	drawn, err := os.ReadFile(filepath.Join(dir, "replay-sweep-refused-pct.png"))
+	require.NoError(t, err)
+	same, err := cmpimg.EqualApprox("png", shown, drawn, 0.01)
+	require.NoError(t, err)
+	assert.True(t, same, "docs/img/replay-sweep-refused-pct.png is stale: rerun the README's command")
 }

@@ -1,0 +1,445 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/fit"
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/plots"
+	"github.com/ratelab/ratelab/sweep"
+)
+
+// sweepOutput are the flags that say what a sweep (or a merge) writes.
+type sweepOutput struct {
+	format  string
+	out     string
+	image   string
+	metrics stringList
+}
+
+func (o *sweepOutput) register(fs *flag.FlagSet, format string) {
+	fs.StringVar(&o.format, "format", format, "the output `FORMAT` on standard output: table (each metric as a grid) or csv (one row per cell, stable columns)")
+	fs.StringVar(&o.out, "out", "", "also draw each --metric to this directory `DIR`: a heatmap for two --vary, a line chart for one (default: none)")
+	fs.StringVar(&o.image, "image", "png", "the figures' `FORMAT`: png, svg or both")
+	fs.Var(&o.metrics, "metric", "a `METRIC` for the table and the figures, repeatable: "+strings.Join(sweep.MetricNames(), ", ")+" (default: refused%)")
+}
+
+// check refuses bad values before anything runs, and resolves the metrics.
+func (o *sweepOutput) check() ([]sweep.Metric, error) {
+	if err := checkChoice("format", o.format, "table", "csv"); err != nil {
+		return nil, err
+	}
+	if err := checkChoice("image", o.image, "png", "svg", "both"); err != nil {
+		return nil, err
+	}
+	if o.out == "-" {
+		return nil, usageErrorf("--out -: the figures are files; give a directory (the CSV goes to standard output with --format csv)")
+	}
+	names := []string(o.metrics)
+	if len(names) == 0 {
+		names = []string{"refused%"}
+	}
+	var out []sweep.Metric
+	for _, name := range names {
+		m, ok := sweep.LookupMetric(name)
+		if !ok {
+			return nil, usageErrorf("--metric %s: no such metric%s (metrics: %s)", quoteArg(name), didYouMean(name, sweep.MetricNames(), nil), strings.Join(sweep.MetricNames(), ", "))
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func sweepCommand(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	var sf scenarioFlags
+	sf.register(fs)
+	var varies stringList
+	fs.Var(&varies, "vary", "a field and its values, `VARY`, as TARGET.FIELD=VALUES, once or twice (required): TARGET is a kind (every lane with a stage of it) or a lane's name; VALUES is LO..HI, stepped, or a list a,b,c")
+	stepsText := fs.String("steps", strconv.Itoa(sweep.DefaultSteps), "the `N` values of each LO..HI range, or NxM: N for the first --vary, M for the second")
+	scaleText := fs.String("scale", "linear", "how ranges are stepped, a `SCALE`: linear or log, or one per --vary (log,linear)")
+	shardText := fs.String("shard", "", "run only this `SHARD` of the cells, I/N: every N-th cell from the I-th, I from 0 to N−1, as CSV for ratelab sweep merge (default: every cell)")
+	jobs := fs.Int("jobs", 0, "how many cells run at once, `N` (default: one per core, GOMAXPROCS)")
+	var o sweepOutput
+	o.register(fs, "table")
+	positional, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	metrics, err := o.check()
+	if err != nil {
+		return err
+	}
+	if len(varies) == 0 {
+		return usageErrorf("sweep: --vary TARGET.FIELD=VALUES is required, e.g. --vary token-bucket.capacity=1..100 (once, or twice for a heatmap)")
+	}
+	if len(varies) > sweep.MaxDims {
+		return usageErrorf("--vary %s: a sweep varies at most %d fields (a heatmap's two axes); sweep again for each value of a third", quoteArg(varies[sweep.MaxDims]), sweep.MaxDims)
+	}
+	steps, err := parseSteps(*stepsText, *scaleText, len(varies))
+	if err != nil {
+		return err
+	}
+	if *jobs < 0 || set["jobs"] && *jobs == 0 {
+		return usageErrorf("--jobs %d: must be at least 1", *jobs)
+	}
+	shard, shards := 0, 0
+	if *shardText != "" {
+		if shard, shards, err = parseShard(*shardText); err != nil {
+			return err
+		}
+		if o.out != "" {
+			return usageErrorf("sweep: --out draws every cell; a shard has a part of them: draw the figures with ratelab sweep merge SHARDS… --out DIR")
+		}
+		if set["format"] && o.format != "csv" {
+			return usageErrorf("sweep: --shard writes CSV for ratelab sweep merge, not --format %s", o.format)
+		}
+		o.format = "csv"
+	}
+	var dims []sweep.Dimension
+	for i, text := range varies {
+		d, err := sweep.ParseDimension(text, steps[i])
+		if err != nil {
+			return varyUsage(err)
+		}
+		dims = append(dims, d)
+	}
+	sc, err := sf.load(ctx, e, fs, positional)
+	if err != nil {
+		return err
+	}
+	g, err := sweep.New(sc, dims)
+	if err != nil {
+		return varyUsage(err)
+	}
+	rows, err := sweepWithProgress(ctx, e, g, sweep.Options{Workers: *jobs, Shard: shard, Shards: shards})
+	if err != nil {
+		return err
+	}
+	if shards > 0 {
+		return sweep.WriteCSV(e.stdout, rows)
+	}
+	res, err := sweep.Assemble(rows)
+	if err != nil {
+		return err
+	}
+	if o.out != "" {
+		sigma, err := sigmaFor(ctx, sc, res)
+		if err != nil {
+			return err
+		}
+		if err := writeSweepFigures(ctx, e, o, metrics, res, sigma, fileBase(sc, positional)); err != nil {
+			return err
+		}
+	}
+	if o.format == "csv" {
+		return sweep.WriteCSV(e.stdout, res.Rows)
+	}
+	return writeSweepTable(e.stdout, res, metrics)
+}
+
+func sweepMergeCommand(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("sweep merge", flag.ContinueOnError)
+	var o sweepOutput
+	o.register(fs, "csv")
+	positional, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	metrics, err := o.check()
+	if err != nil {
+		return err
+	}
+	if len(positional) == 0 {
+		return usageErrorf("sweep merge: give the shards' CSV files, e.g. ratelab sweep merge shard-*.csv")
+	}
+	if i := slices.Index(positional, "-"); i >= 0 && slices.Contains(positional[i+1:], "-") {
+		return usageErrorf("sweep merge: - (standard input) given twice")
+	}
+	var parts []sweep.Part
+	for _, path := range positional {
+		var rows []sweep.Row
+		if path == "-" {
+			readingStdin(e, "a shard's CSV")
+			in, stop := newCtxReader(ctx, e.stdin)
+			rows, err = sweep.ReadCSV(in, "standard input")
+			stop()
+		} else {
+			rows, err = readSweepCSV(ctx, path)
+		}
+		if err != nil {
+			return err
+		}
+		parts = append(parts, sweep.Part{Name: path, Rows: rows})
+	}
+	rows, err := sweep.Merge(parts)
+	if err != nil {
+		return err
+	}
+	res, err := sweep.Assemble(rows)
+	if err != nil {
+		return err
+	}
+	if o.out != "" {
+		if err := writeSweepFigures(ctx, e, o, metrics, res, nil, fileBase(&engine.Scenario{Name: res.Scenario}, nil)); err != nil {
+			return err
+		}
+	}
+	if o.format == "csv" {
+		return sweep.WriteCSV(e.stdout, rows)
+	}
+	return writeSweepTable(e.stdout, res, metrics)
+}
+
+func readSweepCSV(ctx context.Context, path string) ([]sweep.Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, cause(err))
+	}
+	defer f.Close()
+	in, stop := newCtxReader(ctx, f)
+	defer stop()
+	return sweep.ReadCSV(in, path)
+}
+
+// varyUsage makes the sweep package's complaints about --vary usage errors in the CLI's
+// words: "--vary 'token-bucket.capcity=1..9': token-bucket has no field …".
+func varyUsage(err error) error {
+	var ve *sweep.VaryError
+	if errors.As(err, &ve) {
+		return usageErrorf("--vary %s: %s", quoteArg(ve.Text), ve.Reason)
+	}
+	return usageErrorf("%s", strings.TrimPrefix(err.Error(), "sweep: "))
+}
+
+// parseSteps reads --steps N or NxM and --scale S or S,S into one Steps per --vary.
+func parseSteps(stepsText, scaleText string, dims int) ([]sweep.Steps, error) {
+	parts := strings.FieldsFunc(stepsText, func(r rune) bool { return r == 'x' || r == '×' })
+	if len(parts) != 1 && len(parts) != dims || strings.Count(stepsText, "x")+strings.Count(stepsText, "×") != len(parts)-1 {
+		return nil, usageErrorf("--steps %s: give N, or NxM with one N per --vary (%d here)", quoteArg(stepsText), dims)
+	}
+	scales := strings.Split(scaleText, ",")
+	if len(scales) != 1 && len(scales) != dims {
+		return nil, usageErrorf("--scale %s: give one scale, or one per --vary (%d here)", quoteArg(scaleText), dims)
+	}
+	out := make([]sweep.Steps, dims)
+	for i := range out {
+		text := parts[min(i, len(parts)-1)]
+		n, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			return nil, usageErrorf("--steps %s: %q is not a whole number", quoteArg(stepsText), text)
+		}
+		if n < 2 || n > sweep.MaxSteps {
+			return nil, usageErrorf("--steps %s: a range takes 2 to %d values", quoteArg(stepsText), sweep.MaxSteps)
+		}
+		scale := strings.TrimSpace(scales[min(i, len(scales)-1)])
+		if err := checkChoice("scale", scale, "linear", "log"); err != nil {
+			return nil, err
+		}
+		out[i] = sweep.Steps{N: n, Scale: sweep.Scale(scale)}
+	}
+	return out, nil
+}
+
+// parseShard reads I/N.
+func parseShard(text string) (i, n int, err error) {
+	a, b, ok := strings.Cut(text, "/")
+	i, errI := strconv.Atoi(strings.TrimSpace(a))
+	n, errN := strconv.Atoi(strings.TrimSpace(b))
+	switch {
+	case !ok || errI != nil || errN != nil:
+		return 0, 0, usageErrorf("--shard %s: not I/N, e.g. 0/4 (shard I of N, I from 0 to N−1)", quoteArg(text))
+	case n < 1:
+		return 0, 0, usageErrorf("--shard %s: N must be at least 1", quoteArg(text))
+	case i < 0 || i >= n:
+		return 0, 0, usageErrorf("--shard %s: I runs from 0 to %d (N−1), as Kubernetes' JOB_COMPLETION_INDEX does", quoteArg(text), n-1)
+	}
+	return i, n, nil
+}
+
+// sweepWithProgress runs the grid, drawing a progress bar on stderr when it is a terminal and
+// the sweep takes longer than a second. Wall-clock time paces only the bar.
+func sweepWithProgress(ctx context.Context, e *env, g *sweep.Grid, opt sweep.Options) ([]sweep.Row, error) {
+	var progress sweep.Progress
+	opt.Progress = &progress
+	done := make(chan struct{})
+	if e.stderrTTY {
+		go func() {
+			start := time.Now()
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			drawn := false
+			for {
+				select {
+				case <-done:
+					if drawn {
+						fmt.Fprint(e.stderr, "\r\033[K")
+					}
+					return
+				case <-tick.C:
+					if time.Since(start) < time.Second {
+						continue
+					}
+					drawn = true
+					n, total := progress.Done()
+					fmt.Fprintf(e.stderr, "\r%s %d/%d cells", progressBar("sweep "+g.Scenario.Name, progress.Fraction(), 30), n, total)
+				}
+			}
+		}()
+	}
+	rows, err := sweep.Run(ctx, g, opt)
+	close(done)
+	return rows, err
+}
+
+// sigmaFor is σ(ρ) at the sweep's rates when it varies a token bucket's rate and capacity over
+// a trace (every source a trace): the burstiness curve ratelab fit computes, to draw over the
+// heatmap. nil otherwise.
+func sigmaFor(ctx context.Context, sc *engine.Scenario, res *sweep.Result) ([]fit.Point, error) {
+	rateDim, _, ok := plots.SigmaAxes(res)
+	if !ok || len(sc.Sources) == 0 {
+		return nil, nil
+	}
+	for _, s := range sc.Sources {
+		if s.Kind != engine.SourceTrace {
+			return nil, nil
+		}
+	}
+	var rates []limiters.Rate
+	for _, v := range res.Dims[rateDim].Values {
+		r, err := limiters.ParseRate(v.Text)
+		if err != nil {
+			return nil, nil // a list of rates in another syntax: no curve
+		}
+		rates = append(rates, r)
+	}
+	return fit.Curve(ctx, fit.Scenario(sc), rates)
+}
+
+// writeSweepFigures draws each metric to DIR/BASE-sweep-METRIC.EXT and names each file on
+// stderr (standard output holds the table or the CSV).
+func writeSweepFigures(ctx context.Context, e *env, o sweepOutput, metrics []sweep.Metric, res *sweep.Result, sigma []fit.Point, base string) error {
+	if err := ensureDir(o.out); err != nil {
+		return fmt.Errorf("--out %w", err)
+	}
+	formats := []string{o.image}
+	if o.image == "both" {
+		formats = []string{"png", "svg"}
+	}
+	for _, m := range metrics {
+		fig, err := plots.Sweep(res, m, sigma)
+		if err != nil {
+			return err
+		}
+		for _, format := range formats {
+			var buf bytes.Buffer
+			if err := fig.Write(&buf, format, plots.DefaultWidth, 0); err != nil {
+				return err
+			}
+			path := filepath.Join(o.out, fmt.Sprintf("%s-%s.%s", base, plots.MetricFileName(m), format))
+			if err := writeOutput(ctx, path, buf.Bytes()); err != nil {
+				return err
+			}
+			fmt.Fprintln(e.stderr, path)
+		}
+	}
+	return nil
+}
+
+// writeSweepTable prints each metric as the heatmap reads: for two dimensions, one grid per
+// lane, the first dimension across and the second down from its largest value; for one, a
+// column per lane.
+func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric) error {
+	var shape []string
+	for _, d := range res.Dims {
+		shape = append(shape, fmt.Sprintf("%s (%d values)", d.Name(), len(d.Values)))
+	}
+	lanes := "1 lane"
+	if len(res.Lanes) > 1 {
+		lanes = fmt.Sprintf("%d lanes", len(res.Lanes))
+	}
+	fmt.Fprintf(w, "%s: %d cells = %s × %s; seed %d, %s of virtual time\n", res.Scenario, len(res.Rows), lanes,
+		strings.Join(shape, " × "), res.Seed, limiters.FormatDuration(res.Horizon))
+	for _, m := range metrics {
+		fmt.Fprintf(w, "\n%s: %s\n", m.Name, m.Meaning)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		if len(res.Dims) == 1 {
+			d := res.Dims[0]
+			fmt.Fprint(tw, d.Name()+"\t")
+			for _, lane := range res.Lanes {
+				fmt.Fprint(tw, lane+"\t")
+			}
+			fmt.Fprintln(tw)
+			for i, v := range d.Values {
+				fmt.Fprint(tw, v.Text+"\t")
+				for lane := range res.Lanes {
+					fmt.Fprint(tw, tableValue(m, res.At(lane, i).Metrics)+"\t")
+				}
+				fmt.Fprintln(tw)
+			}
+		} else {
+			dx, dy := res.Dims[0], res.Dims[1]
+			for lane, name := range res.Lanes {
+				if len(res.Lanes) > 1 || lane > 0 {
+					fmt.Fprintf(tw, "lane %s\n", name)
+				}
+				fmt.Fprintf(tw, "%s \\ %s\t", dy.Field, dx.Field)
+				for _, v := range dx.Values {
+					fmt.Fprint(tw, v.Text+"\t")
+				}
+				fmt.Fprintln(tw)
+				for j := len(dy.Values) - 1; j >= 0; j-- {
+					fmt.Fprint(tw, dy.Values[j].Text+"\t")
+					for i := range dx.Values {
+						fmt.Fprint(tw, tableValue(m, res.At(lane, i, j).Metrics)+"\t")
+					}
+					fmt.Fprintln(tw)
+				}
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tableValue is a cell's value as the table prints it: shares to 0.1% (exactly none as 0),
+// waits rounded, ratios to 0.001, "-" where a cell has none.
+func tableValue(m sweep.Metric, cell sweep.Metrics) string {
+	v, ok := m.Value(cell)
+	if !ok {
+		return "-"
+	}
+	switch m.Kind {
+	case sweep.Percent:
+		switch {
+		case v == 0:
+			return "0"
+		case v < 0.05:
+			return "<0.1"
+		}
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case sweep.Wait:
+		return roundedDuration(time.Duration(v))
+	case sweep.Ratio:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+}

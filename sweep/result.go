@@ -1,0 +1,121 @@
+package sweep
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// Result is a whole sweep laid out as its grid: what tables and figures read. It is made from
+// rows alone (Assemble), so a sweep run on one machine and one merged from shards give the
+// same Result.
+type Result struct {
+	Sweep    string
+	Scenario string
+	Seed     uint64
+	Horizon  time.Duration
+	Dims     []Dimension // Target, Kind, Field and Values (Text is TARGET.FIELD)
+	Lanes    []string    // the templates' names
+	Rows     []Row       // every cell: Rows[k].Cell == k
+}
+
+// Assemble lays out a whole sweep's rows (every cell, in any order) as its grid. It refuses
+// rows that are not every cell of one grid, numbered as New numbers them.
+func Assemble(rows []Row) (*Result, error) {
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("sweep: no cells")
+	}
+	first := rows[0]
+	sorted := make([]Row, first.Cells)
+	seen := make([]bool, first.Cells)
+	for _, r := range rows {
+		if r.Sweep != first.Sweep || r.Cells != first.Cells || r.Cell < 0 || r.Cell >= first.Cells {
+			return nil, fmt.Errorf("sweep: cell %d is not of sweep %s's %d cells", r.Cell, first.Sweep, first.Cells)
+		}
+		if seen[r.Cell] {
+			return nil, fmt.Errorf("sweep: cell %d given twice", r.Cell)
+		}
+		seen[r.Cell], sorted[r.Cell] = true, r
+	}
+	if len(rows) != first.Cells {
+		return nil, fmt.Errorf("sweep: %d of %d cells: a figure or table needs them all (merge the shards first)", len(rows), first.Cells)
+	}
+	res := &Result{Sweep: first.Sweep, Scenario: first.Scenario, Seed: first.Seed, Horizon: first.Horizon, Rows: sorted}
+	dims := 1
+	if first.Fields[1] != "" {
+		dims = 2
+	}
+	// Cells run template by template, then by the first value, then by the second: the
+	// second dimension's size is the length of the first run of one first value.
+	for _, r := range sorted {
+		if len(res.Lanes) == 0 || res.Lanes[len(res.Lanes)-1] != r.Lane {
+			res.Lanes = append(res.Lanes, r.Lane)
+		}
+	}
+	if first.Cells%len(res.Lanes) != 0 {
+		return nil, fmt.Errorf("sweep: %d cells do not split into %d lanes", first.Cells, len(res.Lanes))
+	}
+	perLane := first.Cells / len(res.Lanes)
+	inner := 1
+	if dims == 2 {
+		for inner < perLane && sorted[inner].Values[0] == first.Values[0] {
+			inner++
+		}
+	}
+	sizes := []int{perLane / inner, inner}[:dims]
+	if sizes[0]*inner != perLane {
+		return nil, fmt.Errorf("sweep: the cells of lane %s are not a grid", first.Lane)
+	}
+	for k := range dims {
+		d := dimensionOf(first.Fields[k])
+		stride := []int{inner, 1}[k]
+		for i := range sizes[k] {
+			text := sorted[i*stride].Values[k]
+			d.Values = append(d.Values, Value{Text: text, Num: number(text)})
+		}
+		res.Dims = append(res.Dims, d)
+	}
+	for _, r := range sorted {
+		lane, at := r.Cell/perLane, r.Cell%perLane
+		idx := []int{at / inner, at % inner}
+		ok := r.Lane == res.Lanes[lane]
+		for k := range MaxDims {
+			if k < dims {
+				ok = ok && r.Fields[k] == res.Dims[k].Name() && r.Values[k] == res.Dims[k].Values[idx[k]].Text
+			} else {
+				ok = ok && r.Fields[k] == "" && r.Values[k] == ""
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("sweep: cell %d (%s, %s=%s) is out of its grid's order", r.Cell, r.Lane, r.Fields[0], r.Values[0])
+		}
+	}
+	return res, nil
+}
+
+// dimensionOf is the dimension called TARGET.FIELD, without its values.
+func dimensionOf(name string) Dimension {
+	dot := strings.LastIndex(name, ".")
+	d := Dimension{Text: name, Target: name, Field: ""}
+	if dot >= 0 {
+		d.Target, d.Field = name[:dot], name[dot+1:]
+	}
+	if info, ok := limiters.Lookup(limiters.Kind(d.Target)); ok {
+		d.Kind = info.Kind
+	}
+	return d
+}
+
+// At is the cell of template lane at the dimensions' value indices at.
+func (r *Result) At(lane int, at ...int) *Row {
+	k := lane
+	for i, d := range r.Dims {
+		k = k*len(d.Values) + at[i]
+	}
+	return &r.Rows[k]
+}
+
+// Cells is the number of cells.
+func (r *Result) Cells() int { return len(r.Rows) }

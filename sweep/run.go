@@ -1,0 +1,143 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratelab/ratelab/engine"
+)
+
+// Row is one cell's result: where it lies in its grid and what it measured. It is one line of
+// the sweep's CSV, and holds nothing that line does not.
+type Row struct {
+	Sweep    string // the grid's ID
+	Scenario string
+	Seed     uint64
+	Horizon  time.Duration
+	Cell     int // the cell's index in the grid
+	Cells    int // the cells in the whole grid
+	Lane     string
+	// Fields are the dimensions' names ("token-bucket.capacity") and Values the cell's value
+	// of each; "" past the last dimension.
+	Fields [MaxDims]string
+	Values [MaxDims]string
+	Spec   string // the cell's stack: "token-bucket:capacity=12,rate=67/1s"
+	Metrics
+}
+
+// Options say which cells to run and how.
+type Options struct {
+	// Workers is how many cells run at once; 0 means GOMAXPROCS. Results do not depend on it.
+	Workers int
+	// Shard and Shards run only the cells of Grid.Shard(Shard, Shards); Shards 0 means all.
+	Shard, Shards int
+	// Progress, when set, counts the cells done.
+	Progress *Progress
+}
+
+// Progress counts a sweep's cells as they finish; safe to read while it runs.
+type Progress struct {
+	total atomic.Int64
+	done  atomic.Int64
+}
+
+// Done is the cells finished and the cells to run.
+func (p *Progress) Done() (done, total int64) { return p.done.Load(), p.total.Load() }
+
+// Fraction is the share of the cells finished, in [0, 1].
+func (p *Progress) Fraction() float64 {
+	done, total := p.Done()
+	if total == 0 {
+		return 0
+	}
+	return float64(done) / float64(total)
+}
+
+// Run runs the grid's cells (a shard's, with opt.Shards) on opt.Workers goroutines and returns
+// their rows in cell order. Each cell is a scenario of one lane, independent of every other, so
+// the rows are the same whatever the number of workers or the order they finish in. A cancelled
+// ctx stops every cell promptly with ctx's error; a cell that fails stops the sweep with the
+// error of the first failing cell in grid order.
+func Run(ctx context.Context, g *Grid, opt Options) ([]Row, error) {
+	indices := make([]int, len(g.Cells))
+	for i := range indices {
+		indices[i] = i
+	}
+	if opt.Shards > 0 {
+		if opt.Shard < 0 || opt.Shard >= opt.Shards {
+			return nil, fmt.Errorf("sweep: shard %d of %d: the index is 0 to %d", opt.Shard, opt.Shards, opt.Shards-1)
+		}
+		indices = g.Shard(opt.Shard, opt.Shards)
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(indices)))
+	if opt.Progress != nil {
+		opt.Progress.total.Store(int64(len(indices)))
+	}
+	rows := make([]Row, len(indices))
+	errs := make([]error, len(indices))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(indices) || ctx.Err() != nil {
+					return
+				}
+				rows[k], errs[k] = g.run(ctx, indices[k])
+				if errs[k] != nil {
+					next.Store(int64(len(indices))) // stop the others after their cell
+				}
+				if opt.Progress != nil {
+					opt.Progress.done.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// run runs cell i alone: the scenario with the cell as its one lane.
+func (g *Grid) run(ctx context.Context, i int) (Row, error) {
+	c := g.Cells[i]
+	sc := *g.Scenario
+	sc.Lanes = []engine.LaneSpec{c.Spec}
+	sc.Trace = false
+	sc.Bins = 1 // a row keeps no time series: one bin spares a thousand (the totals, waits and meters do not depend on bins)
+	res, err := engine.Run(ctx, &sc, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Row{}, ctx.Err()
+		}
+		return Row{}, fmt.Errorf("sweep: cell %d (%s): %w", i, engine.StackString(c.Spec.Stack), err)
+	}
+	return g.row(c, measure(c.Spec, res.Lanes[0])), nil
+}
+
+func (g *Grid) row(c Cell, m Metrics) Row {
+	r := Row{Sweep: g.ID, Scenario: g.Scenario.Name, Seed: g.Scenario.Seed, Horizon: g.Scenario.Horizon,
+		Cell: c.Index, Cells: len(g.Cells), Lane: g.Lanes[c.Lane].Label(), Spec: engine.StackString(c.Spec.Stack), Metrics: m}
+	for k, d := range g.Dims {
+		r.Fields[k], r.Values[k] = d.Name(), d.Values[c.At[k]].Text
+	}
+	return r
+}
