@@ -29,7 +29,7 @@ func (m *Model) helpSections() []helpSection {
 	return []helpSection{
 		{"Time (the run is deterministic: going back re-simulates it exactly)", time},
 		{"Lanes", lanes},
-		{"Other keys", rest},
+		{"Traffic and the rest (what b and ↑/↓ inject is part of the run: r replays it, w writes it)", rest},
 		{"Each lane", []helpEntry{
 			{"▸", "the focused lane: the log at the bottom reads its decisions"},
 			{"ok ▁▄█", "requests admitted per column; one column is one time slice (on the axis line)"},
@@ -66,7 +66,9 @@ func (m *Model) helpLines(width int) []string {
 	sty := m.styles
 	var lines []string
 	for _, sec := range m.helpSections() {
-		lines = append(lines, sty.Header.Render(sec.title))
+		for _, l := range strings.Split(ansi.Wrap(sec.title, width, ""), "\n") {
+			lines = append(lines, sty.Header.Render(l))
+		}
 		keyW := 0
 		for _, e := range sec.entries {
 			keyW = max(keyW, ansi.StringWidth(e.what))

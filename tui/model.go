@@ -83,11 +83,17 @@ type Model struct {
 	sim     *sim
 	picker  picker
 	input   textinput.Model
-	seekIn  textinput.Model
+	seekIn  textinput.Model // the one-line prompt: a time to seek to, or a burst's size
+	burstIn bool            // the prompt asks for the burst size, not a time
+	adding  bool            // the editor makes a new lane (a, d) instead of changing the focused one
 	editErr string
-	moving  *travel // a time-travel move that did not finish within keyBudget
-	status  string
-	err     error // a simulation error: shown, the run stops
+
+	burstSize int     // requests b sends at once
+	injected  int     // the scenario's source of what b sent, -1 before the first burst
+	ExportDir string  // where w writes the session's scenario ("" is the working directory)
+	moving    *travel // a time-travel move that did not finish within keyBudget
+	status    string
+	err       error // a simulation error: shown, the run stops
 
 	focus   int
 	playing bool
@@ -110,6 +116,7 @@ func New(sc *engine.Scenario) (*Model, error) {
 	}
 	m := &Model{keys: DefaultKeyMap(), styles: DefaultStyles(), help: help.New(), sim: s, width: 80, height: 24}
 	m.speed = defaultSpeed(sc.Horizon)
+	m.burstSize, m.injected = 10, -1
 	m.picker = newPicker(sc)
 	m.input = textinput.New()
 	m.input.Prompt = "spec> "
@@ -265,10 +272,41 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 		return m.travel(travel{to: toTime, at: m.sim.sc.Horizon, done: "at the end of the run"})
 	case key.Matches(msg, m.keys.Seek):
 		m.playing = false
-		m.mode = modeSeek
-		m.editErr = ""
+		m.mode, m.burstIn, m.editErr = modeSeek, false, ""
+		m.seekIn.Prompt, m.seekIn.Placeholder = "seek to t=", "1.5s"
 		m.seekIn.SetValue("")
 		return m.seekIn.Focus()
+	case key.Matches(msg, m.keys.BurstSize):
+		m.playing = false
+		m.mode, m.burstIn, m.editErr = modeSeek, true, ""
+		m.seekIn.Prompt, m.seekIn.Placeholder = "burst size: ", ""
+		m.seekIn.SetValue(fmt.Sprint(m.burstSize))
+		m.seekIn.CursorEnd()
+		return m.seekIn.Focus()
+	case key.Matches(msg, m.keys.Burst):
+		return m.burst()
+	case key.Matches(msg, m.keys.RateUp):
+		return m.changeRate(rateStep)
+	case key.Matches(msg, m.keys.RateDown):
+		return m.changeRate(1 / rateStep)
+	case key.Matches(msg, m.keys.Export):
+		m.export()
+	case key.Matches(msg, m.keys.Add):
+		m.playing = false
+		m.mode, m.adding, m.editErr = modeEdit, true, ""
+		m.input.SetValue("")
+		m.input.Placeholder = limiters.Kinds()[0].Example
+		return m.input.Focus()
+	case key.Matches(msg, m.keys.Duplicate):
+		lane := m.sim.sc.Lanes[m.focus]
+		if lane.Build != nil {
+			return m.addLane(lane, "a copy of lane "+fmt.Sprint(m.focus+1))
+		}
+		m.playing = false
+		m.mode, m.adding, m.editErr = modeEdit, true, ""
+		m.input.SetValue(engine.StackString(lane.Stack))
+		m.input.CursorEnd()
+		return m.input.Focus()
 	case key.Matches(msg, m.keys.Faster):
 		m.speed = min(m.speed+1, len(speeds)-1)
 	case key.Matches(msg, m.keys.Slower):
@@ -286,7 +324,7 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.playing = false // a frame must not change the run under the editor
-		m.mode = modeEdit
+		m.mode, m.adding = modeEdit, false
 		m.editErr = ""
 		m.input.SetValue(engine.StackString(lane.Stack))
 		m.input.CursorEnd()
@@ -331,6 +369,17 @@ func (m *Model) updateSeek(msg tea.KeyMsg) tea.Cmd {
 		m.seekIn.Blur()
 		return nil
 	case "enter":
+		if m.burstIn {
+			n, err := parseBurstSize(m.seekIn.Value())
+			if err != nil {
+				m.editErr = err.Error()
+				return nil
+			}
+			m.burstSize, m.mode = n, modeMain
+			m.seekIn.Blur()
+			m.status = fmt.Sprintf("b now sends %d requests at once", n)
+			return nil
+		}
 		t, err := parseSeek(m.seekIn.Value(), m.sim.sc.Horizon)
 		if err != nil {
 			m.editErr = err.Error()
@@ -534,6 +583,16 @@ func (m *Model) applyEdit(text string) tea.Cmd {
 		return nil
 	}
 	sc := m.sim.sc
+	if m.adding {
+		m.mode = modeMain
+		m.input.Blur()
+		lane := engine.LaneSpec{Stack: stack}
+		if m.focus < len(sc.Lanes) {
+			orig := sc.Lanes[m.focus]
+			lane.Client, lane.MaxWait, lane.Waste = orig.Client, orig.MaxWait, orig.Waste
+		}
+		return m.addLane(lane, engine.StackString(stack))
+	}
 	old := sc.Lanes[m.focus].Stack
 	sc.Lanes[m.focus].Stack = stack
 	if err := sc.Validate(); err != nil {
@@ -571,6 +630,7 @@ func (m *Model) updatePicker(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.sim.close()
 		m.sim, m.err, m.focus, m.playing, m.moving = s, nil, 0, false, nil
+		m.injected = -1
 		m.speed = defaultSpeed(sc.Horizon)
 		m.mode = modeMain
 		m.status = "opened " + sc.Name + ": space plays, . steps"
@@ -790,8 +850,12 @@ func (m *Model) footer(w int) []string {
 	sty := m.styles
 	switch {
 	case m.mode == modeSeek:
+		title := sty.Header.Render("seek") + sty.Dim.Render(fmt.Sprintf(" · a time from 0 to %s, e.g. 1.5s · enter goes · esc cancels", short(m.sim.sc.Horizon)))
+		if m.burstIn {
+			title = sty.Header.Render("burst size") + sty.Dim.Render(" · how many requests b sends at once · enter sets · esc cancels")
+		}
 		lines := []string{
-			fitWords(sty.Header.Render("seek")+sty.Dim.Render(fmt.Sprintf(" · a time from 0 to %s, e.g. 1.5s · enter goes · esc cancels", short(m.sim.sc.Horizon))), w),
+			fitWords(title, w),
 			m.seekIn.View(),
 		}
 		if m.editErr != "" {
@@ -800,7 +864,7 @@ func (m *Model) footer(w int) []string {
 		return lines
 	case m.mode == modeEdit:
 		lines := []string{
-			fitWords(sty.Header.Render(fmt.Sprintf("edit lane %d", m.focus+1))+sty.Dim.Render(" · enter applies and restarts · esc cancels · stack with +"), w),
+			fitWords(m.editTitle(), w),
 			m.input.View(),
 		}
 		if m.editErr != "" {

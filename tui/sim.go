@@ -26,9 +26,10 @@ type sim struct {
 	// steps is the position on the run for time travel: how many steps (step) have run since
 	// 0. Every move is made of steps, so re-running as many from a fresh start reaches the
 	// same state, decision for decision: that is how the workbench goes back.
-	steps uint64
-	marks [][]mark // per lane, the moments `[` and `]` jump between, in step order
-	seen  []laneSeen
+	steps  uint64
+	lastAt time.Duration // the instant of the last step
+	marks  [][]mark      // per lane, the moments `[` and `]` jump between, in step order
+	seen   []laneSeen
 	// starts[k] is the position when chart slice k began (before its first step): where a
 	// rewind can skip to, because every record before it is already counted in the charts.
 	starts []sliceStart
@@ -227,7 +228,7 @@ func (s *sim) stepAt(t time.Duration) error {
 		s.starts = append(s.starts, sliceStart{steps: s.steps, seen: append([]laneSeen(nil), s.seen...)})
 	}
 	s.steps++
-	s.now = t
+	s.now, s.lastAt = t, t
 	for _, lane := range s.lanes {
 		if lane.NextEventAt() == t {
 			if _, err := lane.Step(); err != nil {

@@ -94,9 +94,22 @@ func TestTUIInTmux(t *testing.T) {
 	keys("Home")
 	waitFor("home", "t=0s of 250ms", "back at the start", "admitted 0/0", "? help · q quit")
 
+	// A burst sent at 100ms becomes part of the run: the end counts its 10 requests, and
+	// playing again from the start (below) meets it again.
+	keys("g")
+	waitFor("seek prompt", "seek to t=")
+	keys("100ms", "Enter")
+	waitFor("seek", "t=100ms of 250ms")
+	keys("b")
+	waitFor("burst", "sent a burst of 10 requests at t=100ms")
+	keys("End")
+	waitFor("end with the burst", "t=250ms of 250ms", "admitted 11/23", "admitted 5/23")
+	keys("Home")
+	waitFor("home", "t=0s of 250ms", "admitted 0/0")
+
 	keys("+", "+", "+", "+", "+") // 500ms of virtual time per second: the rest takes half a second
 	keys("Space")
-	waitFor("play to the end", "t=250ms of 250ms", "end of the run", "admitted 8/13")
+	waitFor("play to the end", "t=250ms of 250ms", "end of the run", "admitted 11/23")
 
 	keys("e")
 	waitFor("edit", "edit lane 1", "spec> token-bucket:capacity=3,rate=100/1s")
