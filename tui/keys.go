@@ -15,6 +15,7 @@ type KeyMap struct {
 	Exact    key.Binding
 
 	Burst     key.Binding
+	Predict   key.Binding
 	BurstSize key.Binding
 	RateUp    key.Binding
 	RateDown  key.Binding
@@ -45,6 +46,7 @@ func DefaultKeyMap() KeyMap {
 		Seek:      key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "go to a typed time")),
 		Exact:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "exact durations in the log (again: rounded)")),
 		Burst:     key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "send a burst now (recorded in the run)")),
+		Predict:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "predict mode: pause before a burst or a full window's boundary, guess, see")),
 		BurstSize: key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "set the burst's size")),
 		RateUp:    key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "source's rate ×1.25 from now")),
 		RateDown:  key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "source's rate ÷1.25 from now")),
@@ -83,6 +85,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Play, k.Step, k.StepBack, k.PrevMark, k.NextMark, k.Home, k.End, k.Seek},
 		{k.Faster, k.Slower, k.Restart},
 		{k.Focus, k.Back, k.Edit, k.Add, k.Duplicate},
-		{k.Burst, k.BurstSize, k.RateUp, k.RateDown, k.Export, k.Exact, k.Switch, k.Help, k.Quit},
+		{k.Predict, k.Burst, k.BurstSize, k.RateUp, k.RateDown, k.Export, k.Exact, k.Switch, k.Help, k.Quit},
 	}
 }

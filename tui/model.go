@@ -42,6 +42,7 @@ const (
 	modePicker
 	modeEdit
 	modeSeek
+	modeGuess // predict mode's question
 )
 
 // keyBudget is how long a key may re-simulate before the screen answers: a time-travel move
@@ -87,6 +88,11 @@ type Model struct {
 	burstIn bool            // the prompt asks for the burst size, not a time
 	adding  bool            // the editor makes a new lane (a, d) instead of changing the focused one
 	editErr string
+
+	predictOn  bool        // predict mode: the play pauses before decisive moments
+	predict    *prediction // the question asked, then its answer
+	momentSeen uint64      // moments up to this step have been asked about
+	why        string      // what the question's moment is
 
 	burstSize int     // requests b sends at once
 	injected  int     // the scenario's source of what b sent, -1 before the first burst
@@ -198,6 +204,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			return m.updateEdit(msg)
 		case modeSeek:
 			return m.updateSeek(msg)
+		case modeGuess:
+			return m.updateGuess(msg)
+		}
+		if m.predict != nil && m.predict.revealed && !m.showHelp && !key.Matches(msg, m.keys.Help, m.keys.Quit) {
+			m.predict = nil // any key closes the answer
+			m.status = "predict mode: space plays to the next moment · p leaves it"
+			return nil
 		}
 		if m.moving != nil {
 			return m.updateMoving(msg)
@@ -240,6 +253,9 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.fail(m.sim.step())
+		if p := m.predict; p != nil && !p.revealed && p.done() {
+			p.revealed, m.sim.watch = true, nil
+		}
 	case key.Matches(msg, m.keys.StepBack):
 		m.playing = false
 		if m.sim.steps == 0 {
@@ -283,6 +299,13 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 		m.seekIn.SetValue(fmt.Sprint(m.burstSize))
 		m.seekIn.CursorEnd()
 		return m.seekIn.Focus()
+	case key.Matches(msg, m.keys.Predict):
+		m.predictOn, m.predict, m.sim.watch = !m.predictOn, nil, nil
+		m.momentSeen = m.sim.steps
+		m.status = "predict mode off"
+		if m.predictOn {
+			m.status = "predict mode: space plays until just before a burst after idle or a full window's boundary, then asks"
+		}
 	case key.Matches(msg, m.keys.Burst):
 		return m.burst()
 	case key.Matches(msg, m.keys.RateUp):
@@ -516,6 +539,17 @@ func (m *Model) tick(msg tickMsg) tea.Cmd {
 	// (the perf scenario at max: ~20 frames/s). Each step is the same whatever the frames.
 	s := m.sim
 	start := time.Now() // wall clock paces the frames only
+	if m.predictOn {
+		if _, handled := m.predictFrame(); handled {
+			return nil
+		}
+		if s = m.sim; s.done() || m.err != nil {
+			m.playing = false
+			return nil
+		}
+		gen := m.tickGen
+		return tea.Tick(max(frame-time.Since(start), time.Millisecond), func(time.Time) tea.Msg { return tickMsg{gen: gen} })
+	}
 	target := s.sc.Horizon
 	if v := speeds[m.speed]; v > 0 {
 		target = min(s.now+v*frame/time.Second, s.sc.Horizon)
@@ -856,6 +890,10 @@ func (m *Model) logView(w, rows int) []string {
 func (m *Model) footer(w int) []string {
 	sty := m.styles
 	switch {
+	case m.mode == modeGuess:
+		return m.guessFooter(w)
+	case m.predict != nil && m.predict.revealed:
+		return m.revealFooter(w)
 	case m.mode == modeSeek:
 		title := sty.Header.Render("seek") + sty.Dim.Render(fmt.Sprintf(" · a time from 0 to %s, e.g. 1.5s · enter goes · esc cancels", short(m.sim.sc.Horizon)))
 		if m.burstIn {

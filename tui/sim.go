@@ -33,6 +33,7 @@ type sim struct {
 	// starts[k] is the position when chart slice k began (before its first step): where a
 	// rewind can skip to, because every record before it is already counted in the charts.
 	starts []sliceStart
+	watch  *prediction // the requests a prediction is about, counted as they end
 }
 
 // sliceStart is the position at the start of a chart slice, and what the mark finder had
@@ -112,6 +113,9 @@ func (s *sim) observer(i int) func(engine.Record) {
 			s.logs[i].push(r)
 		}
 		s.markMoments(i, r)
+		if s.watch != nil {
+			s.watch.watch(i, r)
+		}
 		k := int(r.At / s.slice)
 		if k >= len(s.charts[i]) {
 			return
