@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ratelab/ratelab/engine"
@@ -64,6 +65,7 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 			counters = append(counters, fmt.Sprintf("%s %d", c.label, c.n))
 		}
 	}
+	must := len(counters) // the request outcomes and the retries; what follows gives way to the name
 	if t.Failed > 0 || (s.sc.Downstream != nil && s.sc.Downstream.Pool > 0) {
 		counters = append(counters, fmt.Sprintf("failed %d", t.Failed))
 	}
@@ -77,8 +79,7 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 	if t.Wasted > 0 {
 		counters = append(counters, fmt.Sprintf("wasted %d", t.Wasted))
 	}
-	title := marker + nameStyle.Render(lane.Spec.Label()) + "  " + strings.Join(counters, " · ")
-	lines := []string{ansi.Truncate(title, width, "…")}
+	lines := []string{laneTitle(marker, lane.Spec.Label(), counters, must, width, nameStyle)}
 
 	okRows := (rows + 1) / 2
 	noRows := rows - okRows
@@ -107,6 +108,7 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 			prefix = fmt.Sprintf("%d:", k+1)
 		}
 		for j, l := range stateLines(st, stateW-len(prefix), per, sty) {
+			l = fitWords(l, stateW-len(prefix))
 			if j == 0 {
 				l = prefix + l
 			} else {
@@ -120,7 +122,7 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 		if c := lane.Spec.Client; c != nil {
 			client = *c
 		}
-		panel = append(panel, downstreamLine(s.sc.Downstream, lane, client.Policy == engine.PolicyQueue, stateW, m.styles))
+		panel = append(panel, fitWords(downstreamLine(s.sc.Downstream, lane, client.Policy == engine.PolicyQueue, stateW, m.styles), stateW))
 	}
 
 	for r := 0; r < rows; r++ {
@@ -146,6 +148,29 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 		lines = append(lines, ansi.Truncate(line, width, ""))
 	}
 	return lines
+}
+
+// minNameWidth is the least of a lane's name the title keeps before it drops counters.
+const minNameWidth = 12
+
+// laneTitle is a lane's first line: the marker, the name, and the counters. The first must
+// counters (the request outcomes) are what must be read: the name is elided
+// ("token-bucket:capa…") to leave them room, and only when even minNameWidth cells of name
+// do not fit are they dropped from the last (admitted and refused always stay). The others
+// (in flight, failed, wasted) give way to the name first.
+func laneTitle(marker, name string, counters []string, must, width int, nameStyle lipgloss.Style) string {
+	room := func() int {
+		return width - ansi.StringWidth(marker) - ansi.StringWidth("  "+strings.Join(counters, " · "))
+	}
+	for len(counters) > must && room() < ansi.StringWidth(name) {
+		counters = counters[:len(counters)-1]
+	}
+	for len(counters) > 2 && room() < min(minNameWidth, ansi.StringWidth(name)) {
+		counters = counters[:len(counters)-1]
+	}
+	text := "  " + strings.Join(counters, " · ")
+	r := max(room(), 1)
+	return marker + nameStyle.Render(elide(name, r)) + fitWords(text, width-ansi.StringWidth(marker)-min(r, ansi.StringWidth(name)))
 }
 
 func downstreamLine(ds *engine.Downstream, lane *engine.Lane, queueing bool, width int, sty Styles) string {

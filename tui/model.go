@@ -41,7 +41,33 @@ const (
 	modeMain mode = iota
 	modePicker
 	modeEdit
+	modeSeek
+	modeGuess // predict mode's question
 )
+
+// keyBudget is how long a key may re-simulate before the screen answers: a time-travel move
+// that needs more goes on frame by frame (maxFrameWork each), showing its progress.
+const keyBudget = 80 * time.Millisecond
+
+// travelTo is what a time-travel move stops at.
+type travelTo int
+
+const (
+	toStep travelTo = iota // the position after step n
+	toTime                 // time t: every event before t
+	toMark                 // the focused lane's next mark
+)
+
+// travel is a move along the run in progress: going back re-simulates from 0 (the engine is
+// deterministic, so the same steps reach the same state), going forward runs steps.
+type travel struct {
+	to    travelTo
+	step  uint64
+	at    time.Duration
+	lane  int // toMark: the lane, and how many marks it had when the move began
+	marks int
+	done  string // the status once arrived
+}
 
 // Model is the workbench's root model.
 type Model struct {
@@ -52,13 +78,28 @@ type Model struct {
 	width, height int
 	mode          mode
 	showHelp      bool
+	helpTop       int  // the first line of the help page on screen
+	exact         bool // the log shows durations exact instead of rounded
 
 	sim     *sim
 	picker  picker
 	input   textinput.Model
+	seekIn  textinput.Model // the one-line prompt: a time to seek to, or a burst's size
+	burstIn bool            // the prompt asks for the burst size, not a time
+	adding  bool            // the editor makes a new lane (a, d) instead of changing the focused one
 	editErr string
-	status  string
-	err     error // a simulation error: shown, the run stops
+
+	predictOn  bool        // predict mode: the play pauses before decisive moments
+	predict    *prediction // the question asked, then its answer
+	momentSeen uint64      // moments up to this step have been asked about
+	why        string      // what the question's moment is
+
+	burstSize int     // requests b sends at once
+	injected  int     // the scenario's source of what b sent, -1 before the first burst
+	ExportDir string  // where w writes the session's scenario ("" is the working directory)
+	moving    *travel // a time-travel move that did not finish within keyBudget
+	status    string
+	err       error // a simulation error: shown, the run stops
 
 	focus   int
 	playing bool
@@ -81,10 +122,15 @@ func New(sc *engine.Scenario) (*Model, error) {
 	}
 	m := &Model{keys: DefaultKeyMap(), styles: DefaultStyles(), help: help.New(), sim: s, width: 80, height: 24}
 	m.speed = defaultSpeed(sc.Horizon)
+	m.burstSize, m.injected = 10, -1
 	m.picker = newPicker(sc)
 	m.input = textinput.New()
 	m.input.Prompt = "spec> "
 	m.input.Cursor.SetMode(cursor.CursorStatic)
+	m.seekIn = textinput.New()
+	m.seekIn.Prompt = "seek to t="
+	m.seekIn.Placeholder = "1.5s"
+	m.seekIn.Cursor.SetMode(cursor.CursorStatic)
 	return m, nil
 }
 
@@ -156,6 +202,18 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			return m.updatePicker(msg)
 		case modeEdit:
 			return m.updateEdit(msg)
+		case modeSeek:
+			return m.updateSeek(msg)
+		case modeGuess:
+			return m.updateGuess(msg)
+		}
+		if m.predict != nil && m.predict.revealed && !m.showHelp && !key.Matches(msg, m.keys.Help, m.keys.Quit) {
+			m.predict = nil // any key closes the answer
+			m.status = "predict mode: space plays to the next moment · p leaves it"
+			return nil
+		}
+		if m.moving != nil {
+			return m.updateMoving(msg)
 		}
 		return m.updateMain(msg)
 	}
@@ -164,13 +222,20 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 
 func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 	m.status = ""
+	if m.showHelp {
+		return m.updateHelp(msg)
+	}
 	switch {
 	case key.Matches(msg, m.keys.Quit):
 		return tea.Quit
 	case key.Matches(msg, m.keys.Help):
-		m.showHelp = !m.showHelp
-	case msg.String() == "esc":
-		m.showHelp = false
+		m.showHelp, m.helpTop = true, 0
+	case key.Matches(msg, m.keys.Exact):
+		m.exact = !m.exact
+		m.status = "the log shows durations rounded for reading (x: exact)"
+		if m.exact {
+			m.status = "the log shows durations exact, to the nanosecond (x: rounded)"
+		}
 	case key.Matches(msg, m.keys.Play):
 		if m.playing {
 			m.playing = false
@@ -188,6 +253,83 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.fail(m.sim.step())
+		if p := m.predict; p != nil && !p.revealed && p.done() {
+			p.revealed, m.sim.watch = true, nil
+		}
+	case key.Matches(msg, m.keys.StepBack):
+		m.playing = false
+		if m.sim.steps == 0 {
+			m.status = "at the start: nothing to step back to"
+			return nil
+		}
+		n := m.sim.steps - 1
+		return m.travel(travel{to: toStep, step: n, done: fmt.Sprintf("back one event: event %d", n)})
+	case key.Matches(msg, m.keys.PrevMark):
+		m.playing = false
+		marks := m.sim.marks[m.focus]
+		for k := len(marks) - 1; k >= 0; k-- {
+			if marks[k].step < m.sim.steps {
+				return m.travel(travel{to: toStep, step: marks[k].step, done: "back to " + marks[k].String()})
+			}
+		}
+		m.status = "no earlier burst or refusal in this lane"
+	case key.Matches(msg, m.keys.NextMark):
+		m.playing = false
+		if m.sim.done() {
+			m.status = "the run is over: r restarts it"
+			return nil
+		}
+		return m.travel(travel{to: toMark, lane: m.focus, marks: len(m.sim.marks[m.focus])})
+	case key.Matches(msg, m.keys.Home):
+		m.playing = false
+		return m.travel(travel{to: toStep, step: 0, done: "back at the start"})
+	case key.Matches(msg, m.keys.End):
+		m.playing = false
+		return m.travel(travel{to: toTime, at: m.sim.sc.Horizon, done: "at the end of the run"})
+	case key.Matches(msg, m.keys.Seek):
+		m.playing = false
+		m.mode, m.burstIn, m.editErr = modeSeek, false, ""
+		m.seekIn.Prompt, m.seekIn.Placeholder = "seek to t=", "1.5s"
+		m.seekIn.SetValue("")
+		return m.seekIn.Focus()
+	case key.Matches(msg, m.keys.BurstSize):
+		m.playing = false
+		m.mode, m.burstIn, m.editErr = modeSeek, true, ""
+		m.seekIn.Prompt, m.seekIn.Placeholder = "burst size: ", ""
+		m.seekIn.SetValue(fmt.Sprint(m.burstSize))
+		m.seekIn.CursorEnd()
+		return m.seekIn.Focus()
+	case key.Matches(msg, m.keys.Predict):
+		m.predictOn, m.predict, m.sim.watch = !m.predictOn, nil, nil
+		m.momentSeen = m.sim.steps
+		m.status = "predict mode off"
+		if m.predictOn {
+			m.status = "predict mode: space plays until just before a burst after idle or a full window's boundary, then asks"
+		}
+	case key.Matches(msg, m.keys.Burst):
+		return m.burst()
+	case key.Matches(msg, m.keys.RateUp):
+		return m.changeRate(rateStep)
+	case key.Matches(msg, m.keys.RateDown):
+		return m.changeRate(1 / rateStep)
+	case key.Matches(msg, m.keys.Export):
+		m.export()
+	case key.Matches(msg, m.keys.Add):
+		m.playing = false
+		m.mode, m.adding, m.editErr = modeEdit, true, ""
+		m.input.SetValue("")
+		m.input.Placeholder = limiters.Kinds()[0].Example
+		return m.input.Focus()
+	case key.Matches(msg, m.keys.Duplicate):
+		lane := m.sim.sc.Lanes[m.focus]
+		if lane.Build != nil {
+			return m.addLane(lane, "a copy of lane "+fmt.Sprint(m.focus+1))
+		}
+		m.playing = false
+		m.mode, m.adding, m.editErr = modeEdit, true, ""
+		m.input.SetValue(engine.StackString(lane.Stack))
+		m.input.CursorEnd()
+		return m.input.Focus()
 	case key.Matches(msg, m.keys.Faster):
 		m.speed = min(m.speed+1, len(speeds)-1)
 	case key.Matches(msg, m.keys.Slower):
@@ -205,7 +347,7 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.playing = false // a frame must not change the run under the editor
-		m.mode = modeEdit
+		m.mode, m.adding = modeEdit, false
 		m.editErr = ""
 		m.input.SetValue(engine.StackString(lane.Stack))
 		m.input.CursorEnd()
@@ -216,6 +358,157 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 		m.picker.selectName(m.sim.sc.Name)
 	}
 	return nil
+}
+
+// updateHelp pages the `?` screen: ↑/↓ and page keys scroll it, ? or esc closes it.
+func (m *Model) updateHelp(msg tea.KeyMsg) tea.Cmd {
+	page := max(m.height-2, 1)
+	switch msg.String() {
+	case "?", "esc":
+		m.showHelp = false
+	case "q", "ctrl+c":
+		return tea.Quit
+	case "up", "k":
+		m.helpTop--
+	case "down", "j", "enter":
+		m.helpTop++
+	case "pgup", "b":
+		m.helpTop -= page
+	case "pgdown", " ", "f":
+		m.helpTop += page
+	case "home":
+		m.helpTop = 0
+	case "end":
+		m.helpTop = len(m.helpLines(m.width))
+	}
+	m.helpTop = min(max(m.helpTop, 0), max(len(m.helpLines(m.width))-page, 0))
+	return nil
+}
+
+func (m *Model) updateSeek(msg tea.KeyMsg) tea.Cmd {
+	switch msg.String() {
+	case "esc":
+		m.mode = modeMain
+		m.seekIn.Blur()
+		return nil
+	case "enter":
+		if m.burstIn {
+			n, err := parseBurstSize(m.seekIn.Value())
+			if err != nil {
+				m.editErr = err.Error()
+				return nil
+			}
+			m.burstSize, m.mode = n, modeMain
+			m.seekIn.Blur()
+			m.status = fmt.Sprintf("b now sends %d requests at once", n)
+			return nil
+		}
+		t, err := parseSeek(m.seekIn.Value(), m.sim.sc.Horizon)
+		if err != nil {
+			m.editErr = err.Error()
+			return nil
+		}
+		m.mode = modeMain
+		m.seekIn.Blur()
+		return m.travel(travel{to: toTime, at: t, done: "at t=" + short(t)})
+	}
+	var cmd tea.Cmd
+	m.seekIn, cmd = m.seekIn.Update(msg)
+	return cmd
+}
+
+// parseSeek reads a typed time: a duration with its unit, from 0 to the horizon.
+func parseSeek(text string, horizon time.Duration) (time.Duration, error) {
+	text = strings.TrimSpace(text)
+	t, err := time.ParseDuration(text)
+	switch {
+	case text == "":
+		return 0, fmt.Errorf("type a time, e.g. 1.5s or 200ms")
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a time: it needs a unit, e.g. 1.5s or 200ms", text)
+	case t < 0:
+		return 0, fmt.Errorf("%s: the run starts at 0", text)
+	case t > horizon:
+		return 0, fmt.Errorf("%s: the run ends at %s", text, short(horizon))
+	}
+	return t, nil
+}
+
+// updateMoving answers keys while a long time-travel move goes on: esc stops it where it
+// is, q quits; every other key waits.
+func (m *Model) updateMoving(msg tea.KeyMsg) tea.Cmd {
+	switch {
+	case msg.String() == "esc":
+		m.moving = nil
+		m.status = fmt.Sprintf("stopped at t=%s (event %d)", short(m.sim.now), m.sim.steps)
+	case key.Matches(msg, m.keys.Quit):
+		return tea.Quit
+	}
+	return nil
+}
+
+// travel starts a move along the run: a target behind the position re-simulates from 0.
+// It runs for keyBudget at once; what is left goes on in frames.
+func (m *Model) travel(tr travel) tea.Cmd {
+	s := m.sim
+	behind := tr.to == toStep && tr.step < s.steps || tr.to == toTime && tr.at < s.now
+	if behind {
+		k := s.sliceOfStep(tr.step)
+		if tr.to == toTime {
+			k = int(tr.at / s.slice)
+		}
+		fresh, err := s.rewind(s.rewindSlice(k))
+		if err != nil {
+			m.fail(err)
+			return nil
+		}
+		s.close()
+		m.sim, m.err = fresh, nil
+	}
+	m.moving = &tr
+	if m.move(keyBudget) {
+		return nil
+	}
+	m.tickGen++
+	return tickCmd(m.tickGen)
+}
+
+// move goes on with the move in progress for at most budget and reports whether it is over.
+func (m *Model) move(budget time.Duration) bool {
+	tr, s := m.moving, m.sim
+	var stop func() bool
+	switch tr.to {
+	case toStep:
+		stop = func() bool { return s.steps >= tr.step }
+	case toTime:
+		stop = func() bool { return s.nextEventAt() >= tr.at }
+	case toMark:
+		stop = func() bool { return len(s.marks[tr.lane]) > tr.marks }
+	}
+	arrived, err := s.forward(stop, budget)
+	m.fail(err)
+	if !arrived && m.err == nil {
+		m.status = fmt.Sprintf("travelling… t=%s (esc stops)", short(s.now))
+		return false
+	}
+	m.moving = nil
+	if m.err != nil {
+		return true
+	}
+	switch tr.to {
+	case toTime:
+		m.fail(s.advanceTo(tr.at))
+		m.status = tr.done
+	case toMark:
+		if marks := s.marks[tr.lane]; len(marks) > tr.marks {
+			m.status = "at " + marks[len(marks)-1].String()
+		} else {
+			m.status = "no burst or refusal until the end of the run"
+		}
+	default:
+		m.status = tr.done
+	}
+	return true
 }
 
 // play starts a new chain of ticks; ticks of an earlier chain are ignored.
@@ -232,17 +525,39 @@ func tickCmd(gen int) tea.Cmd {
 // tick advances the simulation by one frame of the current speed and schedules the next
 // frame, unless paused, finished or stale.
 func (m *Model) tick(msg tickMsg) tea.Cmd {
+	if m.moving != nil && msg.gen == m.tickGen {
+		if m.move(maxFrameWork) {
+			return nil
+		}
+		return tickCmd(m.tickGen)
+	}
 	if !m.playing || msg.gen != m.tickGen || m.mode != modeMain {
 		return nil
 	}
+	// The frame simulates toward its target for at most maxFrameWork: on a scenario too
+	// heavy for the speed, the play falls behind the speed instead of the screen freezing
+	// (the perf scenario at max: ~20 frames/s). Each step is the same whatever the frames.
 	s := m.sim
-	if v := speeds[m.speed]; v > 0 {
-		m.fail(s.advanceTo(s.now + v*frame/time.Second))
-	} else {
-		start := time.Now() // wall clock paces the frame only; each chunk is deterministic
-		for !s.done() && m.err == nil && time.Since(start) < maxFrameWork {
-			m.fail(s.advanceTo(s.now + s.slice))
+	start := time.Now() // wall clock paces the frames only
+	if m.predictOn {
+		if _, handled := m.predictFrame(); handled {
+			return nil
 		}
+		if s = m.sim; s.done() || m.err != nil {
+			m.playing = false
+			return nil
+		}
+		gen := m.tickGen
+		return tea.Tick(max(frame-time.Since(start), time.Millisecond), func(time.Time) tea.Msg { return tickMsg{gen: gen} })
+	}
+	target := s.sc.Horizon
+	if v := speeds[m.speed]; v > 0 {
+		target = min(s.now+v*frame/time.Second, s.sc.Horizon)
+	}
+	arrived, err := s.forward(func() bool { return s.nextEventAt() >= target }, maxFrameWork)
+	m.fail(err)
+	if arrived && m.err == nil {
+		m.fail(s.advanceTo(target))
 	}
 	if s.done() || m.err != nil {
 		m.playing = false
@@ -251,7 +566,9 @@ func (m *Model) tick(msg tickMsg) tea.Cmd {
 		}
 		return nil
 	}
-	return tickCmd(m.tickGen)
+	// The next frame is due one frame after this one began, not after it ended.
+	gen := m.tickGen
+	return tea.Tick(max(frame-time.Since(start), time.Millisecond), func(time.Time) tea.Msg { return tickMsg{gen: gen} })
 }
 
 func (m *Model) fail(err error) {
@@ -269,7 +586,7 @@ func (m *Model) restart(status string) tea.Cmd {
 		return nil
 	}
 	m.sim.close()
-	m.sim, m.err, m.status = s, nil, status
+	m.sim, m.err, m.status, m.moving = s, nil, status, nil
 	m.focus = min(m.focus, len(s.lanes)-1)
 	if m.playing {
 		return m.play()
@@ -307,6 +624,16 @@ func (m *Model) applyEdit(text string) tea.Cmd {
 		return nil
 	}
 	sc := m.sim.sc
+	if m.adding {
+		m.mode = modeMain
+		m.input.Blur()
+		lane := engine.LaneSpec{Stack: stack}
+		if m.focus < len(sc.Lanes) {
+			orig := sc.Lanes[m.focus]
+			lane.Client, lane.MaxWait, lane.Waste = orig.Client, orig.MaxWait, orig.Waste
+		}
+		return m.addLane(lane, engine.StackString(stack))
+	}
 	old := sc.Lanes[m.focus].Stack
 	sc.Lanes[m.focus].Stack = stack
 	if err := sc.Validate(); err != nil {
@@ -343,7 +670,8 @@ func (m *Model) updatePicker(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.sim.close()
-		m.sim, m.err, m.focus, m.playing = s, nil, 0, false
+		m.sim, m.err, m.focus, m.playing, m.moving = s, nil, 0, false, nil
+		m.injected = -1
 		m.speed = defaultSpeed(sc.Horizon)
 		m.mode = modeMain
 		m.status = "opened " + sc.Name + ": space plays, . steps"
@@ -353,29 +681,66 @@ func (m *Model) updatePicker(msg tea.KeyMsg) tea.Cmd {
 
 // View draws the screen: never more lines than the terminal has, none wider.
 func (m *Model) View() string {
-	w, h := m.width, m.height
-	if w < 60 || h < 14 {
-		return ansi.Truncate(fmt.Sprintf("ratelab needs at least 60×14; this terminal is %d×%d", w, h), w, "")
-	}
-	var lines []string
-	if m.mode == modePicker {
-		lines = m.picker.view(w, h, m.styles)
-	} else {
-		lines = m.mainView(w, h)
-	}
-	if len(lines) > h {
-		lines = lines[:h]
+	lines := m.screen()
+	if len(lines) > m.height {
+		lines = lines[:m.height]
 	}
 	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, w, "")
+		lines[i] = ansi.Truncate(l, m.width, "") // a safety net: screen fits its lines itself
 	}
 	return strings.Join(lines, "\n")
+}
+
+// screen is the view's lines, each fitted to the width by its own drawing (words are not
+// cut; names are elided before numbers).
+func (m *Model) screen() []string {
+	w, h := m.width, m.height
+	switch {
+	case w < minWidth || h < minHeight:
+		return m.tooSmall(w, h)
+	case m.mode == modePicker:
+		return m.picker.view(w, h, m.styles)
+	case m.showHelp:
+		return m.helpView(w, h)
+	}
+	return m.mainView(w, h)
+}
+
+// tooSmall is the screen of a terminal smaller than minWidth×minHeight.
+func (m *Model) tooSmall(w, h int) []string {
+	text := fmt.Sprintf("terminal too small: ratelab needs at least %d×%d, this one is %d×%d. Enlarge the window (or make the font smaller); q quits.",
+		minWidth, minHeight, w, h)
+	return strings.Split(ansi.Wrap(text, max(w, 1), ""), "\n")
+}
+
+// helpView is the `?` page, scrolled to helpTop, with the header and a footer that says how
+// to move and leave.
+func (m *Model) helpView(w, h int) []string {
+	body := m.helpLines(w)
+	rows := h - 2
+	top := min(m.helpTop, max(len(body)-rows, 0))
+	end := min(top+rows, len(body))
+	lines := []string{fitWords(m.styles.Header.Render("ratelab · help")+m.styles.Dim.Render(" · every key, then every symbol on screen"), w)}
+	lines = append(lines, body[top:end]...)
+	for len(lines) < h-1 {
+		lines = append(lines, "")
+	}
+	where := "? or esc closes · q quit"
+	if len(body) > rows {
+		where = fmt.Sprintf("↑/↓ scroll (lines %d–%d of %d) · ? or esc closes · q quit", top+1, end, len(body))
+	}
+	return append(lines, m.styles.Dim.Render(fitWords(where, w)))
 }
 
 // laneLayout is each lane's height and how many lanes fit, for the current size and footer.
 func (m *Model) laneLayout(footer int) (laneH, visible int) {
 	n := len(m.sim.lanes)
-	avail := m.height - 1 - footer - 3 // header, footer, the log's rule and two entries
+	// Header and footer, then the axis, the log's rule and two entries; four entries when
+	// every lane still fits at its least height.
+	avail := m.height - 1 - footer - 3
+	if n*minLaneHeight <= avail-2 {
+		avail -= 2
+	}
 	laneH = min(max(avail/n, minLaneHeight), maxLaneHeight)
 	return laneH, min(n, max(avail/laneH, 1))
 }
@@ -383,7 +748,7 @@ func (m *Model) laneLayout(footer int) (laneH, visible int) {
 // scroll keeps the focused lane among the visible ones, moving the first visible lane as
 // little as possible.
 func (m *Model) scroll() {
-	if m.mode == modePicker || m.width < 60 || m.height < 14 {
+	if m.mode == modePicker || m.width < minWidth || m.height < minHeight {
 		return
 	}
 	_, visible := m.laneLayout(len(m.footer(m.width)))
@@ -415,6 +780,8 @@ func (m *Model) mainView(w, h int) []string {
 	return append(lines, footer...)
 }
 
+// header is the run's line: the scenario, the time, play state and speed, which lanes are
+// on screen. The scenario's name is elided first, so the numbers stay.
 func (m *Model) header(w, first, visible int) string {
 	s, sty := m.sim, m.styles
 	state := "❚❚ paused"
@@ -426,14 +793,19 @@ func (m *Model) header(w, first, visible int) string {
 		speed = short(v) + "/s"
 	}
 	parts := []string{
-		sty.Header.Render("ratelab · " + s.sc.Name),
 		fmt.Sprintf("t=%s of %s", short(s.now), short(s.sc.Horizon)),
 		state, "speed " + speed,
 	}
 	if visible < len(s.lanes) {
 		parts = append(parts, fmt.Sprintf("lanes %d–%d of %d", first+1, first+visible, len(s.lanes)))
 	}
-	return strings.Join(parts, "  ")
+	rest := "  " + strings.Join(parts, "  ")
+	name := "ratelab · " + s.sc.Name
+	room := w - ansi.StringWidth(rest)
+	if ansi.StringWidth(name) > room {
+		name = s.sc.Name
+	}
+	return sty.Header.Render(elide(name, max(room, 0))) + fitWords(rest, w-min(ansi.StringWidth(name), max(room, 0)))
 }
 
 // axis labels the charts' time range under the lanes.
@@ -446,9 +818,9 @@ func (m *Model) axis(cw chartWindow, w int) string {
 	scale := fmt.Sprintf(" │ 1 column = %s · full bar = %d", short(s.slice), cw.scale)
 	gap := cw.cols + 3 - ansi.StringWidth(left) - ansi.StringWidth(right)
 	if gap < 1 {
-		return sty.Dim.Render(left + scale)
+		return sty.Dim.Render(fitWords(left+scale, w))
 	}
-	return sty.Dim.Render(left + strings.Repeat("─", gap) + right + scale)
+	return sty.Dim.Render(fitWords(left+strings.Repeat("─", gap)+right+scale, w))
 }
 
 // logView is the focused lane's newest events as sentences, the newest at the bottom.
@@ -458,15 +830,19 @@ func (m *Model) logView(w, rows int) []string {
 	}
 	s, sty := m.sim, m.styles
 	lane := s.lanes[m.focus]
-	title := fmt.Sprintf("── log · %s ", lane.Spec.Label())
+	title := fmt.Sprintf("── log · %s ", elide(lane.Spec.Label(), w-12))
 	lines := []string{sty.Rule.Render(title + strings.Repeat("─", max(0, w-ansi.StringWidth(title))))}
 	rows--
 	if m.err != nil {
 		return append(lines, sty.Error.Render("error: "+m.err.Error()))
 	}
+	// Whole sentences only, the newest at the bottom: one that does not fit in full is left
+	// out rather than shown from its middle.
 	var body []string
-	for _, r := range s.logs[m.focus].last(rows) {
-		text := sentence(lane.Stages, r)
+	records := s.logs[m.focus].last(rows)
+	for k := len(records) - 1; k >= 0; k-- {
+		r := records[k]
+		text := readable(sentence(lane.Stages, r), m.exact)
 		style := sty.Dim
 		switch r.Outcome {
 		case engine.OutcomeAdmitted:
@@ -474,18 +850,34 @@ func (m *Model) logView(w, rows int) []string {
 		case engine.OutcomeRejected, engine.OutcomeNever, engine.OutcomeFailed, engine.OutcomeRefused, engine.OutcomeGaveUp, engine.OutcomeTimedOut:
 			style = sty.Rejected
 		}
-		for j, l := range strings.Split(ansi.Wrap(text, w-2, ""), "\n") {
+		wrapped := strings.Split(ansi.Wrap(text, w-2, ""), "\n")
+		if len(body)+len(wrapped) > rows {
+			break
+		}
+		for j := len(wrapped) - 1; j >= 0; j-- {
+			l := wrapped[j]
 			if j > 0 {
 				l = "  " + l
 			}
-			body = append(body, style.Render(l))
+			body = append([]string{style.Render(l)}, body...)
+		}
+	}
+	if len(body) == 0 && len(records) > 0 {
+		// The newest sentence alone is longer than the log: its start, cut between words.
+		wrapped := strings.Split(ansi.Wrap(readable(sentence(lane.Stages, records[len(records)-1]), m.exact), w-2, ""), "\n")
+		for j := 0; j < rows && j < len(wrapped); j++ {
+			l := wrapped[j]
+			if j == rows-1 && j+1 < len(wrapped) {
+				l = fitWords(l+" "+wrapped[j+1], w-2)
+			}
+			if j > 0 {
+				l = "  " + l
+			}
+			body = append(body, l)
 		}
 	}
 	if len(body) == 0 {
 		body = []string{sty.Dim.Render("no decisions yet: space plays, . steps to the next event")}
-	}
-	if len(body) > rows {
-		body = body[len(body)-rows:]
 	}
 	for len(body) < rows {
 		body = append(body, "")
@@ -493,12 +885,31 @@ func (m *Model) logView(w, rows int) []string {
 	return append(lines, body...)
 }
 
+// footer is the key line, or the status in its place; either way it ends with "? help · q
+// quit", so a newcomer always sees how to learn the keys and how to leave.
 func (m *Model) footer(w int) []string {
 	sty := m.styles
 	switch {
+	case m.mode == modeGuess:
+		return m.guessFooter(w)
+	case m.predict != nil && m.predict.revealed:
+		return m.revealFooter(w)
+	case m.mode == modeSeek:
+		title := sty.Header.Render("seek") + sty.Dim.Render(fmt.Sprintf(" · a time from 0 to %s, e.g. 1.5s · enter goes · esc cancels", short(m.sim.sc.Horizon)))
+		if m.burstIn {
+			title = sty.Header.Render("burst size") + sty.Dim.Render(" · how many requests b sends at once · enter sets · esc cancels")
+		}
+		lines := []string{
+			fitWords(title, w),
+			m.seekIn.View(),
+		}
+		if m.editErr != "" {
+			lines = append(lines, sty.Error.Render(fitWords(m.editErr, w)))
+		}
+		return lines
 	case m.mode == modeEdit:
 		lines := []string{
-			sty.Header.Render(fmt.Sprintf("edit lane %d", m.focus+1)) + sty.Dim.Render(" · enter applies and restarts · esc cancels · stack with +"),
+			fitWords(m.editTitle(), w),
 			m.input.View(),
 		}
 		if m.editErr != "" {
@@ -506,15 +917,33 @@ func (m *Model) footer(w int) []string {
 				lines = append(lines, sty.Error.Render(l))
 			}
 		} else {
-			lines = append(lines, sty.Dim.Render(kindExamples()))
+			lines = append(lines, sty.Dim.Render(fitWords(kindExamples(), w)))
 		}
 		return lines
-	case m.showHelp:
-		return strings.Split(m.help.FullHelpView(m.keys.FullHelp()), "\n")
-	case m.status != "":
-		return []string{sty.Status.Render(m.status)}
 	}
-	return []string{m.help.ShortHelpView(m.keys.ShortHelp())}
+	always := "  ? help · q quit"
+	room := w - ansi.StringWidth(always)
+	if m.status != "" {
+		lines := strings.Split(ansi.Wrap(m.status, room, ""), "\n")
+		for i := range lines {
+			lines[i] = sty.Status.Render(lines[i])
+		}
+		last := len(lines) - 1
+		lines[last] += strings.Repeat(" ", max(room-ansi.StringWidth(lines[last]), 0)) + sty.Dim.Render(always)
+		return lines
+	}
+	var hints []string
+	used := 0
+	for _, b := range m.keys.ShortHelp() {
+		hint := b.Help().Key + " " + b.Help().Desc
+		if used+ansi.StringWidth(hint)+3 > room {
+			break
+		}
+		hints = append(hints, hint)
+		used += ansi.StringWidth(hint) + 3
+	}
+	line := sty.Dim.Render(strings.Join(hints, " · "))
+	return []string{line + strings.Repeat(" ", max(room-ansi.StringWidth(line), 0)) + sty.Dim.Render(always)}
 }
 
 func kindExamples() string {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -46,6 +47,7 @@ func press(m *Model, keys ...string) tea.Cmd {
 	var cmd tea.Cmd
 	for _, k := range keys {
 		_, cmd = m.Update(keyMsg(k))
+		settle(m)
 	}
 	return cmd
 }
@@ -64,6 +66,12 @@ func keyMsg(k string) tea.KeyMsg {
 		return tea.KeyMsg{Type: tea.KeyEsc}
 	case "right":
 		return tea.KeyMsg{Type: tea.KeyRight}
+	case "left":
+		return tea.KeyMsg{Type: tea.KeyLeft}
+	case "home":
+		return tea.KeyMsg{Type: tea.KeyHome}
+	case "end":
+		return tea.KeyMsg{Type: tea.KeyEnd}
 	case "down":
 		return tea.KeyMsg{Type: tea.KeyDown}
 	case "up":
@@ -72,6 +80,13 @@ func keyMsg(k string) tea.KeyMsg {
 		return tea.KeyMsg{Type: tea.KeyCtrlU}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+// settle finishes a time-travel move that outlasted keyBudget, as its frames would.
+func settle(m *Model) {
+	for m.moving != nil {
+		m.move(time.Second)
+	}
 }
 
 // frames plays n frames the way the program would deliver them, without sleeping.
@@ -314,14 +329,39 @@ func TestPickerExplainsAndSwitches(t *testing.T) {
 	mustContain(t, view, "ratelab · boundary-attack", "fixed-window:limit=100,window=1s", "t=0s of 3s")
 }
 
-func TestHelpListsEveryKey(t *testing.T) {
+// The ? page lists every key with its meaning and explains every glyph and symbol the
+// views draw; at 80×24 it scrolls, and its first page is pinned.
+func TestHelpExplainsEveryKeyAndGlyph(t *testing.T) {
 	m := open(t, "burst-after-idle", 80, 24)
 	press(m, "?")
 	view := m.View()
 	checkFits(t, view, 80, 24)
-	mustContain(t, view, "space", "play/pause", "step one event", "faster", "slower", "restart",
-		"focus next lane", "edit focused limiter", "switch scenario", "quit")
-	golden(t, "help-80x24", "the full key list (?) at 80×24 under burst-after-idle's lanes.", view)
+	mustContain(t, view, "ratelab · help", "space  play/pause", ",/←    step back one event",
+		"[      back to the last burst/refusal", "g      go to a typed time", "↑/↓ scroll (lines 1–22 of", "? or esc closes · q quit")
+	golden(t, "help-80x24", "the help page (?) at 80×24, first page: the time keys first; ↑/↓ scrolls to the rest.", view)
+
+	page := strings.Join(m.helpLines(80), "\n")
+	for _, group := range m.keys.FullHelp() {
+		for _, b := range group {
+			if !strings.Contains(page, b.Help().Key) || !strings.Contains(strings.ReplaceAll(page, "\n    ", " "), b.Help().Desc) {
+				t.Errorf("the help page lacks the key %q (%s)", b.Help().Key, b.Help().Desc)
+			}
+		}
+	}
+	// Every glyph and symbol the lanes, states and log draw (lane_view.go, state_view.go).
+	for _, glyph := range []string{"▸", "ok", "no", "▁", "█", "TAT", "T", "τ", "●", "▓", "·", "├", "┤",
+		"backlog+T", "ramp[", "━", "╸", "~n", "│", "#", "[██░░]", "pool", "queue", "window [", "1:", "req #", "t="} {
+		if !strings.Contains(page, glyph) {
+			t.Errorf("the help page does not explain %q", glyph)
+		}
+	}
+	for i := 0; i < 100; i++ {
+		press(m, "down")
+	}
+	mustContain(t, m.View(), "req #n", "x shows them exact")
+	if press(m, "esc"); m.showHelp {
+		t.Error("esc did not close the help")
+	}
 }
 
 func TestEveryScenarioFitsEverySize(t *testing.T) {
@@ -413,12 +453,23 @@ func TestPickerKeepsAnOpenedFile(t *testing.T) {
 }
 
 func TestLanesScrollWithTheFocus(t *testing.T) {
-	m := open(t, "poisson", 80, 16) // room for three of the six lanes
-	mustContain(t, m.View(), "lanes 1–3 of 6")
-	press(m, "tab", "tab", "tab")
-	mustContain(t, m.View(), "lanes 2–4 of 6", "▸ fixed-window")
+	sc, err := scenarios.Get("poisson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Lanes = append(sc.Lanes, sc.Lanes[0], sc.Lanes[1]) // eight lanes: six fit at 80×24
+	m, err := New(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	mustContain(t, m.View(), "lanes 1–6 of 8")
+	press(m, "tab", "tab", "tab", "tab", "tab", "tab")
+	mustContain(t, m.View(), "lanes 2–7 of 8", "▸ token-bucket")
 	press(m, "shift+tab")
-	mustContain(t, m.View(), "lanes 2–4 of 6", "▸ sliding-window") // still on screen: nothing moves
-	press(m, "shift+tab", "shift+tab")
-	mustContain(t, m.View(), "lanes 1–3 of 6", "▸ token-bucket")
+	mustContain(t, m.View(), "lanes 2–7 of 8", "▸ concurrency") // still on screen: nothing moves
+	for i := 0; i < 5; i++ {
+		press(m, "shift+tab")
+	}
+	mustContain(t, m.View(), "lanes 1–6 of 8", "▸ token-bucket")
 }

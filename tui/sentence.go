@@ -7,14 +7,15 @@ import (
 	"github.com/ratelab/ratelab/limiters"
 )
 
-// sentence reads one traced event as the teaching log shows it, e.g.
+// sentence reads one traced event as the teaching log shows it (with exact durations, which
+// readable rounds for the screen), e.g.
 //
 //	t=60ms req #4 (1 permit) rejected by token-bucket: next permit due at 80ms, 20ms ahead; …
 //
 // The part after the colon is the engine's Record.Reason: limiters.State.Explain of the
 // deciding stage's state just before it decided, never a re-computation here.
 func sentence(stages []limiters.Limiter, r engine.Record) string {
-	head := fmt.Sprintf("t=%s req #%d", short(r.At), r.Request)
+	head := fmt.Sprintf("t=%s req #%d", limiters.FormatDuration(r.At), r.Request)
 	if r.Attempt > 1 {
 		head += fmt.Sprintf(" attempt %d", r.Attempt)
 	}

@@ -22,6 +22,48 @@ type sim struct {
 	charts [][]sliceCount
 	logs   []recordRing
 	events uint64 // decisions and other records seen, all lanes
+
+	// steps is the position on the run for time travel: how many steps (step) have run since
+	// 0. Every move is made of steps, so re-running as many from a fresh start reaches the
+	// same state, decision for decision: that is how the workbench goes back.
+	steps  uint64
+	lastAt time.Duration // the instant of the last step
+	marks  [][]mark      // per lane, the moments `[` and `]` jump between, in step order
+	seen   []laneSeen
+	// starts[k] is the position when chart slice k began (before its first step): where a
+	// rewind can skip to, because every record before it is already counted in the charts.
+	starts []sliceStart
+	watch  *prediction // the requests a prediction is about, counted as they end
+}
+
+// sliceStart is the position at the start of a chart slice, and what the mark finder had
+// seen by then.
+type sliceStart struct {
+	steps uint64
+	seen  []laneSeen
+}
+
+// mark is a moment worth jumping to in one lane: the step after which it shows.
+type mark struct {
+	step  uint64
+	at    time.Duration
+	burst bool // the first request after an idle; otherwise a refusal after admissions
+}
+
+// String names the mark for the status line: "the burst at t=50ms (event 1)".
+func (k mark) String() string {
+	what := "the refusal"
+	if k.burst {
+		what = "the burst"
+	}
+	return fmt.Sprintf("%s at t=%s (event %d)", what, short(k.at), k.step)
+}
+
+// laneSeen is what the observer remembers of a lane to find its marks.
+type laneSeen struct {
+	lastRequest  uint64
+	lastArrival  time.Duration
+	lastDecision engine.Outcome
 }
 
 // sliceCount is what one lane decided in one time slice.
@@ -41,6 +83,8 @@ func newSim(sc *engine.Scenario) (*sim, error) {
 		s.lanes = append(s.lanes, lane)
 		s.charts = append(s.charts, make([]sliceCount, slices))
 		s.logs = append(s.logs, recordRing{})
+		s.marks = append(s.marks, nil)
+		s.seen = append(s.seen, laneSeen{})
 		lane.OnEvent = s.observer(i)
 	}
 	return s, nil
@@ -68,6 +112,10 @@ func (s *sim) observer(i int) func(engine.Record) {
 		if r.Outcome != engine.OutcomeCompleted && (r.Outcome != engine.OutcomeRefused || !dropping) {
 			s.logs[i].push(r)
 		}
+		s.markMoments(i, r)
+		if s.watch != nil {
+			s.watch.watch(i, r)
+		}
 		k := int(r.At / s.slice)
 		if k >= len(s.charts[i]) {
 			return
@@ -78,6 +126,36 @@ func (s *sim) observer(i int) func(engine.Record) {
 		case engine.OutcomeRejected, engine.OutcomeNever:
 			s.charts[i][k].rejected++
 		}
+	}
+}
+
+// burstIdleSlices is how long a lane must see no request for the next one to start a burst,
+// in chart columns (burst-after-idle: 10 × 1ms; its requests at 50ms, 80ms and 150ms each
+// start one, the one at 152ms does not).
+const burstIdleSlices = 10
+
+// markMoments notes lane i's moments for `[` and `]`: the first request after an idle of
+// burstIdleSlices columns (a burst), and a refusal that follows an admission (the limiter
+// starts refusing). Each is a mark at the step running now.
+func (s *sim) markMoments(i int, r engine.Record) {
+	seen := &s.seen[i]
+	if r.Request > seen.lastRequest { // requests are numbered in arrival order: a new one
+		if seen.lastRequest == 0 || r.At-seen.lastArrival >= burstIdleSlices*s.slice {
+			s.marks[i] = append(s.marks[i], mark{step: s.steps, at: r.At, burst: true})
+		}
+		seen.lastRequest = r.Request
+		seen.lastArrival = r.At
+	}
+	switch r.Outcome {
+	case engine.OutcomeRejected, engine.OutcomeNever:
+		if seen.lastDecision == engine.OutcomeAdmitted {
+			if n := len(s.marks[i]); n == 0 || s.marks[i][n-1].step != s.steps {
+				s.marks[i] = append(s.marks[i], mark{step: s.steps, at: r.At})
+			}
+		}
+		seen.lastDecision = r.Outcome
+	case engine.OutcomeAdmitted, engine.OutcomeDelayed:
+		seen.lastDecision = engine.OutcomeAdmitted
 	}
 }
 
@@ -105,18 +183,23 @@ func sliceFor(horizon time.Duration) time.Duration {
 func (s *sim) done() bool { return s.now >= s.sc.Horizon }
 
 // advanceTo moves every lane to t (at most the horizon): each runs its events before t.
+// It moves by steps, so that the position (steps) stays exact.
 func (s *sim) advanceTo(t time.Duration) error {
 	t = min(t, s.sc.Horizon)
 	if t <= s.now {
 		return nil
 	}
-	for _, lane := range s.lanes {
-		if err := lane.RunUntil(t); err != nil {
-			return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
+	for {
+		next := s.nextEventAt()
+		if next >= t {
+			break
+		}
+		if err := s.stepAt(next); err != nil {
+			return err
 		}
 	}
 	s.now = t
-	return nil
+	return s.sync()
 }
 
 // nextEventAt is the earliest next event across the lanes (the horizon when none is left).
@@ -136,18 +219,131 @@ func (s *sim) step() error {
 	if t >= s.sc.Horizon {
 		return s.advanceTo(s.sc.Horizon)
 	}
+	if err := s.stepAt(t); err != nil {
+		return err
+	}
+	return s.sync()
+}
+
+// stepAt runs step number s.steps+1, whose instant t is nextEventAt: every lane whose next
+// event is at t runs it. The other lanes' clocks stay behind until sync.
+func (s *sim) stepAt(t time.Duration) error {
+	for k := int(t / s.slice); len(s.starts) <= k; {
+		s.starts = append(s.starts, sliceStart{steps: s.steps, seen: append([]laneSeen(nil), s.seen...)})
+	}
+	s.steps++
+	s.now, s.lastAt = t, t
 	for _, lane := range s.lanes {
-		if err := lane.RunUntil(t); err != nil {
-			return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
-		}
 		if lane.NextEventAt() == t {
 			if _, err := lane.Step(); err != nil {
 				return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
 			}
 		}
 	}
-	s.now = t
 	return nil
+}
+
+// sync moves every lane's clock to now, so that all of them read as of the same instant;
+// it runs no event (none is left before now).
+func (s *sim) sync() error {
+	for _, lane := range s.lanes {
+		if err := lane.RunUntil(s.now); err != nil {
+			return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
+		}
+	}
+	return nil
+}
+
+// forward runs steps until stop says so, the horizon is reached, or budget ends (checked
+// every 64 steps; a zero budget has no end). It reports whether it stopped for stop or the
+// horizon, and leaves every lane synced to now.
+func (s *sim) forward(stop func() bool, budget time.Duration) (bool, error) {
+	start := time.Now() // wall clock only chunks the work: each step is the same whatever the chunks
+	for n := 0; ; n++ {
+		if stop() {
+			return true, s.sync()
+		}
+		t := s.nextEventAt()
+		if t >= s.sc.Horizon {
+			return true, s.advanceTo(s.sc.Horizon)
+		}
+		if err := s.stepAt(t); err != nil {
+			return true, err
+		}
+		if budget > 0 && n%64 == 63 && time.Since(start) >= budget {
+			return false, s.sync()
+		}
+	}
+}
+
+// rewindSlice is the chart slice a rewind to target (the slice of the position gone back to)
+// re-simulates from: far enough back that each lane's log fills again (logCapacity records,
+// counted by the charts), else 0.
+func (s *sim) rewindSlice(target int) int {
+	target = min(target, len(s.starts)-1)
+	k := target
+	for ; k > 0; k-- {
+		full := true
+		for i := range s.charts {
+			n := 0
+			for j := k; j <= target && j < len(s.charts[i]); j++ {
+				n += s.charts[i][j].admitted + s.charts[i][j].rejected
+			}
+			full = full && n >= logCapacity
+		}
+		if full {
+			break
+		}
+	}
+	return max(k, 0)
+}
+
+// rewind returns a new sim at the start of chart slice k (at most where s has been): the
+// steps before it re-run quietly (no OnEvent, so the engine explains no decision), and what
+// they would have recorded — the charts' earlier slices, the marks, the mark finder's memory —
+// is copied from s, which the deterministic engine makes the same. The new sim's log holds
+// only what it records from there on: rewindSlice picks k so that it fills.
+func (s *sim) rewind(k int) (*sim, error) {
+	fresh, err := newSim(s.sc)
+	if err != nil {
+		return nil, err
+	}
+	k = min(k, len(s.starts)-1)
+	if k <= 0 {
+		return fresh, nil
+	}
+	start := s.starts[k]
+	observers := make([]func(engine.Record), len(fresh.lanes))
+	for i, lane := range fresh.lanes {
+		observers[i], lane.OnEvent = lane.OnEvent, nil
+	}
+	if _, err := fresh.forward(func() bool { return fresh.steps >= start.steps }, 0); err != nil {
+		fresh.close()
+		return nil, err
+	}
+	for i, lane := range fresh.lanes {
+		lane.OnEvent = observers[i]
+		copy(fresh.charts[i][:k], s.charts[i][:k])
+		for _, mk := range s.marks[i] {
+			if mk.step <= start.steps {
+				fresh.marks[i] = append(fresh.marks[i], mk)
+			}
+		}
+	}
+	copy(fresh.seen, start.seen)
+	fresh.starts = append(fresh.starts[:0], s.starts[:k+1]...)
+	return fresh, nil
+}
+
+// sliceOfStep is the chart slice in which step n ran (0 for the start).
+func (s *sim) sliceOfStep(n uint64) int {
+	k := 0
+	for j, st := range s.starts {
+		if st.steps < n {
+			k = j
+		}
+	}
+	return k
 }
 
 // recordRing keeps the newest logCapacity records.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/ratelab/ratelab/limiters"
 )
 
@@ -53,18 +55,24 @@ func stateLines(st limiters.State, width, k int, sty Styles) []string {
 func gcraLines(st limiters.State, width, k int, sty Styles) []string {
 	backlog := st.Backlog()
 	free := fmt.Sprintf("%d/%d free", st.Available, st.MaxPermits)
+	// The numbers, shorter when the panel is narrow: T goes first, then the backlog.
 	var numbers string
 	if backlog > 0 {
-		numbers = fmt.Sprintf("TAT %s (+%s) · T %s · %s", short(st.Arrival), short(backlog), short(st.Interval), free)
+		numbers = firstFitting(width,
+			fmt.Sprintf("TAT %s (+%s) · T %s · %s", short(st.Arrival), short(backlog), short(st.Interval), free),
+			fmt.Sprintf("TAT %s (+%s) · %s", short(st.Arrival), short(backlog), free),
+			fmt.Sprintf("TAT %s · %s", short(st.Arrival), free))
 	} else {
-		numbers = fmt.Sprintf("TAT ≤ now (full) · T %s · %s", short(st.Interval), free)
+		numbers = firstFitting(width,
+			fmt.Sprintf("TAT ≤ now (full) · T %s · %s", short(st.Interval), free),
+			fmt.Sprintf("TAT ≤ now (full) · %s", free))
 	}
 	schedule := gcraSchedule(st, width, sty)
 	if st.Shape() != limiters.ShapeRamp {
 		if k == 1 {
 			return []string{gcraSchedule(st, width-len(free)-1, sty) + " " + free}
 		}
-		return []string{numbers, schedule, gcraRule(st)}
+		return []string{numbers, schedule, gcraRule(st, width)}
 	}
 	rate := 100.0
 	if st.Interval > 0 {
@@ -84,18 +92,35 @@ func gcraLines(st limiters.State, width, k int, sty Styles) []string {
 	}
 	label := fmt.Sprintf(" %.0f%% of the rate (T→%s)", rate, short(st.SteadyInterval))
 	rampBar := "ramp[" + sty.Bar.Render(rampGlyphs(st, width-6-len(label))) + "]" + label
-	return []string{numbers, schedule, rampBar, ramp, gcraRule(st)}
+	return []string{numbers, schedule, rampBar, ramp, gcraRule(st, width)}
 }
 
 // gcraRule is the admission test for one more permit with the state's numbers:
-// backlog + T ≤ τ, where backlog = max(TAT − now, 0).
-func gcraRule(st limiters.State) string {
+// backlog + T ≤ τ, where backlog = max(TAT − now, 0): "backlog+T 10ms ≤ τ 30ms: 1 more fits"
+// (at most 39 cells for durations of up to six characters).
+func gcraRule(st limiters.State, width int) string {
 	after := st.Backlog() + st.Interval
-	verdict := fmt.Sprintf("≤ τ %s: 1 more fits", short(st.Tolerance))
+	test := fmt.Sprintf("backlog+T %s ≤ τ %s", short(after), short(st.Tolerance))
+	verdict := "1 more fits"
 	if after > st.Tolerance {
-		verdict = fmt.Sprintf("> τ %s: 1 more refused", short(st.Tolerance))
+		test = fmt.Sprintf("backlog+T %s > τ %s", short(after), short(st.Tolerance))
+		verdict = "1 more refused"
 	}
-	return fmt.Sprintf("backlog+T = %s %s", short(after), verdict)
+	short := "fits"
+	if after > st.Tolerance {
+		short = "refused"
+	}
+	return firstFitting(width, test+": "+verdict, test+": "+short, test)
+}
+
+// firstFitting is the first of the texts that fits in width cells, else the last.
+func firstFitting(width int, texts ...string) string {
+	for _, t := range texts {
+		if ansi.StringWidth(t) <= width {
+			return t
+		}
+	}
+	return texts[len(texts)-1]
 }
 
 // gcraSchedule draws [now, now+τ]: the backlog (TAT − now) filled, TAT marked ●.
@@ -148,7 +173,8 @@ func slidingLines(st limiters.State, width, k int, sty Styles) []string {
 				break
 			}
 		}
-		lines = append(lines, fmt.Sprintf("window [%s, %s) · %s", short(st.WindowStart), short(st.WindowEnd), expiry))
+		// A window that began before the run is drawn from 0: nothing happened before it.
+		lines = append(lines, fmt.Sprintf("window [%s, %s) · %s", short(max(st.WindowStart, 0)), short(st.WindowEnd), expiry))
 	}
 	return lines
 }

@@ -77,9 +77,39 @@ func TestTUIInTmux(t *testing.T) {
 	waitFor("four steps", "t=50ms of 250ms", "admitted 3/4 · refused 1", "admitted 1/4 · refused 3",
 		"t=50ms req #4 (1 permit) rejected by token-bucket: next permit due at 80ms")
 
+	// Time travel: back one event, jumps between the focused lane's refusals and bursts, a
+	// typed time, the end and the start; each a deterministic re-simulation.
+	keys("Left")
+	waitFor("step back", "back one event: event 3", "admitted 3/3 · refused 0", "admitted 1/3 · refused 2")
+	keys("]")
+	waitFor("next mark", "at the refusal at t=50ms (event 4)", "admitted 3/4 · refused 1")
+	keys("[")
+	waitFor("previous mark", "back to the burst at t=50ms (event 1)", "admitted 1/1 · refused 0")
+	keys("g")
+	waitFor("seek prompt", "seek to t=")
+	keys("120ms", "Enter")
+	waitFor("seek", "t=120ms of 250ms", "at t=120ms", "admitted 4/6")
+	keys("End")
+	waitFor("end", "t=250ms of 250ms", "at the end of the run", "admitted 8/13")
+	keys("Home")
+	waitFor("home", "t=0s of 250ms", "back at the start", "admitted 0/0", "? help · q quit")
+
+	// A burst sent at 100ms becomes part of the run: the end counts its 10 requests, and
+	// playing again from the start (below) meets it again.
+	keys("g")
+	waitFor("seek prompt", "seek to t=")
+	keys("100ms", "Enter")
+	waitFor("seek", "t=100ms of 250ms")
+	keys("b")
+	waitFor("burst", "sent a burst of 10 requests at t=100ms")
+	keys("End")
+	waitFor("end with the burst", "t=250ms of 250ms", "admitted 11/23", "admitted 5/23")
+	keys("Home")
+	waitFor("home", "t=0s of 250ms", "admitted 0/0")
+
 	keys("+", "+", "+", "+", "+") // 500ms of virtual time per second: the rest takes half a second
 	keys("Space")
-	waitFor("play to the end", "t=250ms of 250ms", "end of the run", "admitted 8/13")
+	waitFor("play to the end", "t=250ms of 250ms", "end of the run", "admitted 11/23")
 
 	keys("e")
 	waitFor("edit", "edit lane 1", "spec> token-bucket:capacity=3,rate=100/1s")

@@ -1,0 +1,90 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// helpEntry is one line of the `?` page: what to press or what is seen, and what it means.
+type helpEntry struct{ what, means string }
+
+// helpSection is a titled list of entries.
+type helpSection struct {
+	title   string
+	entries []helpEntry
+}
+
+// helpSections is the `?` page: every key, then every glyph and symbol on screen, in the
+// words the algorithms document uses. A test checks that each glyph the views draw is here.
+func (m *Model) helpSections() []helpSection {
+	groups := m.keys.FullHelp() // time, speed, lanes, the rest
+	entries := make([][]helpEntry, len(groups))
+	for g, bindings := range groups {
+		for _, b := range bindings {
+			entries[g] = append(entries[g], helpEntry{b.Help().Key, b.Help().Desc})
+		}
+	}
+	time, lanes, rest := append(entries[0], entries[1]...), entries[2], entries[3]
+	return []helpSection{
+		{"Time (the run is deterministic: going back re-simulates it exactly)", time},
+		{"Lanes", lanes},
+		{"Traffic and the rest (what b and ↑/↓ inject is part of the run: r replays it, w writes it)", rest},
+		{"Each lane", []helpEntry{
+			{"▸", "the focused lane: the log at the bottom reads its decisions"},
+			{"ok ▁▄█", "requests admitted per column; one column is one time slice (on the axis line)"},
+			{"no ▁▄█", "requests refused per column; a full bar is the axis line's scale, ▁ at least 1"},
+			{"admitted a/o", "a of the o requests offered so far were admitted; then refused, timed out, gave up and waiting: each request ends as one of them"},
+			{"1: 2:", "the stages of a stack, first to last; a request must pass every one"},
+		}},
+		{"Token and leaky bucket, warm-up (GCRA)", []helpEntry{
+			{"T", "the emission interval: one permit every T (1/rate; 10ms at 100/s)"},
+			{"TAT", "theoretical arrival time: when the next permit is due; TAT ≤ now means the bucket is full"},
+			{"(+d)", "the backlog TAT − now: how far admissions ran ahead of the rate"},
+			{"τ", "the tolerance: how far ahead of now TAT may run (capacity × T; the leaky bucket's τ is T)"},
+			{"now├▓▓●···┤", "the schedule from now to now+τ: ▓ the backlog, ● TAT, · room left"},
+			{"backlog+T ≤ τ", "the admission test for one more permit, with the state's numbers"},
+			{"ramp[━━╸──]", "warm-up: how far the ramp has gone from cold (a third of the rate) to warm"},
+		}},
+		{"Windows and the rest", []helpEntry{
+			{"│ 3│ .│~4│", "sliding window: each slot's count, oldest first, the current slot last; . an empty live slot"},
+			{"~n", "a stale slot: n counted in an older generation of that slot, ignored by reads (# when it does not fit)"},
+			{"window [a, b)", "fixed window: the current window, from a to just before b, and when it resets"},
+			{"[██░░]", "a meter: permits used of the limit, requests in flight of the maximum, or a level"},
+			{"pool", "the downstream: requests being served of its pool; queue: requests waiting in the client"},
+		}},
+		{"Log", []helpEntry{
+			{"t=…", "the virtual time of the decision; times are rounded for reading (194.7ms), x shows them exact"},
+			{"req #n", "the request's number, in arrival order: the same request in every lane"},
+		}},
+	}
+}
+
+// helpLines lays the `?` page out in width cells: each entry's left column padded to the
+// section's widest, its meaning word-wrapped under itself.
+func (m *Model) helpLines(width int) []string {
+	sty := m.styles
+	var lines []string
+	for _, sec := range m.helpSections() {
+		for _, l := range strings.Split(ansi.Wrap(sec.title, width, ""), "\n") {
+			lines = append(lines, sty.Header.Render(l))
+		}
+		keyW := 0
+		for _, e := range sec.entries {
+			keyW = max(keyW, ansi.StringWidth(e.what))
+		}
+		keyW = min(keyW, width/3)
+		for _, e := range sec.entries {
+			what := e.what
+			pad := max(keyW-ansi.StringWidth(what), 0)
+			indent := strings.Repeat(" ", 2+keyW+2)
+			textW := max(width-len(indent), 20)
+			wrapped := strings.Split(ansi.Wrap(e.means, textW, ""), "\n")
+			lines = append(lines, "  "+what+strings.Repeat(" ", pad)+"  "+wrapped[0])
+			for _, w := range wrapped[1:] {
+				lines = append(lines, indent+w)
+			}
+		}
+	}
+	return lines
+}

@@ -1,0 +1,205 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/scenarios"
+)
+
+// rateStep is what ↑ multiplies a source's rate by (↓ divides): five presses double it
+// (1.25⁵ ≈ 3.05; three presses ≈ 1.95).
+const rateStep = 1.25
+
+// maxBurst is the largest burst b sends: more would be a trace, not a burst.
+const maxBurst = 100000
+
+// The workbench changes traffic by changing the scenario, never a lane: what b and ↑/↓ do is
+// written into m.sim.sc (a script source of the sent bursts; a source split at the moment
+// its rate changed), and the run is re-simulated to where it was. The engine is
+// deterministic and every change lies at or after the current time, so the re-simulation
+// repeats every decision made so far, and the change plays from now on: r replays it, w
+// writes it out, and a step back before it shows the run without it.
+
+// injectionAt is the instant a change made now takes effect: now, unless events at now have
+// already run (a step landed on them), then 1ns later, so that none of those is undone.
+func (s *sim) injectionAt() time.Duration {
+	if s.steps > 0 && s.lastAt == s.now {
+		return s.now + 1
+	}
+	return s.now
+}
+
+// reSimulate rebuilds the run on the changed scenario and returns to the position it had:
+// every event before at is the same in the changed run.
+func (m *Model) reSimulate(at time.Duration, status string) tea.Cmd {
+	s := m.sim
+	tr := travel{to: toTime, at: s.now, done: status}
+	if at > s.now {
+		tr = travel{to: toStep, step: s.steps, done: status}
+	}
+	fresh, err := s.rewind(s.rewindSlice(int(s.now / s.slice)))
+	if err != nil {
+		m.fail(err)
+		return nil
+	}
+	s.close()
+	m.sim, m.err = fresh, nil
+	m.moving = &tr
+	if m.move(keyBudget) {
+		return nil
+	}
+	m.tickGen++
+	return tickCmd(m.tickGen)
+}
+
+// burst sends burstSize requests at the current time: they are added to the scenario's
+// script source of injected arrivals (made on the first burst).
+func (m *Model) burst() tea.Cmd {
+	s := m.sim
+	if s.done() {
+		m.status = "the run is over: go back (←, home, g) to send a burst inside it"
+		return nil
+	}
+	at := s.injectionAt()
+	sc := s.sc
+	k := m.injected
+	if k < 0 || k >= len(sc.Sources) || sc.Sources[k].Kind != engine.SourceScript {
+		sc.Sources = append(sc.Sources, engine.Source{Kind: engine.SourceScript})
+		k = len(sc.Sources) - 1
+		m.injected = k
+	}
+	script := sc.Sources[k].Script
+	i, _ := slices.BinarySearchFunc(script, at, func(a engine.Arrival, t time.Duration) int {
+		if a.At <= t {
+			return -1 // after the arrivals already at t: a later burst comes later
+		}
+		return 1
+	})
+	more := make([]engine.Arrival, m.burstSize)
+	for j := range more {
+		more[j] = engine.Arrival{At: at}
+	}
+	sc.Sources[k].Script = slices.Insert(script, i, more...)
+	return m.reSimulate(at, fmt.Sprintf("sent a burst of %d requests at t=%s (B sets the size; w writes the session)", m.burstSize, short(at)))
+}
+
+// changeRate multiplies the rate of the first flat-rate source active now (constant or
+// Poisson) by factor from now on: the source ends now and a copy at the new rate starts.
+func (m *Model) changeRate(factor float64) tea.Cmd {
+	s := m.sim
+	if s.done() {
+		m.status = "the run is over: go back (←, home, g) to change a rate inside it"
+		return nil
+	}
+	at := s.injectionAt()
+	sc := s.sc
+	k := -1
+	for i, src := range sc.Sources {
+		flat := src.Kind == engine.SourceConstant || src.Kind == engine.SourcePoisson
+		if flat && src.From <= at && (src.Until == 0 || at < src.Until) {
+			k = i
+		}
+	}
+	if k < 0 {
+		m.status = "no source with a flat rate (constant or poisson) is active now: ↑/↓ change those"
+		return nil
+	}
+	src := sc.Sources[k]
+	rate := src.Rate * factor
+	if rate < 0.01 || rate > 1e7 {
+		m.status = fmt.Sprintf("the rate stays %s/s: it must be between 0.01/s and 10,000,000/s", rateText(src.Rate))
+		return nil
+	}
+	if src.From == at {
+		sc.Sources[k].Rate = rate // changed again at the same instant: one change
+	} else {
+		sc.Sources[k].Until = at
+		src.From, src.Rate = at, rate
+		sc.Sources = append(sc.Sources, src)
+	}
+	if err := sc.Validate(); err != nil {
+		m.fail(err)
+		return nil
+	}
+	return m.reSimulate(at, fmt.Sprintf("source %d: %s %s/s from t=%s (was %s/s)", k+1, src.Kind, rateText(rate), short(at), rateText(rate/factor)))
+}
+
+func rateText(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+
+// parseBurstSize reads the burst size prompt.
+func parseBurstSize(text string) (int, error) {
+	text = strings.TrimSpace(text)
+	n, err := strconv.Atoi(text)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a number of requests (e.g. 10)", text)
+	case n < 1 || n > maxBurst:
+		return 0, fmt.Errorf("%d: a burst is 1 to %d requests", n, maxBurst)
+	}
+	return n, nil
+}
+
+// addLane appends lane to the scenario and re-simulates to the current time: the new lane
+// shows what it would have done from the start, beside the others.
+func (m *Model) addLane(lane engine.LaneSpec, what string) tea.Cmd {
+	sc := m.sim.sc
+	sc.Lanes = append(sc.Lanes, lane)
+	if err := sc.Validate(); err != nil {
+		sc.Lanes = sc.Lanes[:len(sc.Lanes)-1]
+		m.editErr = err.Error()
+		return nil
+	}
+	m.focus = len(sc.Lanes) - 1
+	at := m.sim.injectionAt()
+	fresh, err := newSim(sc)
+	if err != nil {
+		sc.Lanes = sc.Lanes[:len(sc.Lanes)-1]
+		m.fail(err)
+		return nil
+	}
+	m.sim.close()
+	m.sim, m.err = fresh, nil
+	m.moving = &travel{to: toTime, at: at, done: fmt.Sprintf("lane %d added: %s (e edits it)", m.focus+1, what)}
+	if m.move(keyBudget) {
+		return nil
+	}
+	m.tickGen++
+	return tickCmd(m.tickGen)
+}
+
+// export writes the session's scenario (the lanes as edited, the traffic with what was
+// injected) as a YAML file that `ratelab run` and `ratelab tui` load back.
+func (m *Model) export() {
+	sc := m.sim.sc
+	data, err := scenarios.YAML(sc)
+	if err != nil {
+		m.status = "cannot write this session: " + err.Error()
+		return
+	}
+	path := filepath.Join(m.ExportDir, sc.Name+"-session.yaml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		m.status = "cannot write the session: " + err.Error()
+		return
+	}
+	m.status = fmt.Sprintf("wrote %s: ratelab run %s replays this session", path, path)
+}
+
+// editTitle is the editor's first line: what enter will do.
+func (m *Model) editTitle() string {
+	sty := m.styles
+	if m.adding {
+		return sty.Header.Render(fmt.Sprintf("new lane %d", len(m.sim.sc.Lanes)+1)) +
+			sty.Dim.Render(" · enter adds it beside the others · esc cancels · stack with +")
+	}
+	return sty.Header.Render(fmt.Sprintf("edit lane %d", m.focus+1)) +
+		sty.Dim.Render(" · enter applies and restarts · esc cancels · stack with +")
+}
