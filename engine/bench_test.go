@@ -5,11 +5,12 @@ package engine
 //	go test -run '^$' -bench . -count 5 ./engine/ | tee new.txt   # benchstat old.txt new.txt
 //
 // BenchmarkKernel/lane is ns per event of one lane with ~1000 events pending (10,000/s
-// through a bulkhead to a 100ms downstream); BenchmarkKernel/floor is one pop and one push of
-// a bare 32-byte event on a typed binary heap of 1000, the least a discrete-event kernel can
-// do per event. Measured on the 2-core development machine (one core busy with other work):
-// lane 72–74 ns/event, floor 79–81 ns, 0 allocs/event (before the arrival's successor
-// replaced it at the heap's top: 119 ns, 1.5× the floor).
+// through a bulkhead to a 100ms downstream); BenchmarkKernel/floor is the same model doing
+// nothing but the kernel's own heap work (floorModel): per arrival its successor and one push
+// of a bare 32-byte completion, per completion one pop. BenchmarkLanePoisson is the perf
+// scenario's model per lane, with its floor. scripts/bench.sh runs them all and prints the
+// ratios; instruction counts (valgrind --tool=callgrind, GOMAXPROCS=1) are steadier than
+// times on a shared machine.
 //
 // Whole runs are measured outside the test suite (36M requests per lane take a while):
 //
@@ -20,9 +21,13 @@ package engine
 // that the peak RSS does not grow with the run's length).
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/virtualclock"
 )
 
 // kernelScenario keeps ~1000 events pending in one lane: 10,000 requests per second, evenly
@@ -54,33 +59,42 @@ func benchLane(b *testing.B, sc *Scenario, lane int) {
 			b.Fatal(err, more)
 		}
 	}
-	b.ReportMetric(float64(l.events.len()), "pending")
+	b.ReportMetric(float64(l.pendingEvents()), "pending")
 }
 
 // BenchmarkKernel/lane is one event of a lane with ~1000 pending (ns/op = ns per event);
-// BenchmarkKernel/floor is the floor: one pop and one push of a bare 32-byte event on a
-// typed binary heap of ~1000.
+// BenchmarkKernel/floor is the same model with nothing but its heap work (floorStep).
 func BenchmarkKernel(b *testing.B) {
 	b.Run("lane", func(b *testing.B) { benchLane(b, kernelScenario(b), 0) })
 	b.Run("floor", func(b *testing.B) {
-		var h floorHeap
-		rng := rand.New(rand.NewPCG(1, 1))
-		for i := range 1000 {
-			h.push(floorEvent{at: rng.Int64N(100_000_000), req: int32(i)})
+		// 10,000/s evenly spaced, each held 100ms: ~1000 completions pending.
+		var f floorModel
+		at := int64(0)
+		f.next = floorEvent{at: at}
+		for range 200_000 {
+			if f.step() {
+				at += 100_000
+				f.arrived(at, at-100_000+100_000_000)
+			}
 		}
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
-			e := h.pop()
-			e.at += 100_000_000 + rng.Int64N(1000)
-			h.push(e)
+			if f.step() {
+				at += 100_000
+				f.arrived(at, at-100_000+100_000_000)
+			}
 		}
-		b.ReportMetric(float64(len(h.items)), "pending")
+		b.ReportMetric(float64(len(f.heap.items)+1), "pending")
 	})
 }
 
 // BenchmarkLanePoisson is one event of each standard lane under Poisson traffic at 10,000/s
-// (the perf-poisson-1h scenario's load), no tracing.
+// (the perf-poisson-1h scenario's load), no tracing; floor is the least that model needs per
+// event: the arrival's exponential variate (the lane's generator, math/rand/v2's ExpFloat64 on
+// a PCG), its time rounded to the ns as the source does, one token bucket decision
+// (AcquireAt), and the heap work of floorStep (an admitted request's completion 50ms later).
+// BenchmarkVariate is the variate alone.
 func BenchmarkLanePoisson(b *testing.B) {
 	for _, text := range []string{"token-bucket:capacity=10,rate=100/1s", "leaky-bucket:rate=100/1s",
 		"sliding-window:limit=100,window=1s,slots=10", "fixed-window:limit=100,window=1s",
@@ -90,6 +104,93 @@ func BenchmarkLanePoisson(b *testing.B) {
 			Downstream: &Downstream{Phases: []Phase{{Service: Distribution{Kind: DistConstant, Mean: 50 * time.Millisecond}}}}}
 		b.Run(string(sc.Lanes[0].Stack[0].Kind()), func(b *testing.B) { benchLane(b, sc, 0) })
 	}
+	b.Run("floor", func(b *testing.B) {
+		tb, err := limiters.NewTokenBucket(10, limiters.PerSecond(100), virtualclock.New())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(1, 0x5eed0000))
+		var f floorModel
+		target := 0.0
+		poissonStep := func() {
+			if !f.step() {
+				return
+			}
+			target += rng.ExpFloat64()
+			at := int64(math.Round(target / 10_000 * 1e9))
+			now := f.now
+			if tb.AcquireAt(time.Duration(now), 1) == limiters.Admitted {
+				f.arrived(at, now+50_000_000)
+			} else {
+				f.arrived(at, -1)
+			}
+		}
+		for range 200_000 {
+			poissonStep()
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			poissonStep()
+		}
+		b.ReportMetric(float64(len(f.heap.items)+1), "pending")
+	})
+}
+
+// BenchmarkVariate is the generator's cost per arrival of a Poisson source: one ExpFloat64
+// of math/rand/v2 on a PCG, as flatStream draws it (pcg is the PCG's Uint64 alone).
+func BenchmarkVariate(b *testing.B) {
+	b.Run("exp", func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(1, 0x5eed0000))
+		sum := 0.0
+		for b.Loop() {
+			sum += rng.ExpFloat64()
+		}
+		floatSink = sum
+	})
+	b.Run("pcg", func(b *testing.B) {
+		pcg := rand.NewPCG(1, 0x5eed0000)
+		var sum uint64
+		for b.Loop() {
+			sum += pcg.Uint64()
+		}
+		floatSink = float64(sum)
+	})
+}
+
+var floatSink float64
+
+// floorModel is the least a discrete-event kernel does per event for one source and one
+// downstream, with Lane.Step's heap work and nothing else: the source's next arrival waits in
+// a slot of its own (the lane's arrivals heap, of one source), an admitted arrival's
+// completion is pushed onto a typed binary heap of bare 32-byte events and popped when due.
+// Per arrival, one push (when admitted); per completion, one pop. (The floor this benchmark
+// had before did a pop and a push on a heap of 1000 for every event, twice the work of a
+// kernel that replaces an arrival by its successor in place.)
+type floorModel struct {
+	heap floorHeap
+	next floorEvent // the source's next arrival
+	now  int64
+}
+
+// step runs the earliest event and reports whether it was the arrival (the caller then
+// calls arrived with its successor).
+func (f *floorModel) step() bool {
+	if len(f.heap.items) > 0 && f.heap.items[0].at < f.next.at {
+		f.now = f.heap.pop().at
+		return false
+	}
+	f.now = f.next.at
+	return true
+}
+
+// arrived schedules the source's next arrival at next and, when done ≥ 0, the arrival's
+// completion at done.
+func (f *floorModel) arrived(next, done int64) {
+	f.next.at = next
+	if done >= 0 {
+		f.heap.push(floorEvent{at: done})
+	}
 }
 
 // floorEvent has event's 32-byte layout; the fields the floor never reads are blank.
@@ -98,7 +199,7 @@ type floorEvent struct {
 	seq uint64
 	_   uint8
 	_   int32
-	req int32
+	_   int32
 	_   uint32
 }
 

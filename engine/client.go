@@ -16,7 +16,7 @@ type clientPolicy struct {
 }
 
 func newClientPolicy(cfg *Client, seed uint64) clientPolicy {
-	return clientPolicy{cfg: cfg, rng: rand.New(rand.NewPCG(seed, 0xc11e47))}
+	return clientPolicy{cfg: cfg, rng: newRand(seed, 0xc11e47)}
 }
 
 // retryDelay is how long a request waits to retry after its attempts-th attempt, for

@@ -17,7 +17,7 @@ type downstream struct {
 }
 
 func newDownstream(cfg *Downstream, seed uint64) downstream {
-	return downstream{cfg: cfg, rng: rand.New(rand.NewPCG(seed, 0x5e41ce))}
+	return downstream{cfg: cfg, rng: newRand(seed, 0x5e41ce)}
 }
 
 // full reports whether a pool is set and every connection of it is busy.

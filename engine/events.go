@@ -38,10 +38,17 @@ func less(a, b *event) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-// push schedules e, stamping it with the next sequence number. O(log n).
+// push schedules e, stamping it with the queue's next sequence number. O(log n).
 func (q *eventQueue) push(e event) {
 	q.seq++
 	e.seq = q.seq
+	q.insert(e)
+}
+
+// insert schedules e, already stamped with its sequence number: a lane's two queues (its
+// sources' next arrivals, and every other event) share one numbering, so that the earlier of
+// their two tops is the event one heap of both would pop. O(log n).
+func (q *eventQueue) insert(e event) {
 	q.items = append(q.items, e)
 	items := q.items
 	i := len(items) - 1
@@ -75,8 +82,15 @@ func (q *eventQueue) pop() event {
 func (q *eventQueue) replaceTop(e event) {
 	q.seq++
 	e.seq = q.seq
+	q.replaceTopStamped(e)
+}
+
+// replaceTopStamped is replaceTop for an e already stamped (see insert).
+func (q *eventQueue) replaceTopStamped(e event) {
 	q.items[0] = e
-	q.siftDown()
+	if len(q.items) > 1 {
+		q.siftDown()
+	}
 }
 
 // siftDown restores the invariant after the root was replaced.

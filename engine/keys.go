@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/ratelab/ratelab/limiters"
 )
@@ -85,12 +86,14 @@ func (p *KeyPopulation) validate(field string) error {
 
 // keyPicker draws the key of each request of a population, from its own random stream.
 type keyPicker struct {
+	_     [cacheLine]byte // next is written at every arrival: lines of its own (lines.go)
 	pop   KeyPopulation
 	names []string
 	noisy string
 	cdf   []float64 // zipf: cdf[i] = P(key ≤ i)
 	rng   *rand.Rand
 	next  int // cycle: the next key
+	_     [cacheLine]byte
 }
 
 func newKeyPicker(p KeyPopulation, index int, seed uint64) *keyPicker {
@@ -102,7 +105,7 @@ func newKeyPicker(p KeyPopulation, index int, seed uint64) *keyPicker {
 		}
 	}
 	k := &keyPicker{pop: p, names: make([]string, p.Clients), noisy: cmp.Or(p.Noisy, "noisy-neighbour"),
-		rng: rand.New(rand.NewPCG(seed, 0x6b657900+uint64(index)))}
+		rng: newRand(seed, 0x6b657900+uint64(index))}
 	for i := range k.names {
 		k.names[i] = prefix + strconv.Itoa(i)
 	}
@@ -234,12 +237,12 @@ type KeyCount struct {
 // NotAdmitted is the key's requests that ended refused, timed out or given up.
 func (k KeyCount) NotAdmitted() int64 { return k.Refused + k.TimedOut + k.GaveUp }
 
-// ended counts a request of the key that ended without admission, as outcome says.
-func (k *KeyCount) ended(outcome Outcome) {
-	switch outcome {
-	case OutcomeRefused:
+// ended counts a request of the key that ended without admission, as end says.
+func (k *KeyCount) ended(end ending) {
+	switch end {
+	case endRefused:
 		k.Refused++
-	case OutcomeTimedOut:
+	case endTimedOut:
 		k.TimedOut++
 	default:
 		k.GaveUp++
@@ -274,6 +277,7 @@ func (c *keyCounts) slot(key string) int32 {
 	}
 	if c.index == nil {
 		c.index = make(map[string]int32)
+		c.counts = make([]KeyCount, 0, lineSized(unsafe.Sizeof(KeyCount{}))) // lines.go
 	}
 	i, ok := c.index[key]
 	if !ok {

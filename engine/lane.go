@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/virtualclock"
@@ -57,9 +58,16 @@ type Lane struct {
 	queue  clientQueue
 	down   downstream
 
-	streams   []stream
-	pending   []arrival // each source's next arrival
-	events    eventQueue
+	streams  []stream
+	flat     []*flatStream // flat[k] is streams[k] when it is a flatStream, else nil
+	pending  []arrival     // each source's next arrival
+	arrivals eventQueue    // each source's next arrival as an event (one per source at most)
+	events   eventQueue    // every other event
+	// seq numbers the events of both queues in scheduling order: the earlier of the two tops
+	// by (time, seq) is the event one heap of both would run next, so keeping the arrivals
+	// apart changes no order, and an arrival's successor replaces it at the top of a heap of
+	// one per source instead of sifting through every pending completion.
+	seq       uint64
 	reqs      []request
 	free      []int32 // slots of reqs that hold no request
 	nextID    uint64  // the last request's id: requests are numbered 1, 2, ... in arrival order
@@ -76,9 +84,14 @@ type Lane struct {
 func NewLane(sc *Scenario, i int) (*Lane, error) {
 	spec := sc.Lanes[i]
 	l := &Lane{
-		Spec: spec, Index: i, Clock: virtualclock.New(), horizon: int64(sc.Horizon),
+		Spec: spec, Index: i, Clock: newLaneClock(), horizon: int64(sc.Horizon),
 		down:  newDownstream(sc.Downstream, sc.Seed),
 		queue: newClientQueue(),
+		// What every event writes starts at 512 bytes, on cache lines of its own (lines.go).
+		reqs:     make([]request, 0, lineSized(unsafe.Sizeof(request{}))),
+		free:     make([]int32, 0, lineSized(4)),
+		events:   eventQueue{items: make([]event, 0, lineSized(unsafe.Sizeof(event{})))},
+		arrivals: eventQueue{items: make([]event, 0, max(len(sc.Sources), lineSized(unsafe.Sizeof(event{}))))},
 	}
 	client := &sc.Client
 	if spec.Client != nil {
@@ -115,6 +128,8 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 			return nil, err
 		}
 		l.streams = append(l.streams, st)
+		fs, _ := st.(*flatStream)
+		l.flat = append(l.flat, fs)
 		l.pending = append(l.pending, arrival{})
 		if err := l.pull(k); err != nil {
 			l.closeStreams()
@@ -132,10 +147,36 @@ func (l *Lane) pull(k int) error {
 	}
 	if ok {
 		l.pending[k] = a
-		l.events.push(event{at: a.at, kind: evArrival, src: int32(k)})
+		l.seq++
+		l.arrivals.insert(event{at: a.at, seq: l.seq, kind: evArrival, src: int32(k)})
 	}
 	return nil
 }
+
+// schedule adds e to the lane's events, stamped with the next sequence number.
+func (l *Lane) schedule(e event) {
+	l.seq++
+	e.seq = l.seq
+	l.events.insert(e)
+}
+
+// nextEvent is the earliest pending event, nil when none is, and whether it is an arrival.
+func (l *Lane) nextEvent() (e *event, arrival bool) {
+	if len(l.arrivals.items) == 0 {
+		if len(l.events.items) == 0 {
+			return nil, false
+		}
+		return &l.events.items[0], false
+	}
+	a := &l.arrivals.items[0]
+	if len(l.events.items) > 0 && less(&l.events.items[0], a) {
+		return &l.events.items[0], false
+	}
+	return a, true
+}
+
+// pendingEvents is the number of events scheduled, arrivals included.
+func (l *Lane) pendingEvents() int { return l.arrivals.len() + l.events.len() }
 
 func (l *Lane) closeStreams() {
 	for _, s := range l.streams {
@@ -165,17 +206,32 @@ func (l *Lane) Step() (bool, error) {
 	if l.done {
 		return false, nil
 	}
-	if l.events.len() == 0 || l.events.peek().at >= l.horizon {
+	top, isArrival := l.nextEvent()
+	if top == nil || top.at >= l.horizon {
 		l.finish()
 		return false, nil
 	}
-	if top := l.events.peek(); top.kind == evArrival {
-		// The hot path: the source's next arrival replaces this one in the heap.
-		src := top.src
-		if err := l.advance(top.at); err != nil {
+	if isArrival {
+		// The hot path: the source's next arrival replaces this one at the top of the
+		// arrivals' heap, drawn before this one is offered (its sequence number comes before
+		// those of the events the offer schedules).
+		src, at := top.src, top.at
+		if err := l.advance(at); err != nil {
 			return false, err
 		}
 		l.processed++
+		if fs := l.flat[src]; fs != nil {
+			// A flat-rate source (constant, poisson, on-off) without a key population: no
+			// interface call, and its requests all ask for the same permits and key.
+			if next, ok := fs.nextAt(); ok {
+				l.seq++
+				l.arrivals.replaceTopStamped(event{at: next, seq: l.seq, kind: evArrival, src: src})
+			} else {
+				l.arrivals.pop()
+			}
+			l.arrive(at, fs.permits, fs.key)
+			return true, nil
+		}
 		a := l.pending[src]
 		next, ok, err := l.streams[src].next()
 		if err != nil {
@@ -183,11 +239,12 @@ func (l *Lane) Step() (bool, error) {
 		}
 		if ok {
 			l.pending[src] = next
-			l.events.replaceTop(event{at: next.at, kind: evArrival, src: src})
+			l.seq++
+			l.arrivals.replaceTopStamped(event{at: next.at, seq: l.seq, kind: evArrival, src: src})
 		} else {
-			l.events.pop()
+			l.arrivals.pop()
 		}
-		l.arrive(a)
+		l.arrive(a.at, a.permits, a.key)
 		return true, nil
 	}
 	e := l.events.pop()
@@ -230,7 +287,10 @@ func (l *Lane) Step() (bool, error) {
 // RunUntil runs every event before t (or to the horizon, if sooner), then moves the lane's
 // time to t so that its bins and state read as of t.
 func (l *Lane) RunUntil(t time.Duration) error {
-	for !l.done && l.events.len() > 0 && l.events.peek().at < int64(t) && l.events.peek().at < l.horizon {
+	for !l.done {
+		if e, _ := l.nextEvent(); e == nil || e.at >= int64(t) || e.at >= l.horizon {
+			break
+		}
 		if _, err := l.Step(); err != nil {
 			return err
 		}
@@ -247,10 +307,10 @@ func (l *Lane) RunUntil(t time.Duration) error {
 
 // NextEventAt is the time of the next event, or the horizon when none is left before it.
 func (l *Lane) NextEventAt() time.Duration {
-	if l.events.len() == 0 || l.events.peek().at >= l.horizon {
-		return time.Duration(l.horizon)
+	if e, _ := l.nextEvent(); e != nil && e.at < l.horizon {
+		return time.Duration(e.at)
 	}
-	return time.Duration(l.events.peek().at)
+	return time.Duration(l.horizon)
 }
 
 // advance moves time to t, closing every bin that ends at or before t.
@@ -288,8 +348,9 @@ func (l *Lane) Result() LaneResult {
 	return res
 }
 
-// newReq puts arrival a in a free slot, or a new one, and returns the slot.
-func (l *Lane) newReq(a arrival) int32 {
+// newReq puts a request arrived at at, asking for permits with key, in a free slot, or a
+// new one, and returns the slot.
+func (l *Lane) newReq(at int64, permits int, key string) int32 {
 	var i int32
 	if n := len(l.free); n > 0 {
 		i = l.free[n-1]
@@ -298,10 +359,19 @@ func (l *Lane) newReq(a arrival) int32 {
 		l.reqs = append(l.reqs, request{})
 		i = int32(len(l.reqs) - 1)
 	}
+	// Field by field, not *r = request{...}: the composite is built on the stack and copied
+	// in wide loads that cannot forward from its narrow stores, a stall on every arrival.
 	r := &l.reqs[i]
 	l.nextID++
-	*r = request{id: l.nextID, gen: r.gen + 1, state: reqPending, permits: a.permits, arrived: a.at, key: a.key,
-		keySlot: l.keys.slot(a.key)}
+	r.id = l.nextID
+	r.gen++
+	r.state = reqPending
+	r.attempts = 0
+	r.permits = permits
+	r.arrived = at
+	r.started = 0
+	r.key = key
+	r.keySlot = l.keys.slot(key)
 	l.keys.at(r.keySlot).Offered++
 	return i
 }
@@ -312,11 +382,12 @@ func (l *Lane) freeReq(i int32) {
 	l.free = append(l.free, i)
 }
 
-// arrive offers a source's request to the stack, or, when the queue policy already has
-// requests waiting, puts it behind them: joining counts as its attempt.
-func (l *Lane) arrive(a arrival) {
-	i := l.newReq(a)
-	l.rec.offered(a.permits)
+// arrive offers a source's request, arrived at at asking for permits with key, to the stack,
+// or, when the queue policy already has requests waiting, puts it behind them: joining counts
+// as its attempt.
+func (l *Lane) arrive(at int64, permits int, key string) {
+	i := l.newReq(at, permits, key)
+	l.rec.offered(permits)
 	if l.client.cfg.Policy == PolicyQueue && l.queue.len() > 0 {
 		// FIFO: a newcomer does not overtake the requests already waiting.
 		l.reqs[i].attempts++
@@ -341,21 +412,21 @@ func (l *Lane) attempt(i int32) {
 	l.keys.at(r.keySlot).RefusedAttempts++
 	if d != limiters.Rejected { // Never or Invalid: retrying cannot help
 		l.rec.never()
-		l.giveUp(i, OutcomeRefused)
+		l.giveUp(i, endRefused)
 		return
 	}
 	switch c := l.client.cfg; c.Policy {
 	case PolicyRetry, PolicyBackoff, PolicyRetryAfter:
 		if r.attempts >= c.MaxAttempts {
-			l.giveUp(i, OutcomeGaveUp)
+			l.giveUp(i, endGaveUp)
 			return
 		}
 		delay := l.client.retryDelay(r.attempts, r.permits, l.now, l.stack, stage)
-		l.events.push(event{at: l.after(delay), kind: evAttempt, req: i, gen: r.gen})
+		l.schedule(event{at: l.after(delay), kind: evAttempt, req: i, gen: r.gen})
 	case PolicyQueue:
 		l.enqueue(i, stage)
 	default:
-		l.giveUp(i, OutcomeRefused)
+		l.giveUp(i, endRefused)
 	}
 }
 
@@ -369,7 +440,7 @@ func (l *Lane) pass(i int32, wait time.Duration) {
 	r := &l.reqs[i]
 	r.state = reqDelayed
 	l.rec.delayed()
-	l.events.push(event{at: l.after(int64(wait)), kind: evProceed, req: i, gen: r.gen})
+	l.schedule(event{at: l.after(int64(wait)), kind: evProceed, req: i, gen: r.gen})
 }
 
 // tryStages is one pass of r through the stack (Stack.Acquire, or Stack.Reserve for a lane
@@ -443,7 +514,7 @@ func (l *Lane) admitted(i int32) {
 	service := l.down.start(l.now)
 	l.rec.inService(l.down.busy)
 	r.state = reqInService
-	l.events.push(event{at: l.after(service), kind: evComplete, req: i, gen: r.gen})
+	l.schedule(event{at: l.after(service), kind: evComplete, req: i, gen: r.gen})
 }
 
 // after is now + d, saturating: an event past the end of time is scheduled at its end and
@@ -462,12 +533,34 @@ func (l *Lane) bindHeld(r *request) {
 	}
 }
 
-// giveUp ends request i without admission, as outcome says: OutcomeRefused, OutcomeGaveUp
-// or OutcomeTimedOut.
-func (l *Lane) giveUp(i int32, outcome Outcome) {
-	l.rec.ended(outcome)
-	l.keys.at(l.reqs[i].keySlot).ended(outcome)
-	l.trace(&l.reqs[i], outcome, -1, nil, "")
+// ending is how a request ended without admission: the counters' own word for Outcome
+// (endRefused is OutcomeRefused, …), a byte to test instead of a string to compare.
+type ending uint8
+
+const (
+	endRefused ending = iota
+	endGaveUp
+	endTimedOut
+)
+
+// outcome is the trace's word for e.
+func (e ending) outcome() Outcome {
+	switch e {
+	case endGaveUp:
+		return OutcomeGaveUp
+	case endTimedOut:
+		return OutcomeTimedOut
+	}
+	return OutcomeRefused
+}
+
+// giveUp ends request i without admission, as end says.
+func (l *Lane) giveUp(i int32, end ending) {
+	l.rec.ended(end)
+	l.keys.at(l.reqs[i].keySlot).ended(end)
+	if l.observed() {
+		l.record(&l.reqs[i], end.outcome(), -1, nil, "")
+	}
 	l.freeReq(i)
 }
 
@@ -475,11 +568,15 @@ func (l *Lane) giveUp(i int32, outcome Outcome) {
 func (l *Lane) observed() bool { return l.rec.tracing || l.OnEvent != nil }
 
 // trace records an event of r for the trace and OnEvent. st, when not nil, is the deciding
-// stage's state before it decided.
+// stage's state before it decided. Small enough to inline: an unobserved lane pays a test.
 func (l *Lane) trace(r *request, outcome Outcome, stage int, st *limiters.State, reason string) {
-	if !l.observed() {
-		return
+	if l.observed() {
+		l.record(r, outcome, stage, st, reason)
 	}
+}
+
+// record is trace for an observed lane.
+func (l *Lane) record(r *request, outcome Outcome, stage int, st *limiters.State, reason string) {
 	rec := Record{At: time.Duration(l.now), Request: r.id, Attempt: r.attempts, Permits: r.permits,
 		Key: r.key, Outcome: outcome, Stage: stage, Reason: reason}
 	if st != nil {

@@ -104,14 +104,14 @@ func (q *clientQueue) woken(at int64) bool {
 func (l *Lane) enqueue(i int32, stage int) {
 	c := l.client.cfg
 	if l.queue.len() >= c.QueueSize {
-		l.giveUp(i, OutcomeRefused)
+		l.giveUp(i, endRefused)
 		return
 	}
 	r := &l.reqs[i]
 	r.state = reqQueued
 	l.queue.push(i, r.gen)
 	l.rec.queued(l.queue.len())
-	l.events.push(event{at: l.after(int64(c.Timeout)), kind: evTimeout, req: i, gen: r.gen})
+	l.schedule(event{at: l.after(int64(c.Timeout)), kind: evTimeout, req: i, gen: r.gen})
 	l.trace(r, OutcomeQueued, stage, nil, "")
 	if stage >= 0 {
 		l.scheduleWake(r, stage)
@@ -122,7 +122,7 @@ func (l *Lane) enqueue(i int32, stage int) {
 func (l *Lane) timeOut(i int32) {
 	front := l.queue.front(l.reqs) == i
 	l.queue.left()
-	l.giveUp(i, OutcomeTimedOut)
+	l.giveUp(i, endTimedOut)
 	if front && l.queue.len() > 0 {
 		// The wake was scheduled for the old front's permits; the new front may fit sooner
 		// (it asks for fewer), or at once.
@@ -140,7 +140,7 @@ func (l *Lane) scheduleWake(r *request, stage int) {
 	}
 	at := l.after(max(int64(wait), 1))
 	if l.queue.wantWake(at) {
-		l.events.push(event{at: at, kind: evQueueWake})
+		l.schedule(event{at: at, kind: evQueueWake})
 	}
 }
 
@@ -175,7 +175,7 @@ func (l *Lane) drainQueue() {
 			l.rec.refusedAttempt()
 			l.keys.at(r.keySlot).RefusedAttempts++
 			l.rec.never()
-			l.giveUp(i, OutcomeRefused)
+			l.giveUp(i, endRefused)
 		}
 	}
 }

@@ -150,15 +150,14 @@ func (r *recorder) refusedAttempt() {
 // ends refused.
 func (r *recorder) never() { r.result.Totals.Never++ }
 
-// ended counts a request that ended without admission, as outcome says (OutcomeRefused,
-// OutcomeGaveUp or OutcomeTimedOut).
-func (r *recorder) ended(outcome Outcome) {
+// ended counts a request that ended without admission, as end says.
+func (r *recorder) ended(end ending) {
 	t, b := &r.result.Totals, r.cur
-	switch outcome {
-	case OutcomeRefused:
+	switch end {
+	case endRefused:
 		t.Refused++
 		b.Refused++
-	case OutcomeTimedOut:
+	case endTimedOut:
 		t.TimedOut++
 		b.TimedOut++
 	default:

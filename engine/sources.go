@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // arrival is one request offered by a source.
@@ -41,19 +42,24 @@ func newArrivals(src Source, index int, seed uint64, horizon time.Duration) (str
 		until = int64(src.Until)
 	}
 	base := timed{from: int64(src.From), until: until, permits: max(src.Permits, 1), key: src.Key}
-	rng := rand.New(rand.NewPCG(seed, 0x5eed0000+uint64(index)))
+	rng := newRand(seed, 0x5eed0000+uint64(index))
 	switch src.Kind {
 	case SourceConstant:
-		return &rateStream{timed: base, curve: flat(src.Rate)}, nil
+		return &flatStream{flatState: flatState{timed: base, rate: src.Rate}}, nil
 	case SourcePoisson:
-		return &rateStream{timed: base, curve: flat(src.Rate), rng: rng}, nil
+		return newFlatPoisson(base, src.Rate, seed, index), nil
 	case SourceRamp:
 		span := float64(until-base.from) / 1e9
 		return &rateStream{timed: base, curve: ramp{r0: src.Rate, slope: (src.RateTo - src.Rate) / span}, rng: pick(src.Poisson, rng)}, nil
 	case SourceSine:
 		return &rateStream{timed: base, curve: sine{mean: src.Rate, amplitude: src.Amplitude, omega: 2 * math.Pi / src.Period.Seconds()}, rng: pick(src.Poisson, rng)}, nil
 	case SourceOnOff:
-		return &rateStream{timed: base, curve: flat(src.Rate), rng: pick(src.Poisson, rng), on: int64(src.On), off: int64(src.Off)}, nil
+		if src.Poisson {
+			s := newFlatPoisson(base, src.Rate, seed, index)
+			s.on, s.off = int64(src.On), int64(src.Off)
+			return s, nil
+		}
+		return &flatStream{flatState: flatState{timed: base, rate: src.Rate, on: int64(src.On), off: int64(src.Off)}}, nil
 	case SourceBursts:
 		return &burstStream{timed: base, bursts: src.Bursts}, nil
 	case SourceScript:
@@ -99,10 +105,6 @@ func (timed) close() error { return nil }
 type curve interface {
 	inverse(target, guess float64) float64
 }
-
-type flat float64
-
-func (r flat) inverse(target, _ float64) float64 { return target / float64(r) }
 
 // ramp is λ(x) = r0 + slope·x. Λ(x) = r0·x + slope·x²/2, inverted in closed form.
 type ramp struct{ r0, slope float64 }
@@ -161,12 +163,14 @@ func (s sine) inverse(target, guess float64) float64 {
 // With on > 0 the curve runs only during the on phases: arrivals are generated in
 // "on-time" and stretched over the on/off cycle.
 type rateStream struct {
+	_ [cacheLine]byte // target and last are written at every arrival: lines of their own (lines.go)
 	timed
 	curve   curve
 	rng     *rand.Rand
 	on, off int64
 	target  float64 // Λ of the next arrival
 	last    float64 // x of the previous arrival, Newton's starting point
+	_       [cacheLine]byte
 }
 
 func (s *rateStream) next() (arrival, bool, error) {
@@ -194,6 +198,66 @@ func (s *rateStream) next() (arrival, bool, error) {
 		return arrival{}, false, nil
 	}
 	return arrival{at: at, permits: s.permits, key: s.key}, true, nil
+}
+
+// flatStream is a rateStream of a flat curve (constant, poisson, on-off), with the same
+// arithmetic, so the same arrivals to the ns: the k-th at x = S/rate seconds, S = k − 1
+// evenly spaced, S = E₁+…+E_k Poisson. The lane calls it without an interface (Lane.Step).
+// It holds its generator's state itself, and is padded to a multiple of 128 bytes, a size
+// class whose objects start on a cache line: every lane writes its own stream's state at every
+// arrival, and lanes on other cores must not share those lines (cores_test.go).
+type flatStream struct {
+	flatState
+	_ [(128 - unsafe.Sizeof(flatState{})%128) % 128]byte
+}
+
+type flatState struct {
+	timed
+	rate    float64
+	rng     *rand.Rand // nil: evenly spaced
+	on, off int64
+	target  float64 // S of the next arrival
+	pcg     rand.PCG
+}
+
+// newFlatPoisson is the Poisson flatStream of source index: rateStream's generator, seeded
+// alike, so its exponentials are the same.
+func newFlatPoisson(base timed, rate float64, seed uint64, index int) *flatStream {
+	s := &flatStream{flatState: flatState{timed: base, rate: rate}}
+	s.pcg.Seed(seed, 0x5eed0000+uint64(index))
+	s.rng = rand.New(&s.pcg)
+	return s
+}
+
+func (s *flatStream) next() (arrival, bool, error) {
+	at, ok := s.nextAt()
+	if !ok {
+		return arrival{}, false, nil
+	}
+	return arrival{at: at, permits: s.permits, key: s.key}, true, nil
+}
+
+// nextAt is the next arrival's time; ok is false when there is none before until.
+func (s *flatStream) nextAt() (at int64, ok bool) {
+	if s.rng != nil {
+		s.target += s.rng.ExpFloat64()
+	}
+	x := s.target / s.rate
+	if s.rng == nil {
+		s.target++
+	}
+	if !(x*1e9 < float64(MaxTime)) { // also NaN; see rateStream.next
+		return 0, false
+	}
+	offset := int64(math.Round(x * 1e9))
+	if s.on > 0 {
+		offset = stretch(offset, s.on, s.off)
+	}
+	at = addSat(s.from, offset)
+	if at >= s.until {
+		return 0, false
+	}
+	return at, true
 }
 
 // stretch maps on-time to time over the on/off cycle: offset/on whole cycles of on+off,

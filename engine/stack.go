@@ -106,27 +106,43 @@ func (s *Stack) Stages() []limiters.Limiter { return s.stages }
 // the refusing stage's, or the first stage's when all admitted. That takes a Snapshot of every
 // stage asked (the sliding window's allocates), so pass nil unless someone reads it.
 func (s *Stack) Acquire(now time.Duration, permits int, before *limiters.State) (d limiters.Decision, stage int, wasted int64) {
+	if before == nil {
+		// Unobserved (every lane that is not traced): no state to keep, none to clear.
+		for k, lim := range s.stages {
+			if d = lim.AcquireAt(now, permits); d != limiters.Admitted {
+				return d, k, s.giveBack(k, now, permits)
+			}
+		}
+		return limiters.Admitted, len(s.stages), 0
+	}
 	var state limiters.State
 	for k, lim := range s.stages {
 		observe(lim, k, now, before, &state)
 		if d = lim.AcquireAt(now, permits); d != limiters.Admitted {
-			for j := range k {
-				switch c := &s.caps[j]; {
-				case c.Release != nil:
-					c.Release.Release(permits)
-				case c.Refund != nil && !s.waste:
-					c.Refund.RefundAt(now, permits)
-				default:
-					wasted += int64(permits)
-				}
-			}
-			if before != nil && k > 0 {
+			wasted = s.giveBack(k, now, permits)
+			if k > 0 {
 				*before = state
 			}
 			return d, k, wasted
 		}
 	}
 	return limiters.Admitted, len(s.stages), 0
+}
+
+// giveBack returns the permits stages 0..k-1 took for a request stage k refused, and counts
+// those it cannot return as wasted (see Acquire).
+func (s *Stack) giveBack(k int, now time.Duration, permits int) (wasted int64) {
+	for j := range k {
+		switch c := &s.caps[j]; {
+		case c.Release != nil:
+			c.Release.Release(permits)
+		case c.Refund != nil && !s.waste:
+			c.Refund.RefundAt(now, permits)
+		default:
+			wasted += int64(permits)
+		}
+	}
+	return wasted
 }
 
 // SetWaits sets each stage's maximum wait for Reserve: the spec's own (limiters.Waiting, a
