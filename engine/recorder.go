@@ -55,7 +55,11 @@ type LaneResult struct {
 	Events     uint64        `json:"events"`
 	Trace      []Record      `json:"trace,omitempty"`
 	Truncated  bool          `json:"trace_truncated,omitempty"`
-	Keys       *KeyResults   `json:"keys,omitempty"` // per key, when requests carry more than one key or a stage is keyed
+	// TraceFrom and TraceTo are the window the trace covers when the scenario narrowed it
+	// (Scenario.TraceFrom, TraceTo); both 0 when it covers the whole run.
+	TraceFrom time.Duration `json:"trace_from_ns,omitempty"`
+	TraceTo   time.Duration `json:"trace_to_ns,omitempty"`
+	Keys      *KeyResults   `json:"keys,omitempty"` // per key, when requests carry more than one key or a stage is keyed
 }
 
 // recorder is what a lane measures: totals and per-bin counts, the wait histograms, the
@@ -67,23 +71,38 @@ type LaneResult struct {
 // The current bin is the one holding the lane's time: counting happens only at events, all
 // before the horizon, and advance has closed every bin that ended at or before the event.
 type recorder struct {
-	result     LaneResult
-	horizon    int64
-	binWidth   int64     // ⌈horizon/bins⌉: 1h in 1000 bins is 3.6s each
-	bin        int       // the current bin's index
-	cur        *Bin      // &result.Bins[bin]; nil once every bin is closed
-	binEnd     int64     // the current bin's end, (bin+1)·binWidth; math.MaxInt64 once every bin is closed
-	binHist    histogram // the waits of the current bin's admissions
-	hist       histogram // every admission's wait
-	meters     []*admissionWindow
-	lastAdmit  int64 // the last admission's time; math.MinInt64 before the first
-	tracing    bool
-	traceLimit int
+	result   LaneResult
+	horizon  int64
+	binWidth int64 // ⌈horizon/bins⌉: 1h in 1000 bins is 3.6s each
+	bin      int   // the current bin's index
+	cur      *Bin  // &result.Bins[bin]; nil once every bin is closed
+	binEnd   int64 // the current bin's end, (bin+1)·binWidth; math.MaxInt64 once every bin is closed
+	mark     int64 // the earlier of binEnd and traceSwitch: advance's one test per event
+	// traceSwitch is when a narrowed trace starts (tracing is false before) or stops
+	// (tracing is true before); math.MaxInt64 when it does neither again.
+	traceSwitch int64
+	traceTo     int64     // a narrowed trace's end; math.MaxInt64 when it runs to the horizon
+	binHist     histogram // the waits of the current bin's admissions
+	hist        histogram // every admission's wait
+	meters      []*admissionWindow
+	lastAdmit   int64 // the last admission's time; math.MinInt64 before the first
+	tracing     bool
+	traceLimit  int
 }
 
 // newRecorder prepares the measurements of sc's lane spec, whose stack has stages stages.
 func newRecorder(sc *Scenario, spec LaneSpec, stages int) recorder {
-	r := recorder{horizon: int64(sc.Horizon), lastAdmit: math.MinInt64, tracing: sc.Trace, traceLimit: TraceLimit}
+	r := recorder{horizon: int64(sc.Horizon), lastAdmit: math.MinInt64, tracing: sc.Trace, traceLimit: TraceLimit,
+		traceSwitch: math.MaxInt64, traceTo: math.MaxInt64}
+	if sc.Trace && (sc.TraceFrom > 0 || sc.TraceTo > 0) {
+		if sc.TraceTo > 0 {
+			r.traceTo = int64(sc.TraceTo)
+		}
+		r.tracing, r.traceSwitch = false, int64(sc.TraceFrom)
+		if sc.TraceFrom == 0 {
+			r.tracing, r.traceSwitch = true, r.traceTo
+		}
+	}
 	bins := sc.Bins
 	if bins == 0 {
 		bins = DefaultBins
@@ -93,6 +112,9 @@ func newRecorder(sc *Scenario, spec LaneSpec, stages int) recorder {
 	r.binWidth = (r.horizon + int64(bins) - 1) / int64(bins)
 	bins = int((r.horizon + r.binWidth - 1) / r.binWidth)
 	r.result = LaneResult{Name: spec.Label(), MinSpacing: -1, Bins: make([]Bin, bins)}
+	if sc.Trace {
+		r.result.TraceFrom, r.result.TraceTo = sc.TraceFrom, sc.TraceTo
+	}
 	for _, s := range spec.Stack {
 		r.result.Stack = append(r.result.Stack, s.String())
 	}
@@ -120,6 +142,7 @@ func (r *recorder) moveToBin(b int) {
 	} else {
 		r.cur, r.binEnd = nil, math.MaxInt64
 	}
+	r.mark = min(r.binEnd, r.traceSwitch)
 }
 
 // offered counts a request a source offered, asking for permits.
@@ -224,9 +247,20 @@ func (r *recorder) failed() {
 // advance closes every bin that ends at or before t. busy and queued are the lane's requests
 // at the downstream and in the queue, which the next bin's maxima start from.
 func (r *recorder) advance(t int64, stack *Stack, busy, queued int) {
+	if t < r.mark {
+		return
+	}
 	for t >= r.binEnd {
 		r.closeBin(stack, busy, queued)
 	}
+	if t >= r.traceSwitch { // a narrowed trace starts or stops (at most once each)
+		if !r.tracing && t < r.traceTo {
+			r.tracing, r.traceSwitch = true, r.traceTo
+		} else {
+			r.tracing, r.traceSwitch = false, math.MaxInt64
+		}
+	}
+	r.mark = min(r.binEnd, r.traceSwitch)
 }
 
 // finish closes every bin left: the lane is at its horizon.

@@ -107,3 +107,74 @@ func (l *Lane) run(ctx context.Context, progress *Progress, i int) error {
 	}
 	return nil
 }
+
+// TraceWindow adds to res, the results of an untraced run of sc, the trace of the events in
+// [from, to) (to 0: the horizon): it reruns every lane, each on its own goroutine, up to to,
+// recording only that window. A chart of a window of a long run needs no more: not the whole
+// run's trace (memory grows with it), nor the time after the window. The time before it is
+// rerun untraced, because the state at the window's start depends on all that came before.
+// Each lane's Trace, Truncated, TraceFrom and TraceTo are replaced; nothing else changes (the
+// rerun is the same run: the trace only observes).
+func TraceWindow(ctx context.Context, sc *Scenario, res *Results, from, to time.Duration) error {
+	if to <= 0 || to > sc.Horizon {
+		to = sc.Horizon
+	}
+	win := *sc
+	win.Trace, win.TraceFrom, win.TraceTo = true, from, to
+	if err := win.Validate(); err != nil {
+		return err
+	}
+	if len(res.Lanes) != len(sc.Lanes) {
+		return fmt.Errorf("engine: TraceWindow: %d lanes of results for a scenario of %d", len(res.Lanes), len(sc.Lanes))
+	}
+	lanes := make([]*Lane, len(sc.Lanes))
+	for i := range sc.Lanes {
+		l, err := NewLane(&win, i)
+		if err != nil {
+			for _, made := range lanes[:i] {
+				made.closeStreams()
+			}
+			return err
+		}
+		lanes[i] = l
+	}
+	errs := make([]error, len(lanes))
+	var wg sync.WaitGroup
+	for i, l := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer l.closeStreams()
+			for n := 1; ; n++ {
+				if e, _ := l.nextEvent(); e == nil || e.at >= int64(to) {
+					return
+				}
+				if _, err := l.Step(); err != nil {
+					errs[i] = err
+					return
+				}
+				if n&(1<<14-1) == 0 {
+					if err := ctx.Err(); err != nil {
+						errs[i] = err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("lane %d (%s): %w", i+1, lanes[i].Spec.Label(), err)
+		}
+	}
+	for i, l := range lanes {
+		lr := &res.Lanes[i]
+		lr.Trace, lr.Truncated = l.rec.result.Trace, l.rec.result.Truncated
+		lr.TraceFrom, lr.TraceTo = from, to
+		if from == 0 && to == sc.Horizon {
+			lr.TraceFrom, lr.TraceTo = 0, 0 // the whole run
+		}
+	}
+	return nil
+}

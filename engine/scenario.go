@@ -24,6 +24,10 @@ type Scenario struct {
 	Downstream  *Downstream     // nil: admitted requests complete at once
 	Windows     []time.Duration // extra interval lengths for the guarantee meters
 	Trace       bool            // record every event of every request (small runs: at most TraceLimit records per lane)
+	// TraceFrom and TraceTo narrow Trace to the events at times in [TraceFrom, TraceTo)
+	// (TraceTo 0: to the horizon), for a chart of a window of a long run: before and after
+	// it the lane runs as untraced, and LaneResult says which window its trace covers.
+	TraceFrom, TraceTo time.Duration
 }
 
 // DefaultBins is the number of time bins when a scenario does not say.
@@ -299,6 +303,12 @@ func (sc *Scenario) Validate() error {
 	}
 	if err := inRange("horizon", sc.Horizon); err != nil {
 		return err
+	}
+	if sc.TraceFrom < 0 || sc.TraceFrom >= sc.Horizon {
+		return fieldErr("trace_from", "must be in [0, the horizon %v), got %v", sc.Horizon, sc.TraceFrom)
+	}
+	if sc.TraceTo < 0 || (sc.TraceTo > 0 && sc.TraceTo <= sc.TraceFrom) {
+		return fieldErr("trace_to", "must be after trace_from (%v), or 0 for the horizon, got %v", sc.TraceFrom, sc.TraceTo)
 	}
 	if sc.Bins < 0 || sc.Bins > MaxBins {
 		return fieldErr("bins", "must be between 1 and %d (0: the default, %d), got %d", MaxBins, DefaultBins, sc.Bins)

@@ -249,7 +249,7 @@ func (s *flatStream) nextAt() (at int64, ok bool) {
 	if !(x*1e9 < float64(MaxTime)) { // also NaN; see rateStream.next
 		return 0, false
 	}
-	offset := int64(math.Round(x * 1e9))
+	offset := roundNonNegative(x * 1e9)
 	if s.on > 0 {
 		offset = stretch(offset, s.on, s.off)
 	}
@@ -258,6 +258,18 @@ func (s *flatStream) nextAt() (at int64, ok bool) {
 		return 0, false
 	}
 	return at, true
+}
+
+// roundNonNegative is int64(math.Round(v)) for 0 ≤ v < 2^63, bit for bit, in a third of the
+// instructions: math.Trunc is one SSE4.1 instruction on amd64 where math.Round is a dozen of
+// bit twiddling, and v − Trunc(v) is exact (the fraction of a double needs no more bits than
+// the double has), so comparing it with ½ rounds half away from zero exactly as Round does.
+func roundNonNegative(v float64) int64 {
+	t := math.Trunc(v)
+	if v-t >= 0.5 {
+		t++
+	}
+	return int64(t)
 }
 
 // stretch maps on-time to time over the on/off cycle: offset/on whole cycles of on+off,

@@ -110,7 +110,10 @@ func (s *Stack) Acquire(now time.Duration, permits int, before *limiters.State) 
 		// Unobserved (every lane that is not traced): no state to keep, none to clear.
 		for k, lim := range s.stages {
 			if d = lim.AcquireAt(now, permits); d != limiters.Admitted {
-				return d, k, s.giveBack(k, now, permits)
+				if k > 0 {
+					wasted = s.giveBack(k, now, permits)
+				}
+				return d, k, wasted
 			}
 		}
 		return limiters.Admitted, len(s.stages), 0

@@ -630,7 +630,8 @@ func GuaranteeWindow(sc *engine.Scenario, res *engine.Results, L time.Duration) 
 	per, unit := timeUnit(res.Horizon)
 	traced := true
 	for _, l := range res.Lanes {
-		traced = traced && !l.Truncated && (len(l.Trace) > 0 || l.Totals.Admitted == 0)
+		// A trace of a window only (TraceFrom, TraceTo) cannot count every bin's windows.
+		traced = traced && !l.Truncated && (len(l.Trace) > 0 || l.Totals.Admitted == 0) && l.TraceFrom == 0 && l.TraceTo == 0
 	}
 	f := &Figure{
 		Name:   "guarantee",

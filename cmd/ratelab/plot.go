@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
@@ -36,6 +38,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	fs.Var(&charts, "chart", "a chart to draw by its `NAME`, repeatable: "+strings.Join(plots.ChartNames(), ", ")+" (default: every chart that applies)")
 	out := fs.String("out", "", "the directory `DIR` to write the charts to; - writes the one --chart to standard output (required, unless --gallery)")
 	window := fs.Duration("window", 0, "the guarantee chart's rolling window, a `DURATION` (default: the limiters' natural window, or their emission interval for runs shorter than two windows)")
+	timing := fs.Bool("timing", false, "report on standard error how long the run (simulation included) and each chart's rendering took, in wall time")
 	gallery := fs.String("gallery", "", "regenerate the gallery (GALLERY.md and img/) in this `DIR`, for every scenario (default: none)")
 	var opt plotOptions
 	fs.StringVar(&opt.format, "format", "png", "the image `FORMAT`: png or svg")
@@ -82,9 +85,18 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := runForCharts(ctx, e, sc)
+	began := time.Now()
+	res, err := runForCharts(ctx, e, sc, 0, 0)
 	if err != nil {
 		return err
+	}
+	simulated := time.Since(began)
+	var rendered []string
+	if *timing {
+		defer func() {
+			fmt.Fprintf(e.stderr, "plot: %s requests per lane simulated in %s; rendered %s; total %s\n",
+				groupDigits(res.Lanes[0].Totals.Offered), roundWall(simulated), strings.Join(rendered, ", "), roundWall(time.Since(began)))
+		}()
 	}
 	names := []string(charts)
 	if len(names) == 0 {
@@ -97,6 +109,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	}
 	base := fileBase(sc, positional)
 	for _, name := range names {
+		drawing := time.Now()
 		var fig *plots.Figure
 		if name == "guarantee" && *window > 0 {
 			fig, err = plots.GuaranteeWindow(sc, res, *window)
@@ -112,6 +125,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 				return fmt.Errorf("%s chart: %w", name, err)
 			}
 			_, err := e.stdout.Write(buf.Bytes())
+			rendered = append(rendered, name+" "+roundWall(time.Since(drawing)))
 			return err
 		}
 		path := filepath.Join(*out, fmt.Sprintf("%s-%s.%s", base, name, opt.format))
@@ -119,24 +133,55 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		fmt.Fprintln(e.stdout, path)
+		rendered = append(rendered, name+" "+roundWall(time.Since(drawing)))
 	}
 	return nil
 }
 
-// runForCharts runs sc; when the run is small enough and was not traced, it runs it again
-// with the trace on (the results are the same: the trace only observes).
-func runForCharts(ctx context.Context, e *env, sc *engine.Scenario) (*engine.Results, error) {
+// runForCharts runs sc for charts of the window [from, to) (to 0: the horizon); when the
+// window holds few enough attempts (traceLimit per lane, counted from the run's bins) and the
+// run was not traced, it reruns it up to the window's end, recording the window's trace only
+// (engine.TraceWindow; the results are the same: the trace only observes). A chart of the
+// whole of a short run gets its whole trace; a window of a long run, the window's.
+func runForCharts(ctx context.Context, e *env, sc *engine.Scenario, from, to time.Duration) (*engine.Results, error) {
 	res, err := runWithProgress(ctx, e, sc)
 	if err != nil || sc.Trace {
 		return res, err
 	}
+	if to <= 0 || to > res.Horizon {
+		to = res.Horizon
+	}
 	for _, l := range res.Lanes {
-		if l.Totals.Attempts+l.Totals.Failed > traceLimit {
+		attempts := int64(0)
+		for _, b := range l.Bins {
+			if b.Start < to && b.Start+res.BinWidth > from { // the bins the window touches
+				attempts += b.Attempts + b.Failed
+			}
+		}
+		if attempts > traceLimit {
 			return res, nil
 		}
 	}
-	sc.Trace = true
-	return engine.Run(ctx, sc, nil)
+	return res, engine.TraceWindow(ctx, sc, res, from, to)
+}
+
+// roundWall is a wall-clock duration to three significant digits (1.23s, 45.6ms).
+func roundWall(d time.Duration) string {
+	for _, unit := range []time.Duration{time.Second, time.Millisecond, time.Microsecond} {
+		if d >= unit {
+			return limiters.FormatDuration(d.Round(unit / 100))
+		}
+	}
+	return limiters.FormatDuration(d)
+}
+
+// groupDigits is n with thousands separated by commas: 10,000,000.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // fileBase names a scenario's files: its name, or the scenario file's base name.
@@ -190,7 +235,7 @@ func writeGallery(ctx context.Context, e *env, dir string, names []string, opt p
 		if err != nil {
 			return err
 		}
-		res, err := runForCharts(ctx, e, sc)
+		res, err := runForCharts(ctx, e, sc, 0, 0)
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", name, err)
 		}
