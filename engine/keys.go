@@ -275,6 +275,11 @@ func (c *keyCounts) slot(key string) int32 {
 	if c.index != nil && key == c.lastKey {
 		return c.last
 	}
+	return c.slotOf(key)
+}
+
+// slotOf is slot for a key other than the last one.
+func (c *keyCounts) slotOf(key string) int32 {
 	if c.index == nil {
 		c.index = make(map[string]int32)
 		c.counts = make([]KeyCount, 0, lineSized(unsafe.Sizeof(KeyCount{}))) // lines.go

@@ -54,6 +54,9 @@ type Lane struct {
 
 	stack  *Stack
 	shapes bool // some stage waits (LaneSpec.MaxWait, or a stage's own limiters.Waiting)
+	// atOnce: a drop client (one attempt) before a stack with no keyed or waiting stage, so
+	// every request is decided the moment it arrives (decideAtOnce, when nobody observes).
+	atOnce bool
 	client clientPolicy
 	queue  clientQueue
 	down   downstream
@@ -120,6 +123,10 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		}
 	}
 	l.Stages = l.stack.Stages()
+	switch l.client.cfg.Policy {
+	case PolicyDrop, "":
+		l.atOnce = !l.shapes && !l.stack.Keyed()
+	}
 	l.rec = newRecorder(sc, spec, l.stack.Len())
 	for k, src := range sc.Sources {
 		st, err := newStream(src, k, sc.Seed, sc.Horizon)
@@ -351,14 +358,7 @@ func (l *Lane) Result() LaneResult {
 // newReq puts a request arrived at at, asking for permits with key, in a free slot, or a
 // new one, and returns the slot.
 func (l *Lane) newReq(at int64, permits int, key string) int32 {
-	var i int32
-	if n := len(l.free); n > 0 {
-		i = l.free[n-1]
-		l.free = l.free[:n-1]
-	} else {
-		l.reqs = append(l.reqs, request{})
-		i = int32(len(l.reqs) - 1)
-	}
+	i := l.takeSlot()
 	// Field by field, not *r = request{...}: the composite is built on the stack and copied
 	// in wide loads that cannot forward from its narrow stores, a stall on every arrival.
 	r := &l.reqs[i]
@@ -376,6 +376,17 @@ func (l *Lane) newReq(at int64, permits int, key string) int32 {
 	return i
 }
 
+// takeSlot is a free request slot, or a new one.
+func (l *Lane) takeSlot() int32 {
+	if n := len(l.free); n > 0 {
+		i := l.free[n-1]
+		l.free = l.free[:n-1]
+		return i
+	}
+	l.reqs = append(l.reqs, request{})
+	return int32(len(l.reqs) - 1)
+}
+
 func (l *Lane) freeReq(i int32) {
 	l.reqs[i].state = reqFree
 	l.reqs[i].key = ""
@@ -386,6 +397,10 @@ func (l *Lane) freeReq(i int32) {
 // or, when the queue policy already has requests waiting, puts it behind them: joining counts
 // as its attempt.
 func (l *Lane) arrive(at int64, permits int, key string) {
+	if l.atOnce && !l.observed() {
+		l.decideAtOnce(at, permits, key)
+		return
+	}
 	i := l.newReq(at, permits, key)
 	l.rec.offered(permits)
 	if l.client.cfg.Policy == PolicyQueue && l.queue.len() > 0 {
@@ -396,6 +411,44 @@ func (l *Lane) arrive(at int64, permits int, key string) {
 		return
 	}
 	l.attempt(i)
+}
+
+// decideAtOnce is arrive, attempt and, for a refusal, giveUp, for a lane whose requests are
+// decided the moment they arrive (Lane.atOnce) and that nobody observes: the same counts in
+// the same order, but a refused request, which ends there, takes no request slot (nothing
+// can refer to it later), and only an admitted one is given one. In the perf scenario 99% of
+// the requests are refused.
+func (l *Lane) decideAtOnce(at int64, permits int, key string) {
+	l.nextID++
+	keySlot := l.keys.slot(key)
+	kc := l.keys.at(keySlot)
+	kc.Offered++
+	l.rec.offered(permits)
+	l.rec.attempt(false)
+	d, _, wasted := l.stack.Acquire(time.Duration(l.now), permits, nil)
+	l.rec.wasted(wasted)
+	if d == limiters.Admitted {
+		i := l.takeSlot()
+		r := &l.reqs[i]
+		r.id = l.nextID
+		r.gen++
+		r.state = reqPending
+		r.attempts = 1
+		r.permits = permits
+		r.arrived = at
+		r.started = 0
+		r.key = key
+		r.keySlot = keySlot
+		l.admitted(i) // Acquire's admissions never wait: the stack does not shape
+		return
+	}
+	l.rec.refusedAttempt()
+	kc.RefusedAttempts++
+	if d != limiters.Rejected {
+		l.rec.never()
+	}
+	l.rec.ended(endRefused)
+	kc.ended(endRefused)
 }
 
 // attempt is one try of request i at the stack, and what the client does when it is refused.
