@@ -168,7 +168,12 @@ func runForCharts(ctx context.Context, e *env, sc *engine.Scenario, from, to tim
 // roundWall is a wall-clock duration to three significant digits (1.23s, 45.6ms).
 func roundWall(d time.Duration) string {
 	for _, unit := range []time.Duration{time.Second, time.Millisecond, time.Microsecond} {
-		if d >= unit {
+		switch {
+		case d >= 100*unit:
+			return limiters.FormatDuration(d.Round(unit))
+		case d >= 10*unit:
+			return limiters.FormatDuration(d.Round(unit / 10))
+		case d >= unit:
 			return limiters.FormatDuration(d.Round(unit / 100))
 		}
 	}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Every performance benchmark beside its floor and its peer, in one invocation, and the ratios:
+#
+#   scripts/bench.sh            run them (BENCH_COUNT times each, default 6) and print the report
+#   scripts/bench.sh --readme   ... and rewrite README.md's performance section with it
+#
+# The raw go test output stays in $BENCH_OUT (default /tmp/ratelab-bench) for benchstat:
+#   benchstat $BENCH_OUT/limiters.txt     benchstat -col /cpu $BENCH_OUT/cores.txt
+# Benchmarks are not run in CI (.ci/run): times on shared machines say little, ratios more.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+count=${BENCH_COUNT:-6}
+out=${BENCH_OUT:-/tmp/ratelab-bench}
+mkdir -p "$out"
+bench() { # bench FILE PACKAGE REGEX [go test flags...]
+	local file=$1 pkg=$2 re=$3
+	shift 3
+	echo "bench.sh: $pkg -bench '$re' -count $count $*" >&2
+	go test -run '^$' -bench "$re" -benchmem -count "$count" "$@" "$pkg" | tee "$out/$file" | grep -E '^(ok|FAIL|---)' >&2 || true
+}
+
+# Limiters (explicit time, serial and RunParallel) with the floor and x/time/rate in the same
+# functions; the peers beside the libraries they wrap (x/time/rate, uber) and the token bucket.
+bench limiters.txt ./limiters/ 'AcquireAt$|AcquireAtParallel$|PeerXTimeRate|PeerUber'
+# The simulator's kernel and the perf scenario's lanes, each with its floor; the variate alone;
+# replay with its floors.
+bench engine.txt ./engine/ 'Kernel|LanePoisson|Variate|Replay'
+# The six lanes at GOMAXPROCS 1 and 2.
+bench cores.txt ./engine/ 'RunSixLanes' -cpu 1,2
+
+# Charts at 10M requests per lane: the perf scenario over 1000 virtual seconds.
+go build -o "$out/ratelab" ./cmd/ratelab
+plot=$("$out/ratelab" plot scenarios/testdata/perf-poisson-1h.yaml --horizon 1000s --timing --out "$out/charts" 2>&1 >/dev/null | grep '^plot:')
+echo "bench.sh: $plot" >&2
+
+report=(go run ./scripts/benchreport -plot "$plot" "$out/limiters.txt" "$out/engine.txt" "$out/cores.txt")
+if [ "${1:-}" = --readme ]; then
+	"${report[@]}" -readme README.md
+	echo "bench.sh: README.md's performance section rewritten" >&2
+else
+	"${report[@]}"
+fi
