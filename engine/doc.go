@@ -10,21 +10,28 @@
 //
 // # The kernel
 //
-// Each lane is a discrete-event simulation on its own virtual clock. Pending events (a
-// source's next arrival, a retry, a completion, a queue timeout, a queue wake) sit in a
-// binary min-heap of 32-byte, pointer-free events (and a delayed request's end of wait)
-// keyed by (time, seq): seq is the lane's
-// count of events scheduled so far, stamped at scheduling, so no two keys are equal and
-// events at the same instant run in the order they were scheduled. An arrival, the commonest
-// event, is replaced at the heap's top by its source's next arrival in one sift. Once the
-// heap, the request slots and the window meters have grown to their working size, an event
-// that is not traced allocates nothing (a trace source excepted: it parses CSV rows).
+// Each lane is a discrete-event simulation on its own virtual clock. Pending events sit in
+// two binary min-heaps of 32-byte, pointer-free events keyed by (time, seq): each source's
+// next arrival in one (one event per source), every other event (a retry, a completion, a
+// queue timeout, a queue wake, a delayed request's end of wait) in the other. seq is the
+// lane's count of events scheduled so far, in both, stamped at scheduling, so no two keys are
+// equal, events at the same instant run in the order they were scheduled, and the earlier of
+// the two tops is the event a single heap of both would run. An arrival, the commonest event,
+// is replaced at its heap's top by its source's next arrival: with one source, no sift at
+// all. A flat-rate source (constant, poisson, on-off) is called without an interface, and a
+// drop client's request before a stack that neither keys nor waits is decided at once,
+// taking a request slot only when admitted (Lane.decideAtOnce). Once the heaps, the request
+// slots and the window meters have grown to their working size, an event that is not traced
+// allocates nothing (a trace source excepted: it parses CSV rows). What a lane writes at
+// every event lies on cache lines no other lane's does (lines.go): lanes on other cores never
+// contend for a line.
 //
 // # Where each concern lives
 //
 //	lane.go        Lane: the event loop (Step, RunUntil, NextEventAt, advance, finish),
 //	               arrivals, request slots, a request's path (arrive, attempt, admitted, giveUp)
 //	events.go      the event heap
+//	lines.go       the lanes' per-event state on cache lines of their own
 //	sources.go     the arrival processes, one stream per source
 //	stack.go       Stack: the stages in order, what each can do (limiters.CapabilitiesOf), the
 //	               one acquire-or-give-back pass that lanes and Replay both use (a refusal
@@ -37,7 +44,7 @@
 //	recorder.go    recorder: totals and bins, waits, window meters, least spacing, the trace;
 //	               LaneResult, Record
 //	metrics.go     Totals, Bin, Wait, WindowMeter and the histogram and window meter behind them
-//	run.go         Run, Results, Progress
+//	run.go         Run, Results, Progress, TraceWindow
 //	scenario.go    Scenario and its validation
 //	trace.go       TraceReader; replay.go: Replay
 //

@@ -13,16 +13,21 @@ cd "$(dirname "$0")/.."
 count=${BENCH_COUNT:-6}
 out=${BENCH_OUT:-/tmp/ratelab-bench}
 mkdir -p "$out"
-bench() { # bench FILE PACKAGE REGEX [go test flags...]
+bench() { # bench FILE PACKAGE REGEX [go test flags...]: appends to FILE
 	local file=$1 pkg=$2 re=$3
 	shift 3
 	echo "bench.sh: $pkg -bench '$re' -count $count $*" >&2
-	go test -run '^$' -bench "$re" -benchmem -count "$count" "$@" "$pkg" | tee "$out/$file" | grep -E '^(ok|FAIL|---)' >&2 || true
+	go test -run '^$' -bench "$re" -benchmem -count "$count" "$@" "$pkg" | tee -a "$out/$file" | grep -E '^(ok|FAIL|---)' >&2 || true
 }
+rm -f "$out"/limiters.txt "$out"/engine.txt "$out"/cores.txt
 
 # Limiters (explicit time, serial and RunParallel) with the floor and x/time/rate in the same
-# functions; the peers beside the libraries they wrap (x/time/rate, uber) and the token bucket.
-bench limiters.txt ./limiters/ 'AcquireAt$|AcquireAtParallel$|PeerXTimeRate|PeerUber'
+# functions (the kinds the report shows); the peers beside the libraries they wrap (x/time/rate,
+# uber) and the token bucket.
+kinds='floor|x-time-rate|token-bucket|leaky-bucket|fixed-window|sliding-window|warm-up|warm-up-warming|concurrency'
+bench limiters.txt ./limiters/ "^BenchmarkAcquireAt\$/^kind=($kinds)\$/^path=(admit|reject)\$"
+bench limiters.txt ./limiters/ '^BenchmarkAcquireAtParallel$/^kind=(floor|x-time-rate|token-bucket|sliding-window)$/^path=admit$'
+bench limiters.txt ./limiters/ 'PeerXTimeRate|PeerUber'
 # The simulator's kernel and the perf scenario's lanes, each with its floor; the variate alone;
 # replay with its floors.
 bench engine.txt ./engine/ 'Kernel|LanePoisson|Variate|Replay'
