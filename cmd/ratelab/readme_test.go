@@ -37,7 +37,10 @@ func TestReadmeScenarioFileExampleLoads(t *testing.T) {
 	require.True(t, ok)
 
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "peak.csv"), []byte("t\n0.5\n1.25\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "scenarios", "traces"), 0o755))
+	trace, err := os.ReadFile("../../scenarios/traces/api-gateway.csv")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "scenarios", "traces", "api-gateway.csv"), trace, 0o644))
 	path := filepath.Join(dir, "checkout.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(example), 0o644))
 	sc, err := scenarios.LoadFile(path)
@@ -56,7 +59,7 @@ func TestReadmeScenarioFileExampleLoads(t *testing.T) {
 	assert.Equal(t, engine.PolicyRetryAfter, sc.Lanes[2].Client.Policy)
 	require.NotNil(t, sc.Downstream)
 	assert.Len(t, sc.Downstream.Phases, 2)
-	assert.Equal(t, filepath.Join(dir, "peak.csv"), sc.Sources[6].TraceFile, "trace paths are relative to the file")
+	assert.Equal(t, filepath.Join(dir, "scenarios", "traces", "api-gateway.csv"), sc.Sources[6].TraceFile, "trace paths are relative to the file")
 
 	out, _, err := ratelab(t, "run", path, "--format", "csv")
 	require.NoError(t, err, "the example runs")
