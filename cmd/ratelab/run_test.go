@@ -221,3 +221,22 @@ func TestRunBudget(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(3<<29), size)
 }
+
+// tui --record needs no terminal: it writes the asciicast file (or standard output), the same
+// bytes each time; a bad --size is a usage error.
+func TestTUIRecord(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.cast")
+	_, errOut, err := ratelab(t, "tui", "burst-after-idle", "--record", file)
+	require.NoError(t, err)
+	assert.Equal(t, "recorded burst-after-idle (250ms of virtual time) to "+file+"\n", errOut)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	out, _, err := ratelab(t, "tui", "burst-after-idle", "--record", "-")
+	require.NoError(t, err)
+	assert.Equal(t, string(data), out)
+	assert.True(t, strings.HasPrefix(out, `{"version":2,"width":100,"height":30,`))
+	for _, size := range []string{"10x5", "100", "100x30x2", "80x23"} {
+		_, _, err = ratelab(t, "tui", "steady", "--record", "-", "--size", size)
+		assert.True(t, isUsage(err), size)
+	}
+}
