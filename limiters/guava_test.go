@@ -235,7 +235,7 @@ func (r *javaRateLimiter) unitsAt(nowMicros int64, limit int) int {
 // every call, and Available and RetryAfterAt against Guava's queries, 60,000 calls per
 // configuration.
 func TestGuavaMatchesTheReference(t *testing.T) {
-	const calls = 60_000
+	calls := scaled(60_000)
 	total := 0
 	for ci, tc := range guavaCases {
 		t.Run(tc.spec, func(t *testing.T) {

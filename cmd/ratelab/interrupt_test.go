@@ -35,7 +35,7 @@ func TestInterruptedRunPrintsNothing(t *testing.T) {
 		start := time.Now()
 		err := run(ctx, args, strings.NewReader(""), &stdout, &stderr)
 		cancel()
-		assert.Less(t, time.Since(start), 5*time.Second, "%v stops promptly", args)
+		assert.Less(t, time.Since(start), 15*time.Second, "%v stops promptly (cancelled after 100ms; the bound is for -race on a loaded 2-core machine)", args)
 		require.Error(t, err, "%v", args)
 		assert.Equal(t, "interrupted", err.Error())
 		assert.True(t, errors.Is(err, context.Canceled))
