@@ -176,8 +176,8 @@ func parseGuavaCall(where string, at time.Duration, f []string) (guavaCall, erro
 	case f[0] == "try" && len(f) == 2:
 	case f[0] == "try" && len(f) == 3:
 		d, err := time.ParseDuration(f[2])
-		if err != nil || d < 0 {
-			return c, fmt.Errorf("%s: timeout %q is not a duration of 0 or more", where, f[2])
+		if err != nil || d < 0 || d >= MaxWaitForever {
+			return c, fmt.Errorf("%s: timeout %q is not a duration from 0 to 2^62ns - 1 (the longest the kinds take)", where, f[2])
 		}
 		c.timeout = d
 	default:
@@ -567,6 +567,7 @@ func TestGuavaScriptFormat(t *testing.T) {
 		{"limiter guava-bursty:rate=1/1s\nat -1s try 1\n", "x.script:2: \"-1s\" is not a duration"},
 		{"limiter guava-bursty:rate=1/1s\nat 1s try 0\n", "x.script:2: permits \"0\""},
 		{"limiter guava-bursty:rate=1/1s\nat 1s wait 1\n", "x.script:2: expected \"try N [TIMEOUT]\""},
+		{"limiter guava-bursty:rate=1/1s\nat 1s try 1 4611686018427387904ns\n", "x.script:2: timeout \"4611686018427387904ns\" is not"},
 		{"limiter guava-bursty:rate=1/1s\nevery 0s from 0s until 1s try 1\n", "x.script:2: every needs a positive step"},
 		{"limiter guava-bursty:rate=1/1s\n", "x.script: a script needs"},
 	} {
