@@ -1,6 +1,7 @@
 package limiters
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
@@ -303,6 +304,25 @@ func findGuava(t *testing.T) (jar, java, javac string) {
 	return "", "", ""
 }
 
+// guavaJarVersion is the jar manifest's Bundle-Version.
+func guavaJarVersion(t *testing.T, jar string) string {
+	t.Helper()
+	z, err := zip.OpenReader(jar)
+	require.NoError(t, err)
+	defer z.Close()
+	f, err := z.Open("META-INF/MANIFEST.MF")
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "Bundle-Version: "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	require.NoError(t, sc.Err())
+	return ""
+}
+
 // runRealGuava compiles the driver into a temporary directory and feeds it the scripts in
 // one JVM; Guava's answers, by script and call.
 func runRealGuava(t *testing.T, scripts []guavaScript) [][]guavaAnswer {
@@ -314,6 +334,11 @@ func runRealGuava(t *testing.T, scripts []guavaScript) [][]guavaAnswer {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	source := filepath.Join("testdata", "guava", "com", "google", "common", "util", "concurrent", "GuavaScript.java")
+	// Read here, not only by javac, so that go test's cache knows the result depends on it.
+	driverSource, err := os.ReadFile(source)
+	require.NoError(t, err)
+	require.Contains(t, string(driverSource), "package com.google.common.util.concurrent;", "the driver must be in Guava's package")
+	require.Equal(t, "31.1.0.jre", guavaJarVersion(t, jar), "%s: the kinds are held to Guava 31.1 (Debian bookworm's libguava-java)", jar)
 	out, err := exec.CommandContext(ctx, javac, "-d", classes, "-cp", jar, source).CombinedOutput()
 	require.NoError(t, err, "javac: %s", out)
 	// C1 only: the run is short, and Java's double arithmetic is the same at every tier.
