@@ -22,7 +22,9 @@ type Report struct {
 	Reference string        `json:"reference"`
 	Phases    []Phase       `json:"phases,omitempty"` // the probe's; none for other traffic
 	BinWidth  time.Duration `json:"bin_width_ns"`
-	Lanes     []LaneReport  `json:"lanes"`
+	// Offered is the requests offered up to the end of each bin of BinWidth.
+	Offered []int64      `json:"cumulative_offered,omitempty"`
+	Lanes   []LaneReport `json:"lanes"`
 }
 
 // LaneReport is one translation and, when it ran, what it decided.
@@ -31,19 +33,21 @@ type LaneReport struct {
 	Ran bool `json:"ran"`
 	// Against is the lane it is compared with: Reference, or WaitingReference for a library
 	// that never refuses.
-	Against  string        `json:"against,omitempty"`
-	Admitted int64         `json:"admitted"`
-	Refused  int64         `json:"refused"`
-	Delayed  int64         `json:"delayed"` // admitted after a wait
-	MaxWait  time.Duration `json:"max_wait_ns"`
-	PerPhase []int64       `json:"admitted_per_phase,omitempty"`
+	Against     string        `json:"against,omitempty"`
+	Admitted    int64         `json:"admitted"`
+	Refused     int64         `json:"refused"`
+	Delayed     int64         `json:"delayed"`         // admitted after a wait
+	LongestWait time.Duration `json:"longest_wait_ns"` // the longest an admitted request waited
+	PerPhase    []int64       `json:"admitted_per_phase,omitempty"`
 	// Differing is how many requests it decided otherwise than Against: admitted where it
 	// refused or the reverse, or (compared with the waiting reference) after another wait.
 	Differing int64 `json:"differing"`
 	// DifferingPerPhase is Differing in each phase (by arrival time).
 	DifferingPerPhase []int64     `json:"differing_per_phase,omitempty"`
-	First             *Difference `json:"first_difference,omitempty"`
-	// Cumulative is the admissions up to the end of each bin of BinWidth.
+	FirstDifference   *Difference `json:"first_difference,omitempty"`
+	// Cumulative is the admissions up to the end of each bin of BinWidth, each counted when
+	// it was decided (at its arrival), or, for a lane compared wait for wait, when its wait
+	// ended.
 	Cumulative []int64 `json:"cumulative_admitted,omitempty"`
 }
 
@@ -127,11 +131,7 @@ func Run(ctx context.Context, sc *engine.Scenario, in Intent, translations []Tra
 		return nil, err
 	}
 	rep := &Report{Intent: in.String(), Traffic: sc.Name, Horizon: base.Horizon, Reference: in.Reference().String(), Phases: phases}
-	bins := base.Bins
-	if bins == 0 {
-		bins = engine.DefaultBins
-	}
-	rep.BinWidth = (base.Horizon + time.Duration(bins) - 1) / time.Duration(bins)
+	rep.BinWidth, _ = binWidth(&base)
 
 	// The references first: each request's decision class, and the waiting one's waits.
 	refs := make([]*refDecisions, 2)
@@ -144,6 +144,9 @@ func Run(ctx context.Context, sc *engine.Scenario, in Intent, translations []Tra
 		}
 		refs[r] = d
 		lanes[k] = lr
+		if r == 0 {
+			rep.Offered = d.offered
+		}
 	}
 	// Then every other lane, compared with its reference as it runs.
 	var (
@@ -188,7 +191,7 @@ func Run(ctx context.Context, sc *engine.Scenario, in Intent, translations []Tra
 	for r, k := range []int{refTry, refWait} {
 		want := map[uint64][]*Decision{}
 		for i := range lanes {
-			if f := lanes[i].First; f != nil && (lanes[i].Waits == (r == 1)) {
+			if f := lanes[i].FirstDifference; f != nil && (lanes[i].Waits == (r == 1)) {
 				want[f.Request] = append(want[f.Request], &f.Reference)
 			}
 		}
@@ -218,6 +221,7 @@ type refDecisions struct {
 	order     error // a request decided out of arrival order (never with a dropping client)
 	class     []uint8
 	wait      []time.Duration
+	offered   []int64 // cumulative per bin
 }
 
 func (d *refDecisions) at(id uint64) (uint8, time.Duration) {
@@ -289,6 +293,8 @@ func runLane(ctx context.Context, sc *engine.Scenario, k int, t Translation, pha
 	if err != nil {
 		return lr, err
 	}
+	width, bins := binWidth(sc)
+	perBin := make([]int64, bins)
 	l.OnEvent = func(rec engine.Record) {
 		class, wait, ok := decisionOf(rec)
 		if !ok {
@@ -296,9 +302,16 @@ func runLane(ctx context.Context, sc *engine.Scenario, k int, t Translation, pha
 		}
 		if class == classAdmitted {
 			lr.Admitted++
+			at := rec.At
+			if t.Waits {
+				at += wait
+			}
+			if at < sc.Horizon {
+				perBin[at/width]++
+			}
 			if wait > 0 {
 				lr.Delayed++
-				lr.MaxWait = max(lr.MaxWait, wait)
+				lr.LongestWait = max(lr.LongestWait, wait)
 			}
 			for p, ph := range phases {
 				if rec.At >= ph.From && rec.At < ph.To {
@@ -328,8 +341,8 @@ func runLane(ctx context.Context, sc *engine.Scenario, k int, t Translation, pha
 				lr.DifferingPerPhase[p]++
 			}
 		}
-		if lr.First == nil {
-			lr.First = &Difference{Request: rec.Request, At: rec.At, Permits: rec.Permits,
+		if lr.FirstDifference == nil {
+			lr.FirstDifference = &Difference{Request: rec.Request, At: rec.At, Permits: rec.Permits,
 				Lane:      Decision{Outcome: outcomeOf(class, wait), Wait: wait, Reason: rec.Reason},
 				Reference: Decision{Outcome: outcomeOf(refClass, refWait), Wait: refWait}}
 		}
@@ -340,11 +353,17 @@ func runLane(ctx context.Context, sc *engine.Scenario, k int, t Translation, pha
 	if keep != nil && keep.order != nil {
 		return lr, keep.order
 	}
-	res := l.Result()
 	var sum int64
-	for _, b := range res.Bins {
-		sum += b.Admitted
+	for _, n := range perBin {
+		sum += n
 		lr.Cumulative = append(lr.Cumulative, sum)
+	}
+	if keep != nil {
+		var offered int64
+		for _, b := range l.Result().Bins {
+			offered += b.Offered
+			keep.offered = append(keep.offered, offered)
+		}
 	}
 	return lr, nil
 }
@@ -383,4 +402,14 @@ func drive(ctx context.Context, l *engine.Lane) error {
 			}
 		}
 	}
+}
+
+// binWidth is the width of the scenario's time bins, and their number: the engine's.
+func binWidth(sc *engine.Scenario) (time.Duration, int) {
+	bins := sc.Bins
+	if bins == 0 {
+		bins = engine.DefaultBins
+	}
+	width := (sc.Horizon + time.Duration(bins) - 1) / time.Duration(bins)
+	return width, int((sc.Horizon + width - 1) / width)
 }

@@ -182,14 +182,14 @@ func TestProbePinsEachDifference(t *testing.T) {
 		}
 	}
 	s := lane(t, rep, "sentinel")
-	assert.Equal(t, 190*time.Millisecond, s.MaxWait)
+	assert.Equal(t, 190*time.Millisecond, s.LongestWait)
 	u := lane(t, rep, "uber")
-	require.NotNil(t, u.First)
-	assert.EqualValues(t, 2, u.First.Request, "the second call at 0 sleeps 10ms, where the full bucket has its permit")
-	assert.Equal(t, 10*time.Millisecond, u.First.Lane.Wait)
-	assert.Equal(t, outcomeAdmitted, u.First.Reference.Outcome)
-	assert.Contains(t, u.First.Lane.Reason, "0 of 20 permits banked")
-	assert.NotEmpty(t, u.First.Reference.Reason)
+	require.NotNil(t, u.FirstDifference)
+	assert.EqualValues(t, 2, u.FirstDifference.Request, "the second call at 0 sleeps 10ms, where the full bucket has its permit")
+	assert.Equal(t, 10*time.Millisecond, u.FirstDifference.Lane.Wait)
+	assert.Equal(t, outcomeAdmitted, u.FirstDifference.Reference.Outcome)
+	assert.Contains(t, u.FirstDifference.Lane.Reason, "0 of 20 permits banked")
+	assert.NotEmpty(t, u.FirstDifference.Reference.Reason)
 	for _, name := range []string{"concurrency", "redis-cell", "redis_rate", "throttled"} {
 		assert.False(t, lane(t, rep, name).Ran, name)
 	}
@@ -246,10 +246,10 @@ func compareOn(t *testing.T, in Intent, name string, arrivals []engine.Arrival) 
 }
 
 func describe(l LaneReport) string {
-	if l.First == nil {
+	if l.FirstDifference == nil {
 		return "identical"
 	}
-	f := l.First
+	f := l.FirstDifference
 	return fmt.Sprintf("%d differ; first #%d at %v: %s (%s), reference %s (%s)", l.Differing, f.Request, f.At,
 		f.Lane, f.Lane.Reason, f.Reference, f.Reference.Reason)
 }
@@ -318,11 +318,11 @@ func TestInexactTranslationsDifferWhereTheDocSays(t *testing.T) {
 	in := mustIntent(t, "rate=100/1s,burst=1")
 	for _, name := range []string{"nginx", "flash5-token"} {
 		l := compareOn(t, in, name, at(900*time.Microsecond, 10500*time.Microsecond))
-		require.NotNil(t, l.First, name)
+		require.NotNil(t, l.FirstDifference, name)
 		assert.EqualValues(t, 1, l.Differing, name)
-		assert.EqualValues(t, 2, l.First.Request, name)
-		assert.Equal(t, outcomeAdmitted, l.First.Lane.Outcome, name)
-		assert.Equal(t, outcomeRefused, l.First.Reference.Outcome, name)
+		assert.EqualValues(t, 2, l.FirstDifference.Request, name)
+		assert.Equal(t, outcomeAdmitted, l.FirstDifference.Lane.Outcome, name)
+		assert.Equal(t, outcomeRefused, l.FirstDifference.Reference.Outcome, name)
 	}
 	// x/time/rate at 3/1s with a burst of 1: its float64 waits truncated to whole ns admit
 	// all four of 0, 333,333,333, 666,666,666 and 999,999,999ns, each under 1ns early; the
@@ -330,8 +330,8 @@ func TestInexactTranslationsDifferWhereTheDocSays(t *testing.T) {
 	l := compareOn(t, mustIntent(t, "rate=3/1s,burst=1"), "x/time/rate", at(0, 333_333_333, 666_666_666, 999_999_999))
 	assert.EqualValues(t, 4, l.Admitted)
 	assert.EqualValues(t, 2, l.Differing)
-	require.NotNil(t, l.First)
-	assert.EqualValues(t, 2, l.First.Request)
+	require.NotNil(t, l.FirstDifference)
+	assert.EqualValues(t, 2, l.FirstDifference.Request)
 	// Flash5's token bucket cannot say 7 per 3s: its refill is a whole number of milli-tokens
 	// per ms, ⌊5·1000/2143⌋ = 2 (2 per second, not 2.33): marked closest, and slower.
 	in = mustIntent(t, "rate=7/3s,burst=5")
