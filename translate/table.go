@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/virtualclock"
 )
 
 // Fit is how closely a library's configuration says the intent.
@@ -294,7 +295,28 @@ func Translate(in Intent) []Translation {
 		Why:    "MaxBurst counts the requests beyond the first (limit MaxBurst + 1, a GCRA). Not modelled: not run",
 		First:  "-", Idle: "-", Boundary: "-",
 	})
+	for i := range out {
+		refuseUnbuildable(&out[i])
+	}
 	return out
+}
+
+// refuseUnbuildable turns a translation whose spec the kind refuses at this intent (Guava
+// above 250,000 per second, a window past ratelab's range) into one that cannot be said, with
+// the kind's own reason, and runs nothing for it.
+func refuseUnbuildable(t *Translation) {
+	if !t.Fit.Runs() {
+		return
+	}
+	stack, err := engine.ParseStack(t.Spec)
+	if err == nil {
+		_, err = engine.NewStack(stack, virtualclock.New())
+	}
+	if err != nil {
+		t.Why = fmt.Sprintf("ratelab's model of it refuses this intent: %s=%v (not run)", t.Spec, err)
+		t.Fit, t.Spec, t.MaxWait = FitCannot, "", 0
+		t.First, t.Idle, t.Boundary = "-", "-", "-"
+	}
 }
 
 // nginxTranslation is limit_req's: rate in r/s or r/m, burst = the intent's burst − 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ var intents = []string{
 	"rate=5/100ms,burst=7",
 	"rate=1/1h,burst=3",
 	"rate=250/1s,burst=40",
+	"rate=1000000/1s,burst=1000",
 }
 
 func mustIntent(t *testing.T, text string) Intent {
@@ -61,6 +63,14 @@ func TestEveryTranslatedSpecParses(t *testing.T) {
 			assert.Equal(t, tr.Spec, engine.StackString(stack), "%s: the spec is printed as ratelab prints it", text)
 		}
 	}
+}
+
+// A kind that refuses the intent (Guava above 250,000 per second) is not run, and says why.
+func TestAnUnbuildableTranslationIsNotRun(t *testing.T) {
+	g := find(t, Translate(mustIntent(t, "rate=1000000/1s,burst=1000")), "guava")
+	assert.Equal(t, FitCannot, g.Fit)
+	assert.Empty(t, g.Spec)
+	assert.Contains(t, g.Why, "above 250000 per second")
 }
 
 func TestParseIntentNamesTheBadField(t *testing.T) {
@@ -292,7 +302,7 @@ func TestUberIsTheWaitingBucketAfterTheFirstIdle(t *testing.T) {
 		for trial := range 8 {
 			shift := time.Duration(in.Burst+1) * in.Interval()
 			arrivals := []engine.Arrival{{At: 0}}
-			for _, a := range script(rng, in, 300, false) {
+			for _, a := range script(rng, in, max(300, 3*in.Burst), false) {
 				arrivals = append(arrivals, engine.Arrival{At: a.At + shift})
 			}
 			l := compareOn(t, in, "uber", arrivals)
@@ -358,4 +368,43 @@ func find(t *testing.T, ts []Translation, name string) Translation {
 	}
 	t.Fatalf("no translation %s", name)
 	return Translation{}
+}
+
+// The report is the same whatever the number of cores the lanes run on.
+func TestRunIsDeterministic(t *testing.T) {
+	in := mustIntent(t, "rate=100/1s,burst=20")
+	report := func(procs int) *Report {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		sc, phases := ProbeScenario(in)
+		rep, err := Run(context.Background(), sc, in, Translate(in), phases)
+		require.NoError(t, err)
+		return rep
+	}
+	one := report(1)
+	assert.Equal(t, one, report(4))
+	assert.Equal(t, one, report(1))
+}
+
+// A cancelled run stops with the context's error.
+func TestRunStopsWhenCancelled(t *testing.T) {
+	in := mustIntent(t, "rate=100/1s,burst=20")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	sc := &engine.Scenario{Name: "long", Seed: 1, Horizon: time.Hour, Client: engine.Client{Policy: engine.PolicyDrop},
+		Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 1000}}}
+	_, err := Run(ctx, sc, in, Translate(in), nil)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// Run refuses a list of translations without the references, and a scenario that is not
+// valid, with the scenario's own words.
+func TestRunRefusesWhatItCannotCompare(t *testing.T) {
+	in := mustIntent(t, "rate=100/1s,burst=20")
+	sc, _ := ProbeScenario(in)
+	_, err := Run(context.Background(), sc, in, Translate(in)[2:], nil)
+	require.ErrorContains(t, err, "lack the references")
+	bad := *sc
+	bad.Horizon = 0
+	_, err = Run(context.Background(), &bad, in, Translate(in), nil)
+	require.ErrorContains(t, err, "horizon: must be positive")
 }
