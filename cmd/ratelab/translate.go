@@ -36,7 +36,7 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	scenarioArg := fs.String("scenario", "", "run the translations on this `SCENARIO`'s traffic (a built-in, a scenario FILE, or - for standard input) instead of the probe (default: the probe)")
 	in := fs.String("in", "", "run them on this trace `FILE` instead, CSV with a t_ns or t column and optional permits; - is standard input (default: the probe)")
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
-	chart := fs.String("chart", "", "also draw each lane's cumulative admissions against the reference to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
+	chart := fs.String("chart", "", "also draw each lane's admissions so far minus its reference's to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
 	seed := fs.Uint64("seed", 0, "a --scenario's random seed, a whole number `N` (default: the scenario's)")
 	horizon := fs.Duration("horizon", 0, "how much of a --scenario's traffic to run, a `DURATION` such as 30s (default: the scenario's)")
 	positional, err := parseFlags(fs, args)
