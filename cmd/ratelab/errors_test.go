@@ -42,9 +42,9 @@ func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"plot", "--format", "SVG", "--out", "x"}, "--format SVG: not png or svg (did you mean svg?)"},
 		{[]string{"plot", "boundary-attack", "--chart", "rates", "--out", "x"}, "--chart rates: no such chart (did you mean rate?) (charts: timeline, rate, state, guarantee, warmup, downstream)"},
 		{[]string{"plot", "--window", "-1s", "--out", "x"}, "--window -1s: must be positive"},
-		{[]string{"rn"}, `unknown command "rn" (did you mean run?) (commands: run, list, show, replay, fit, sweep, sweep merge, plot, tui, guarantees, completion, help, version)`},
-		{[]string{"Replay"}, `unknown command "Replay" (did you mean replay?) (commands: run, list, show, replay, fit, sweep, sweep merge, plot, tui, guarantees, completion, help, version)`},
-		{[]string{"--seed", "2"}, "--seed: flags go after the command, as in ratelab run --seed (commands: run, list, show, replay, fit, sweep, sweep merge, plot, tui, guarantees, completion, help, version)"},
+		{[]string{"rn"}, `unknown command "rn" (did you mean run?) (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, guarantees, completion, help, version)`},
+		{[]string{"Replay"}, `unknown command "Replay" (did you mean replay?) (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, guarantees, completion, help, version)`},
+		{[]string{"--seed", "2"}, "--seed: flags go after the command, as in ratelab run --seed (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, guarantees, completion, help, version)"},
 	} {
 		_, _, err := ratelab(t, tc.args...)
 		require.Error(t, err, "%v", tc.args)

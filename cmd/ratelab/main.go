@@ -10,6 +10,8 @@
 //	                              a grid of limiter parameters: a table, CSV and heatmaps
 //	ratelab sweep merge A.csv B.csv …
 //	                              join a sweep's shards (--shard I/N) into one CSV
+//	ratelab translate 'rate=100/1s,burst=20'
+//	                              one intent in every library's terms, run and compared
 //	ratelab help [COMMAND]        usage; `ratelab COMMAND -h` too
 //
 // Exit codes: 0 ok, 1 failure, 2 usage error, 130 interrupted (143 terminated); every error
@@ -112,6 +114,7 @@ var commands = []command{
 		"The shards may come in any order; a shard missing, given twice, or of another sweep (the sweep column is a hash of the grid) is an error naming it. - reads one shard from standard input. " +
 			"Figures drawn from shards have no σ(ρ) curve: it needs the trace, which the CSV does not hold.",
 		sweepMergeCommand},
+	{"translate", "'rate=R,burst=B' [--scenario SCENARIO | --in TRACE.csv] [flags]", "say one intent (a rate and a burst) in every library's terms, run them all on the same traffic and show where they admit the same requests", translateAbout, translateCommand},
 	{"plot", "[SCENARIO | FILE | -] --out DIR [flags] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery",
 		"Writes DIR/NAME-CHART.png (or .svg) for each chart and prints their paths. With exactly one --chart, --out - writes the image to standard output.",
 		plotCommand},

@@ -125,3 +125,46 @@ func TestReadmeSweepExampleIsReal(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, same, "docs/img/replay-sweep-refused-pct.png is stale: rerun the README's command")
 }
+
+// The README's translate example is real: each text block is its command's output, with lines
+// left out but none changed or moved, and the chart is the one it draws.
+func TestReadmeTranslateExampleIsReal(t *testing.T) {
+	block := readmeBlock(t, "translate")
+	_, rest, ok := strings.Cut(block, "```sh\ngo run ./cmd/ratelab ")
+	require.True(t, ok)
+	command, rest, ok := strings.Cut(rest, "\n```")
+	require.True(t, ok)
+	args := strings.Fields(strings.ReplaceAll(command, "'", ""))
+	require.Equal(t, []string{"--chart", "docs/img/translate-probe.png"}, args[len(args)-2:])
+	path := filepath.Join(t.TempDir(), "translate-probe.png")
+	args[len(args)-1] = path
+	got, _, err := ratelab(t, args...)
+	require.NoError(t, err)
+	blocks := 0
+	for {
+		var part string
+		if _, rest, ok = strings.Cut(rest, "```text\n"); !ok {
+			break
+		}
+		part, rest, _ = strings.Cut(rest, "```")
+		lines := strings.Split(got, "\n")
+		for _, want := range strings.Split(strings.TrimSuffix(part, "\n"), "\n") {
+			for len(lines) > 0 && lines[0] != want {
+				lines = lines[1:]
+			}
+			if !assert.NotEmpty(t, lines, "README.md's translate output is stale (rerun its command): %q", want) {
+				break
+			}
+			lines = lines[1:]
+		}
+		blocks++
+	}
+	assert.Equal(t, 3, blocks)
+	shown, err := os.ReadFile("../../docs/img/translate-probe.png")
+	require.NoError(t, err)
+	drawn, err := os.ReadFile(path)
+	require.NoError(t, err)
+	same, err := cmpimg.EqualApprox("png", shown, drawn, 0.01)
+	require.NoError(t, err)
+	assert.True(t, same, "docs/img/translate-probe.png is stale: rerun the README's command")
+}

@@ -23,7 +23,7 @@ func tuiCommand(ctx context.Context, e *env, args []string) error {
 	var sf scenarioFlags
 	sf.register(fs)
 	record := fs.String("record", "", "play the scenario headless from start to end and write the screen as an asciicast v2 `FILE` (asciinema plays it; - is standard output), the same bytes on every run")
-	size := fs.String("size", "100x30", "the recorded screen's `COLSxROWS`, with --record (at least 80x24)")
+	size := fs.String("size", "100x30", "the recorded screen's `SIZE`, COLSxROWS, with --record (at least 80x24)")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
