@@ -55,7 +55,7 @@ type LaneResult struct {
 	Events     uint64        `json:"events"`
 	Trace      []Record      `json:"trace,omitempty"`
 	Truncated  bool          `json:"trace_truncated,omitempty"`
-	Keys       *KeyResults   `json:"keys,omitempty"` // per key, when requests carry more than one key or a stage is keyed
+	Keys       *KeyResults   `json:"keys,omitempty"`    // per key, when requests carry more than one key or a stage is keyed
 	Service    *Service      `json:"service,omitempty"` // the downstream's Little's-law measurements, when the scenario has one
 }
 
