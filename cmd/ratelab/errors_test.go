@@ -15,7 +15,7 @@ import (
 // its value; unknown names get "did you mean" and the list of what there is. Every one is a
 // usage error (exit 2) of one line.
 func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
-	runFlags := "(flags: --assert, --bins, --format, --horizon, --limiter, --seed)"
+	runFlags := "(flags: --assert, --bins, --format, --horizon, --limiter, --replications, --seed)"
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -31,6 +31,12 @@ func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"run", "--bins", "many"}, "--bins many: not a whole number"},
 		{[]string{"run", "--bins", "0"}, "--bins 0: must be at least 1"},
 		{[]string{"run", "--bins", ""}, `--bins "": not a whole number`},
+		{[]string{"run", "--replications", "0"}, "--replications 0: must be 1 to 10000"},
+		{[]string{"run", "--replications=-3"}, "--replications -3: must be 1 to 10000"},
+		{[]string{"run", "--replications", "10001"}, "--replications 10001: must be 1 to 10000"},
+		{[]string{"run", "--replications", "few"}, "--replications few: not a whole number"},
+		{[]string{"run", "--replications", "3", "--assert", "all.refused% < 1"}, "--assert checks one run's numbers; it does not combine with --replications"},
+		{[]string{"run", "--replicatons", "3"}, "run: unknown flag --replicatons (did you mean --replications?) " + runFlags},
 		{[]string{"run", "--hoizon", "5s"}, "run: unknown flag --hoizon (did you mean --horizon?) " + runFlags},
 		{[]string{"run", "-Seed", "5"}, "run: unknown flag --Seed (did you mean --seed?) " + runFlags},
 		{[]string{"run", "--hor", "5s"}, "run: unknown flag --hor (did you mean --horizon?) " + runFlags},
