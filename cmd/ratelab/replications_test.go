@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"image/png"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -111,6 +115,22 @@ func TestReplicationsJSONIsStableAcrossGOMAXPROCS(t *testing.T) {
 		assert.Positive(t, l["mean_in_service_mean"], "slow-downstream has a downstream")
 	}
 	assert.Less(t, strings.Index(outs[0], `"offered_mean"`), strings.Index(outs[0], `"admitted_mean"`), "keys in Metrics order")
+}
+
+// plot --replications K writes the rate chart with its band: a PNG named for K.
+func TestPlotReplicationsWritesTheBandChart(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := ratelab(t, "plot", "poisson", "--replications", "3", "--horizon", "2s", "--out", dir)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "poisson-rate-3x.png")
+	assert.Equal(t, path+"\n", out)
+	img, err := os.ReadFile(path)
+	require.NoError(t, err)
+	_, err = png.Decode(bytes.NewReader(img))
+	require.NoError(t, err)
+	svg, _, err := ratelab(t, "plot", "poisson", "--replications", "3", "--horizon", "2s", "--chart", "rate", "--format", "svg", "--out", "-")
+	require.NoError(t, err)
+	assert.Contains(t, svg, "95% interval of admitted over 3 seeds")
 }
 
 func TestPlusMinus(t *testing.T) {
