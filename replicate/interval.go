@@ -27,6 +27,15 @@ func Estimate(values []float64) Interval {
 		iv.Min, iv.Max = min(iv.Min, v), max(iv.Max, v)
 	}
 	iv.Mean = sum / float64(n)
+	if iv.Min == iv.Max {
+		// Every replication agrees (a deterministic scenario): the mean is that value, not
+		// the sum's rounding of it, and the interval has no width.
+		iv.Mean = iv.Min
+		if n >= 2 {
+			iv.StdDev, iv.HalfWidth = 0, 0
+		}
+		return iv
+	}
 	if n < 2 {
 		return iv
 	}

@@ -73,16 +73,20 @@ func plusMinus(mean, half float64) string {
 }
 
 // fourDigits prints v exactly when it is whole, else to four significant digits in fixed
-// notation: 150, 72.67, 0.5007.
+// notation without trailing zeros: 150, 72.67, 45.5, 0.5007.
 func fourDigits(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	return strconv.FormatFloat(v, 'f', max(3-int(math.Floor(math.Log10(math.Abs(v)))), 0), 64)
+	text := strconv.FormatFloat(v, 'f', max(3-int(math.Floor(math.Log10(math.Abs(v)))), 0), 64)
+	if strings.Contains(text, ".") {
+		text = strings.TrimRight(strings.TrimRight(text, "0"), ".")
+	}
+	return text
 }
 
 // durationPlusMinus is plusMinus for nanoseconds, in the largest unit (h, m, s, ms, µs, ns)
-// the mean or the half-width reaches: 18.4ms ± 0.31ms, 0s ± 0.
+// the mean or the half-width reaches: 18.40ms ± 0.31ms, 49.92ms ± 0, 0s ± 0.
 func durationPlusMinus(mean, half float64) string {
 	if math.IsNaN(mean) {
 		return "-"
@@ -106,7 +110,9 @@ func durationPlusMinus(mean, half float64) string {
 		}
 	}
 	text := plusMinus(mean/float64(u.d), half/float64(u.d))
-	if i := strings.Index(text, " ± "); i >= 0 {
+	if i := strings.Index(text, " ± "); i >= 0 && half == 0 {
+		return text[:i] + u.name + " ± 0"
+	} else if i >= 0 {
 		return text[:i] + u.name + " ± " + text[i+len(" ± "):] + u.name
 	}
 	return text + u.name
@@ -136,9 +142,9 @@ var replicationColumns = []replicationColumn{
 	{"p99 wait", "wait_p99_ns", durationPlusMinus, false},
 }
 
-// replicationsTable is the table of means and intervals, one row per lane, in the stable
-// plain layout (numbers right-aligned).
-func replicationsTable(set *replicate.Set) (string, error) {
+// replicationRows are the table's header and one row per lane: the columns that apply
+// (the optional ones only when some lane's mean is not zero), every cell mean ± half-width.
+func replicationRows(set *replicate.Set) [][]string {
 	var cols []replicationColumn
 	for _, c := range replicationColumns {
 		keep := !c.optional
@@ -161,6 +167,13 @@ func replicationsTable(set *replicate.Set) (string, error) {
 		}
 		rows = append(rows, row)
 	}
+	return rows
+}
+
+// replicationsTable is the table of means and intervals, one row per lane, in the stable
+// plain layout (numbers right-aligned).
+func replicationsTable(set *replicate.Set) (string, error) {
+	rows := replicationRows(set)
 	width := 0
 	for _, r := range rows {
 		width = max(width, len([]rune(r[0])))
