@@ -17,14 +17,15 @@ import (
 )
 
 // replicatedDiurnal is K replications of the diurnal scenario (Poisson arrivals on a sine),
-// shortened to 20s in 40 bins.
+// shortened to 12s in 24 bins, with two of its lanes: the token bucket and the fixed window.
 func replicatedDiurnal(t testing.TB, k int) (*engine.Scenario, *replicate.Set) {
 	t.Helper()
 	sc, err := scenarios.Get("diurnal")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.Horizon, sc.Bins = 20*time.Second, 40
+	sc.Horizon, sc.Bins = 12*time.Second, 24
+	sc.Lanes = []engine.LaneSpec{sc.Lanes[0], sc.Lanes[3]}
 	set, err := replicate.Run(context.Background(), sc, k, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +45,9 @@ func bandEdges(s Series) (hi, lo []float64) {
 
 // TestRateIntervalBandHoldsTheMean: in every panel the band is drawn under the mean admitted
 // line, holds it in every bin, is wider than nothing where the traffic is random, and
-// narrows as K grows (its half-width goes as t(0.975, K−1)/√K: 4 seeds to 16, about 3×).
+// narrows as K grows (its half-width goes as t(0.975, K−1)·s/√K: from 4 seeds to 16 about
+// 2.8× in expectation; a few bins' bimodal counts, the fixed window's 0 or 200, make the
+// sample's ratio vary, so at least 1.5× is required).
 // The plotted data is pinned in a golden file, whose first line says what it shows.
 func TestRateIntervalBandHoldsTheMean(t *testing.T) {
 	width := map[int]float64{}
@@ -87,8 +90,8 @@ func TestRateIntervalBandHoldsTheMean(t *testing.T) {
 			checkGolden(t, filepath.Join("testdata", "diurnal-rate-interval.golden"), buf.Bytes())
 		}
 	}
-	if !(width[16] > 0 && width[16] < width[4]/2) {
-		t.Fatalf("total band width: K=4 %g, K=16 %g: the band should narrow about 3×", width[4], width[16])
+	if !(width[16] > 0 && width[16] < width[4]/1.5) {
+		t.Fatalf("total band width: K=4 %g, K=16 %g: the band should narrow at least 1.5×", width[4], width[16])
 	}
 }
 
@@ -116,7 +119,7 @@ func TestRateIntervalWithOneReplicationHasNoBand(t *testing.T) {
 // TestRateIntervalImage renders the band chart and compares it, with a tolerance, with the
 // committed picture.
 func TestRateIntervalImage(t *testing.T) {
-	sc, set := replicatedDiurnal(t, 8)
+	sc, set := replicatedDiurnal(t, 4)
 	fig, err := RateInterval(sc, set)
 	if err != nil {
 		t.Fatal(err)
