@@ -14,6 +14,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/replicate"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
@@ -282,21 +283,10 @@ func writeJSON(w io.Writer, res *engine.Results) error {
 }
 
 // primaryWindow is the guarantee meter a table row shows: the lane's first stage's natural
-// window if it has one, else the first meter.
+// window if it has one, else the first meter (replicate.PrimaryWindow, so that one run's
+// table and the replications' show the same meter).
 func primaryWindow(lane engine.LaneSpec, r engine.LaneResult) (engine.WindowMeter, bool) {
-	for _, s := range lane.Stack {
-		if w := s.NaturalWindow(); w > 0 {
-			for _, m := range r.Windows {
-				if m.Length == w {
-					return m, true
-				}
-			}
-		}
-	}
-	if len(r.Windows) > 0 {
-		return r.Windows[0], true
-	}
-	return engine.WindowMeter{}, false
+	return replicate.PrimaryWindow(lane, r)
 }
 
 // summaryRow is one lane's table row. Its request counts add up: offered = admitted +
