@@ -29,6 +29,23 @@ type Estimate struct {
 	Runtime  time.Duration // Events at DefaultEventCost, on one core
 }
 
+// Times is the estimate of k such runs, one after another or side by side, each keeping its
+// results: k times the requests, events, memory and run time.
+func (e Estimate) Times(k int) Estimate {
+	if k <= 1 {
+		return e
+	}
+	f := float64(k)
+	e.Requests, e.Events, e.Memory = saturate(float64(e.Requests)*f), saturate(float64(e.Events)*f), saturate(float64(e.Memory)*f)
+	parts := make([]MemoryPart, len(e.Parts))
+	for i, p := range e.Parts {
+		parts[i] = MemoryPart{p.What, saturate(float64(p.Bytes) * f)}
+	}
+	e.Parts = parts
+	e.Runtime = time.Duration(math.Min(float64(e.Runtime)*f, math.MaxInt64))
+	return e
+}
+
 // MemoryPart is one part of an Estimate's memory.
 type MemoryPart struct {
 	What  string

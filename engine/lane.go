@@ -203,7 +203,7 @@ func (l *Lane) Step() (bool, error) {
 	case evComplete:
 		r := &l.reqs[e.req]
 		l.down.done()
-		l.rec.completed()
+		l.rec.served(l.now - r.started)
 		l.trace(r, OutcomeCompleted, -1, nil, "")
 		l.bindHeld(r)
 		l.stack.Complete(time.Duration(l.now), r.permits, time.Duration(l.now-r.started), true)
@@ -285,6 +285,17 @@ func (l *Lane) Result() LaneResult {
 		}
 	}
 	res.Keys = l.keys.report(l.stack)
+	if l.down.cfg != nil {
+		var inService int64
+		var residual wideSum
+		for i := range l.reqs {
+			if r := &l.reqs[i]; r.state == reqInService {
+				inService++
+				residual.add(l.now-r.started, 1)
+			}
+		}
+		res.Service = l.rec.svc.report(l.now, inService, residual)
+	}
 	return res
 }
 

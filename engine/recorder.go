@@ -55,7 +55,8 @@ type LaneResult struct {
 	Events     uint64        `json:"events"`
 	Trace      []Record      `json:"trace,omitempty"`
 	Truncated  bool          `json:"trace_truncated,omitempty"`
-	Keys       *KeyResults   `json:"keys,omitempty"` // per key, when requests carry more than one key or a stage is keyed
+	Keys       *KeyResults   `json:"keys,omitempty"`    // per key, when requests carry more than one key or a stage is keyed
+	Service    *Service      `json:"service,omitempty"` // the downstream's Little's-law measurements, when the scenario has one
 }
 
 // recorder is what a lane measures: totals and per-bin counts, the wait histograms, the
@@ -77,6 +78,7 @@ type recorder struct {
 	hist       histogram // every admission's wait
 	meters     []*admissionWindow
 	lastAdmit  int64 // the last admission's time; math.MinInt64 before the first
+	svc        serviceMeter
 	tracing    bool
 	traceLimit int
 }
@@ -203,11 +205,20 @@ func (r *recorder) delayed() {
 	r.cur.Delayed++
 }
 
-// inService notes that busy requests are now at the downstream.
+// inService notes that a request went into service and busy requests are now at the
+// downstream.
 func (r *recorder) inService(busy int) {
+	r.svc.started++
 	r.result.Totals.MaxInFlight = max(r.result.Totals.MaxInFlight, busy)
 	b := r.cur
 	b.MaxInFlight = max(b.MaxInFlight, busy)
+}
+
+// served counts a request the downstream completed after service ns in service.
+func (r *recorder) served(service int64) {
+	r.svc.served.add(service, 1)
+	r.svc.completed++
+	r.completed()
 }
 
 // completed counts an admitted request the downstream served (at once, without one).
@@ -225,6 +236,7 @@ func (r *recorder) failed() {
 // advance closes every bin that ends at or before t. busy and queued are the lane's requests
 // at the downstream and in the queue, which the next bin's maxima start from.
 func (r *recorder) advance(t int64, stack *Stack, busy, queued int) {
+	r.svc.advance(t, busy)
 	for t >= r.binEnd {
 		r.closeBin(stack, busy, queued)
 	}
@@ -232,6 +244,7 @@ func (r *recorder) advance(t int64, stack *Stack, busy, queued int) {
 
 // finish closes every bin left: the lane is at its horizon.
 func (r *recorder) finish(stack *Stack, busy, queued int) {
+	r.svc.advance(r.horizon, busy)
 	for r.cur != nil {
 		r.closeBin(stack, busy, queued)
 	}

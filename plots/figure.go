@@ -425,6 +425,8 @@ func seriesPlotters(s Series, xmin, xmax float64, columns int) []plot.Plotter {
 		}
 		sc := &plotter.Scatter{XYs: xys, GlyphStyle: markGlyph(s.Mark, s.Color)}
 		return []plot.Plotter{sc}
+	case RoleInterval:
+		return []plot.Plotter{intervalArea{xs: s.X, ys: s.Y, fill: intervalFill(s.Color)}}
 	case RoleMarker:
 		var out []plot.Plotter
 		for _, x := range s.X {
@@ -585,6 +587,10 @@ func drawThumb(c *draw.Canvas, e LegendEntry) {
 			glyphColor = darkGrey
 		}
 		c.DrawGlyph(markGlyph(e.Mark, glyphColor), c.Center())
+		return
+	}
+	if e.Role == RoleInterval {
+		intervalThumb(c, colors)
 		return
 	}
 	if e.Role == RoleOffered {

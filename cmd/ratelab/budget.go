@@ -42,12 +42,16 @@ func (b *budgetFlags) apply(e *env) error {
 
 // checkBudget refuses sc when its estimate is over e's budget, and on a terminal announces a
 // run long enough to wait for (over 10s at DefaultEventCost): its estimate, before the bar.
-func checkBudget(e *env, sc *engine.Scenario) error {
+func checkBudget(e *env, sc *engine.Scenario) error { return checkBudgetOf(e, sc, 1) }
+
+// checkBudgetOf is checkBudget for runs runs of sc (replications: each does the work and
+// keeps its results).
+func checkBudgetOf(e *env, sc *engine.Scenario, runs int) error {
 	budget := engine.DefaultBudget
 	if e.budget != nil {
 		budget = *e.budget
 	}
-	est := sc.Estimate()
+	est := sc.Estimate().Times(runs)
 	if err := budget.Check(sc, est); err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 // its value; unknown names get "did you mean" and the list of what there is. Every one is a
 // usage error (exit 2) of one line.
 func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
-	runFlags := "(flags: --assert, --bins, --format, --horizon, --limiter, --max-events, --max-memory, --seed)"
+	runFlags := "(flags: --assert, --bins, --format, --horizon, --limiter, --max-events, --max-memory, --replications, --seed)"
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -31,6 +31,12 @@ func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"run", "--bins", "many"}, "--bins many: not a whole number"},
 		{[]string{"run", "--bins", "0"}, "--bins 0: must be at least 1"},
 		{[]string{"run", "--bins", ""}, `--bins "": not a whole number`},
+		{[]string{"run", "--replications", "0"}, "--replications 0: must be 1 to 10000"},
+		{[]string{"run", "--replications=-3"}, "--replications -3: must be 1 to 10000"},
+		{[]string{"run", "--replications", "10001"}, "--replications 10001: must be 1 to 10000"},
+		{[]string{"run", "--replications", "few"}, "--replications few: not a whole number"},
+		{[]string{"run", "--replications", "3", "--assert", "all.refused% < 1"}, "--assert checks one run's numbers; it does not combine with --replications"},
+		{[]string{"run", "--replicatons", "3"}, "run: unknown flag --replicatons (did you mean --replications?) " + runFlags},
 		{[]string{"run", "--hoizon", "5s"}, "run: unknown flag --hoizon (did you mean --horizon?) " + runFlags},
 		{[]string{"run", "-Seed", "5"}, "run: unknown flag --Seed (did you mean --seed?) " + runFlags},
 		{[]string{"run", "--hor", "5s"}, "run: unknown flag --hor (did you mean --horizon?) " + runFlags},
@@ -42,6 +48,9 @@ func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"plot", "--format", "SVG", "--out", "x"}, "--format SVG: not png or svg (did you mean svg?)"},
 		{[]string{"plot", "boundary-attack", "--chart", "rates", "--out", "x"}, "--chart rates: no such chart (did you mean rate?) (charts: timeline, rate, state, guarantee, warmup, downstream)"},
 		{[]string{"plot", "--window", "-1s", "--out", "x"}, "--window -1s: must be positive"},
+		{[]string{"plot", "--replications", "0", "--out", "x"}, "--replications 0: must be 1 to 10000"},
+		{[]string{"plot", "--replications", "3", "--chart", "state", "--out", "x"}, "--chart state: with --replications only the rate chart is drawn (its band is the replications' interval)"},
+		{[]string{"plot", "--replications", "3", "--gallery", "x"}, "plot: --gallery draws one run of every scenario; it does not combine with --replications"},
 		{[]string{"rn"}, `unknown command "rn" (did you mean run?) (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, guarantees, completion, help, version)`},
 		{[]string{"Replay"}, `unknown command "Replay" (did you mean replay?) (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, guarantees, completion, help, version)`},
 		{[]string{"--seed", "2"}, "--seed: flags go after the command, as in ratelab run --seed (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, guarantees, completion, help, version)"},

@@ -37,6 +37,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	out := fs.String("out", "", "the directory `DIR` to write the charts to; - writes the one --chart to standard output (required, unless --gallery)")
 	window := fs.Duration("window", 0, "the guarantee chart's rolling window, a `DURATION` (default: the limiters' natural window, or their emission interval for runs shorter than two windows)")
 	gallery := fs.String("gallery", "", "regenerate the gallery (GALLERY.md and img/) in this `DIR`, for every scenario (default: none)")
+	replications := fs.Int("replications", 0, "draw the rate chart of `K` replications (seeds SEED…SEED+K−1, in parallel): the mean rates with a 95% confidence band around the admitted one; the other charts draw one run (default: one run, every chart)")
 	var opt plotOptions
 	fs.StringVar(&opt.format, "format", "png", "the image `FORMAT`: png or svg")
 	fs.IntVar(&opt.width, "width", plots.DefaultWidth, "the width in `PIXELS` (at 96 dpi)")
@@ -62,6 +63,20 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if *window < 0 {
 		return usageErrorf("--window %v: must be positive", *window)
 	}
+	replicated := flagSet(fs, "replications")
+	if err := checkReplications(*replications, replicated); err != nil {
+		return err
+	}
+	if replicated {
+		for _, c := range charts {
+			if c != "rate" {
+				return usageErrorf("--chart %s: with --replications only the rate chart is drawn (its band is the replications' interval)", c)
+			}
+		}
+		if *gallery != "" {
+			return usageErrorf("plot: --gallery draws one run of every scenario; it does not combine with --replications")
+		}
+	}
 	if *gallery != "" {
 		if len(positional) > 0 || *out != "" || len(charts) > 0 {
 			return usageErrorf("plot: --gallery draws every scenario; it takes no scenario, --chart or --out")
@@ -81,6 +96,9 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	sc, err := sf.load(ctx, e, fs, positional)
 	if err != nil {
 		return err
+	}
+	if replicated {
+		return plotReplications(ctx, e, sc, *replications, *out, fileBase(sc, positional), opt)
 	}
 	res, err := runForCharts(ctx, e, sc)
 	if err != nil {
@@ -120,6 +138,36 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintln(e.stdout, path)
 	}
+	return nil
+}
+
+// plotReplications writes the rate chart of k replications, with its band, to out (a
+// directory, or - for standard output).
+func plotReplications(ctx context.Context, e *env, sc *engine.Scenario, k int, out, base string, opt plotOptions) error {
+	set, err := replicateWithProgress(ctx, e, sc, k)
+	if err != nil {
+		return err
+	}
+	fig, err := plots.RateInterval(sc, set)
+	if err != nil {
+		return fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	if out == "-" {
+		var buf bytes.Buffer
+		if err := fig.Write(&buf, opt.format, opt.width, opt.height); err != nil {
+			return fmt.Errorf("rate chart: %w", err)
+		}
+		_, err := e.stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := ensureDir(out); err != nil {
+		return fmt.Errorf("--out %w", err)
+	}
+	path := filepath.Join(out, fmt.Sprintf("%s-rate-%dx.%s", base, k, opt.format))
+	if err := writeFigure(ctx, path, fig, opt); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, path)
 	return nil
 }
 

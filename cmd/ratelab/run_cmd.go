@@ -14,6 +14,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/replicate"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
@@ -132,9 +133,17 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	bf.register(fs)
 	var asserts stringList
 	fs.Var(&asserts, "assert", "a `CHECK` LANES.METRIC OP VALUE that must hold, repeatable, e.g. 'all.refused% < 1' or 'token-bucket.p99 <= 50ms'; exit 1 when one fails (LANES: all, a lane's name or a kind)")
+	replications := fs.Int("replications", 0, replicationsUsage)
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	replicated := flagSet(fs, "replications")
+	if err := checkReplications(*replications, replicated); err != nil {
+		return err
+	}
+	if replicated && len(asserts) > 0 {
+		return usageErrorf("--assert checks one run's numbers; it does not combine with --replications")
 	}
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
 		return err
@@ -158,6 +167,9 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 		if _, err := a.selectLanes(sc); err != nil {
 			return err
 		}
+	}
+	if replicated {
+		return runReplications(ctx, e, sc, *replications, *format)
 	}
 	if *format != "json" {
 		sc.Trace = false // a trace is only printed in JSON
@@ -186,19 +198,58 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// runWithProgress runs sc, drawing a progress bar on stderr when it is a terminal and the
-// run takes longer than a second. Wall-clock time paces only the bar, never the results.
-//
-// A run over the budget (checkBudget) is refused before it starts. The bar says how long is
-// left, from the progress so far.
+// runReplications is run --replications K: the means and intervals in the chosen format.
+func runReplications(ctx context.Context, e *env, sc *engine.Scenario, k int, format string) error {
+	set, err := replicateWithProgress(ctx, e, sc, k)
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "json":
+		return writeReplicationsJSON(e.stdout, set)
+	case "csv":
+		return writeReplicationsCSV(e.stdout, set)
+	}
+	table, err := replicationsTable(set)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(e.stdout, table)
+	return err
+}
+
+// flagSet reports whether the flag called name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// runWithProgress runs sc, with a progress bar on a terminal that says how long is left. A
+// run over the budget (checkBudget) is refused before it starts.
 func runWithProgress(ctx context.Context, e *env, sc *engine.Scenario) (*engine.Results, error) {
 	if err := checkBudget(e, sc); err != nil {
 		return nil, err
 	}
 	progress := engine.NewProgress(sc)
+	var res *engine.Results
+	err := withProgressBar(e, sc.Name, progress.Fraction, func() error {
+		var err error
+		res, err = engine.Run(ctx, sc, progress)
+		return err
+	})
+	return res, err
+}
+
+// withProgressBar runs work, drawing a progress bar of fraction on stderr when it is a
+// terminal and the work takes longer than a second. Wall-clock time paces only the bar,
+// never the results.
+func withProgressBar(e *env, label string, fraction func() float64, work func() error) error {
 	done := make(chan struct{})
+	finished := make(chan struct{})
 	if e.stderrTTY {
 		go func() {
+			defer close(finished)
 			start := time.Now()
 			tick := time.NewTicker(100 * time.Millisecond)
 			defer tick.Stop()
@@ -215,14 +266,17 @@ func runWithProgress(ctx context.Context, e *env, sc *engine.Scenario) (*engine.
 						continue
 					}
 					drawn = true
-					fmt.Fprint(e.stderr, "\r"+progressBar(sc.Name, progress.Fraction(), 30)+timeLeft(time.Since(start), progress.Fraction()))
+					fmt.Fprint(e.stderr, "\r"+progressBar(label, fraction(), 30)+timeLeft(time.Since(start), fraction()))
 				}
 			}
 		}()
+	} else {
+		close(finished)
 	}
-	res, err := engine.Run(ctx, sc, progress)
+	err := work()
 	close(done)
-	return res, err
+	<-finished
+	return err
 }
 
 // timeLeft is "  about 12s left" from the time taken so far and the fraction done.
@@ -247,21 +301,10 @@ func writeJSON(w io.Writer, res *engine.Results) error {
 }
 
 // primaryWindow is the guarantee meter a table row shows: the lane's first stage's natural
-// window if it has one, else the first meter.
+// window if it has one, else the first meter (replicate.PrimaryWindow, so that one run's
+// table and the replications' show the same meter).
 func primaryWindow(lane engine.LaneSpec, r engine.LaneResult) (engine.WindowMeter, bool) {
-	for _, s := range lane.Stack {
-		if w := s.NaturalWindow(); w > 0 {
-			for _, m := range r.Windows {
-				if m.Length == w {
-					return m, true
-				}
-			}
-		}
-	}
-	if len(r.Windows) > 0 {
-		return r.Windows[0], true
-	}
-	return engine.WindowMeter{}, false
+	return replicate.PrimaryWindow(lane, r)
 }
 
 // summaryRow is one lane's table row. Its request counts add up: offered = admitted +
