@@ -34,6 +34,8 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	fs.Var(&charts, "chart", "a chart to draw by its `NAME`, repeatable: "+strings.Join(plots.ChartNames(), ", ")+" (default: every chart that applies)")
 	out := fs.String("out", "", "the directory `DIR` to write the charts to; - writes the one --chart to standard output (required, unless --gallery)")
 	window := fs.Duration("window", 0, "the guarantee chart's rolling window, a `DURATION` (default: the limiters' natural window, or their emission interval for runs shorter than two windows)")
+	from := fs.Duration("from", 0, "zoom every time axis to start at this virtual `TIME`, e.g. 900ms (default: the run's start)")
+	to := fs.Duration("to", 0, "zoom every time axis to end at this virtual `TIME`, e.g. 1.2s (default: the run's horizon)")
 	gallery := fs.String("gallery", "", "regenerate the gallery (GALLERY.md and img/) in this `DIR`, for every scenario (default: none)")
 	var opt plotOptions
 	fs.StringVar(&opt.format, "format", "png", "the image `FORMAT`: png or svg")
@@ -57,9 +59,16 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if *window < 0 {
 		return usageErrorf("--window %v: must be positive", *window)
 	}
+	if *from < 0 {
+		return usageErrorf("--from %v: must not be negative", *from)
+	}
+	if *to < 0 || (*to > 0 && *to <= *from) {
+		return usageErrorf("--to %v: must be after --from (%v)", *to, *from)
+	}
+	view := plots.View{From: *from, To: *to}
 	if *gallery != "" {
-		if len(positional) > 0 || *out != "" || len(charts) > 0 {
-			return usageErrorf("plot: --gallery draws every scenario; it takes no scenario, --chart or --out")
+		if len(positional) > 0 || *out != "" || len(charts) > 0 || !view.Whole() {
+			return usageErrorf("plot: --gallery draws every scenario; it takes no scenario, --chart, --out, --from or --to")
 		}
 		if *gallery == "-" {
 			return usageErrorf("--gallery -: the gallery is a directory of files; give its path")
@@ -81,6 +90,12 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *to > res.Horizon {
+		return usageErrorf("--to %v: past the run's horizon, %v", *to, limiters.FormatDuration(res.Horizon))
+	}
+	if *from >= res.Horizon {
+		return usageErrorf("--from %v: at or past the run's horizon, %v", *from, limiters.FormatDuration(res.Horizon))
+	}
 	names := []string(charts)
 	if len(names) == 0 {
 		names = plots.Applicable(sc, res)
@@ -94,9 +109,9 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	for _, name := range names {
 		var fig *plots.Figure
 		if name == "guarantee" && *window > 0 {
-			fig, err = plots.GuaranteeWindow(sc, res, *window)
+			fig, err = plots.GuaranteeWindowView(sc, res, *window, view)
 		} else {
-			fig, err = plots.Build(name, sc, res)
+			fig, err = plots.BuildView(name, sc, res, view)
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)
