@@ -824,7 +824,7 @@ func GuaranteeWindowView(sc *engine.Scenario, res *engine.Results, L time.Durati
 		traced = traced && !l.Truncated && (len(l.Trace) > 0 || l.Totals.Admitted == 0)
 	}
 	f := &Figure{
-		Name:   "guarantee",
+		Name:     "guarantee",
 		Title:    fmt.Sprintf("%s: most admitted in any %s window vs the bound", res.Scenario, fmtDur(L)),
 		XLabel:   ax.label(),
 		ShareY:   true,

@@ -63,8 +63,8 @@ type Panel struct {
 	// TitleSpan lets the title run over this many panels of its row (the lane's name over a
 	// row of quantities); 0 or 1: its own panel.
 	TitleSpan int
-	Series     []Series
-	Labels     []Label // text in data coordinates (the timeline's row names)
+	Series    []Series
+	Labels    []Label // text in data coordinates (the timeline's row names)
 }
 
 // Series is one plotted line or set of marks.

@@ -38,10 +38,12 @@ func (v View) span(res *engine.Results) (lo, hi time.Duration, err error) {
 // zoomable are the charts that take a View; BuildView cuts any other chart with a time axis
 // to the view after building it.
 var zoomable = map[string]func(*engine.Scenario, *engine.Results, View) (*Figure, error){
-	"timeline":   TimelineView,
-	"rate":       RateView,
-	"state":      StateView,
-	"guarantee":  func(sc *engine.Scenario, res *engine.Results, v View) (*Figure, error) { return GuaranteeWindowView(sc, res, 0, v) },
+	"timeline": TimelineView,
+	"rate":     RateView,
+	"state":    StateView,
+	"guarantee": func(sc *engine.Scenario, res *engine.Results, v View) (*Figure, error) {
+		return GuaranteeWindowView(sc, res, 0, v)
+	},
 	"warmup":     WarmUpView,
 	"downstream": DownstreamView,
 }

@@ -217,7 +217,11 @@ func TestRunShowsTheWaitPercentiles(t *testing.T) {
 	require.NoError(t, err)
 	rows, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
 	require.NoError(t, err)
-	col := func(name string) int { i := slices.Index(rows[0], name); require.GreaterOrEqual(t, i, 0, name); return i }
+	col := func(name string) int {
+		i := slices.Index(rows[0], name)
+		require.GreaterOrEqual(t, i, 0, name)
+		return i
+	}
 	assert.Equal(t, fmt.Sprint(int64(fixed.Wait.P999)), rows[4][col("wait_p999_ns")])
 	assert.Equal(t, fmt.Sprint(int64(fixed.Wait.Max)), rows[4][col("wait_max_ns")])
 }
