@@ -60,6 +60,7 @@ type Panel struct {
 	// LogX draws the x axis on a log scale; XTicks, when set, are its ticks (value, label).
 	LogX   bool
 	XTicks []plot.Tick
+	XLabel string // this panel's x label, when its column's axis differs from the figure's
 	// TitleSpan lets the title run over this many panels of its row (the lane's name over a
 	// row of quantities); 0 or 1: its own panel.
 	TitleSpan int
@@ -368,6 +369,9 @@ func (f *Figure) panelPlot(pn *Panel, yr [2]float64, bottom bool, columns int) *
 	p.Y.Label.Text = pn.YLabel
 	if bottom {
 		p.X.Label.Text = f.XLabel
+		if pn.XLabel != "" {
+			p.X.Label.Text = pn.XLabel
+		}
 	} else {
 		p.X.Tick.Marker = ticker{target: xTarget, blank: true}
 	}
@@ -492,15 +496,21 @@ func seriesPlotters(s Series, xmin, xmax float64, columns int) []plot.Plotter {
 	if s.Step {
 		l.StepStyle = plotter.PostStep
 	}
-	if s.Role == RoleOffered {
-		return []plot.Plotter{area{l}}
+	switch s.Role {
+	case RoleOffered:
+		return []plot.Plotter{area{l, lightFill}}
+	case RoleHistogram:
+		return []plot.Plotter{area{l, withAlpha(s.Color, 0.35)}}
 	}
 	return []plot.Plotter{l}
 }
 
 // area is a post-step line filled down to zero (gonum fills to the axis's minimum, which in
 // a mirrored panel is below zero).
-type area struct{ line *plotter.Line }
+type area struct {
+	line *plotter.Line
+	fill color.Color
+}
 
 func (a area) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
@@ -517,7 +527,7 @@ func (a area) Plot(c draw.Canvas, p *plot.Plot) {
 		poly = append(poly, vg.Point{X: trX(pt.X), Y: trY(pt.Y)})
 	}
 	poly = append(poly, vg.Point{X: trX(ps[len(ps)-1].X), Y: base})
-	c.FillPolygon(lightFill, c.ClipPolygonXY(poly))
+	c.FillPolygon(a.fill, c.ClipPolygonXY(poly))
 	a.line.Plot(c, p)
 }
 
