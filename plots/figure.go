@@ -88,6 +88,7 @@ type Label struct {
 	X, Y  float64
 	Text  string
 	Small bool
+	Left  bool // a small note ends just left of the point instead (near the right edge)
 }
 
 // LegendEntry is one item of the legend row. A role drawn in lane colours shows a thumbnail
@@ -152,8 +153,10 @@ func (f *Figure) Write(w io.Writer, format string, width, height int) error {
 		}
 		_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"), []byte(svgFamilies)))
 		return err
+	case "gif":
+		return f.WriteGIF(w, width, height)
 	}
-	return fmt.Errorf("plots: unknown format %q (png or svg)", format)
+	return fmt.Errorf("plots: unknown format %q (png, svg or gif)", format)
 }
 
 // svgFamilies replaces the SVG's font family: Liberation Sans or a font with its metrics.
@@ -576,7 +579,11 @@ func (l labels) Plot(c draw.Canvas, p *plot.Plot) {
 	small.YAlign = draw.YCenter
 	for _, it := range l.items {
 		if it.Small {
-			c.FillText(small, vg.Point{X: trX(it.X) + vg.Points(6), Y: trY(it.Y)}, it.Text)
+			x := trX(it.X) + vg.Points(6)
+			if it.Left {
+				x = trX(it.X) - vg.Points(6) - small.Width(it.Text)
+			}
+			c.FillText(small, vg.Point{X: x, Y: trY(it.Y)}, it.Text)
 			continue
 		}
 		c.FillText(sty, vg.Point{X: trX(it.X) + vg.Points(4), Y: trY(it.Y)}, it.Text)

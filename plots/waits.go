@@ -139,7 +139,7 @@ func histogramSeries(bs []engine.WaitBucket, n uint64, per time.Duration) (Serie
 			return -1
 		}
 		exp := int64(63 - bits.LeadingZeros64(uint64(d))) // d in [2^exp, 2^(exp+1))
-		mant := int64(d) >> (exp - 4)              // 16..31: the engine's sub-bucket
+		mant := int64(d) >> (exp - 4)                     // 16..31: the engine's sub-bucket
 		return exp*barsPerOctave + (mant-16)/(16/barsPerOctave)
 	}
 	for _, b := range bs {

@@ -38,14 +38,14 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	to := fs.Duration("to", 0, "zoom every time axis to end at this virtual `TIME`, e.g. 1.2s (default: the run's horizon)")
 	gallery := fs.String("gallery", "", "regenerate the gallery (GALLERY.md and img/) in this `DIR`, for every scenario (default: none)")
 	var opt plotOptions
-	fs.StringVar(&opt.format, "format", "png", "the image `FORMAT`: png or svg")
+	fs.StringVar(&opt.format, "format", "png", "the image `FORMAT`: png, svg, or gif (an animation of a time-axis chart building up over virtual time)")
 	fs.IntVar(&opt.width, "width", plots.DefaultWidth, "the width in `PIXELS` (at 96 dpi)")
 	fs.IntVar(&opt.height, "height", 0, "the height in `PIXELS` (default: from the number of panels)")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := checkChoice("format", opt.format, "png", "svg"); err != nil {
+	if err := checkChoice("format", opt.format, "png", "svg", "gif"); err != nil {
 		return err
 	}
 	if opt.width < 200 || opt.width > 10000 || opt.height < 0 || opt.height > 10000 || (opt.height > 0 && opt.height < 150) {
@@ -69,6 +69,9 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if *gallery != "" {
 		if len(positional) > 0 || *out != "" || len(charts) > 0 || !view.Whole() {
 			return usageErrorf("plot: --gallery draws every scenario; it takes no scenario, --chart, --out, --from or --to")
+		}
+		if opt.format == "gif" {
+			return usageErrorf("--gallery: the gallery is png or svg (animate one chart with --chart NAME --format gif)")
 		}
 		if *gallery == "-" {
 			return usageErrorf("--gallery -: the gallery is a directory of files; give its path")
@@ -115,6 +118,12 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		if opt.format == "gif" && !fig.TimeAxis {
+			if len(charts) > 0 {
+				return usageErrorf("--format gif: the %s chart has no time axis to animate (animate timeline, rate, state, guarantee, warmup or downstream)", name)
+			}
+			continue // every chart that applies: the ones that animate
 		}
 		if toStdout {
 			var buf bytes.Buffer
