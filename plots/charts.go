@@ -342,6 +342,8 @@ func TimelineView(sc *engine.Scenario, res *engine.Results, v View) (*Figure, er
 			}
 			pn.Series = append(pn.Series, b)
 			bounds.add(what, b.Color)
+		} else {
+			bounds.skip(what)
 		}
 		byKind := map[Mark]*Series{}
 		height := map[int]int{}
@@ -869,6 +871,8 @@ func GuaranteeWindowView(sc *engine.Scenario, res *engine.Results, L time.Durati
 		if b, what, ok := boundaries(sc.Lanes[i], ax); ok {
 			pn.Series = append(pn.Series, b)
 			bounds.add(what, b.Color)
+		} else {
+			bounds.skip(what)
 		}
 		xs := []float64{pn.XMin, pn.XMax}
 		scale := 1.0 // the largest of the data and the nominal line: what the panel is about

@@ -850,9 +850,6 @@ func (b band) Plot(c draw.Canvas, p *plot.Plot) {
 	flush()
 }
 
-// translucent is c at 60% opacity, so that overlapping bands stay visible.
-func translucent(c color.Color) color.Color { return withAlpha(c, 0.6) }
-
 // withAlpha is c at opacity a.
 func withAlpha(c color.Color, a float64) color.Color {
 	r, g, b, _ := c.RGBA()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ratelab/ratelab/engine"
@@ -178,11 +179,14 @@ func gridOf(lane engine.LaneSpec) (limiters.Grid, limiters.Kind, bool) {
 	return limiters.Grid{}, "", false
 }
 
-// maxBoundaries is the most boundaries a panel draws: beyond it they are a grey wash.
-const maxBoundaries = 120
+// maxBoundaries is the most boundaries a panel draws, about one per 25 pixels of a full-width
+// panel: closer, they are a wash of colour over the data (a minute of 1s windows), and the
+// note says to zoom.
+const maxBoundaries = 40
 
 // boundaries is the lane's window (or slot) boundaries on axis a as a series, and what they
-// are ("window", "slot"); false when the lane has none or too many to draw.
+// are ("window", "slot"); false when the lane has none, or too many to draw (then what is
+// still named, for the note).
 func boundaries(lane engine.LaneSpec, a axis) (Series, string, bool) {
 	grid, kind, ok := gridOf(lane)
 	if !ok {
@@ -190,7 +194,7 @@ func boundaries(lane engine.LaneSpec, a axis) (Series, string, bool) {
 	}
 	cuts, ok := grid.Cuts(a.lo, a.hi, maxBoundaries)
 	if !ok {
-		return Series{}, "", false
+		return Series{}, grid.What, false
 	}
 	s := Series{Label: fmt.Sprintf("%s boundaries (%s, every %s)", grid.What, kind, fmtDur(grid.Period/time.Duration(grid.Parts))),
 		Role: RoleBoundary, Color: KindColor(kind)}
@@ -206,8 +210,16 @@ func boundaries(lane engine.LaneSpec, a axis) (Series, string, bool) {
 
 // boundarySet collects the boundaries a figure draws, for its legend entry.
 type boundarySet struct {
-	whats  []string
-	colors []color.Color
+	whats   []string
+	colors  []color.Color
+	omitted []string // too many to draw
+}
+
+// skip notes that a lane's boundaries of this kind were too many to draw.
+func (b *boundarySet) skip(what string) {
+	if what != "" && !slices.Contains(b.omitted, what) {
+		b.omitted = append(b.omitted, what)
+	}
 }
 
 func (b *boundarySet) add(what string, c color.Color) {
@@ -221,6 +233,10 @@ func (b *boundarySet) add(what string, c color.Color) {
 
 // legend is the entry for the boundaries drawn ("window and slot boundaries"), if any.
 func (b *boundarySet) legend(f *Figure) {
+	if len(b.omitted) > 0 {
+		f.Note = joinNote(f.Note, fmt.Sprintf("%s boundaries are not drawn where more than %d would be in view; zoom in (--from, --to) to see them.",
+			capitalize(strings.Join(b.omitted, " and ")), maxBoundaries))
+	}
 	if len(b.whats) == 0 {
 		return
 	}
@@ -240,4 +256,11 @@ func (b *boundarySet) legend(f *Figure) {
 		label += " (kind colour)"
 	}
 	f.Legend = append(f.Legend, LegendEntry{Label: label, Role: RoleBoundary, Colors: b.colors})
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -43,12 +43,12 @@ func TestPlotOneChartAsSVGAtASize(t *testing.T) {
 func TestPlotUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{
-		{"plot", "boundary-attack"},                                  // no --out
-		{"plot", "boundary-attack", "--out", dir, "--chart", "pie"},  // unknown chart
+		{"plot", "boundary-attack"},                                   // no --out
+		{"plot", "boundary-attack", "--out", dir, "--chart", "pie"},   // unknown chart
 		{"plot", "boundary-attack", "--out", dir, "--format", "jpeg"}, // unknown format
-		{"plot", "boundary-attack", "--out", dir, "--width", "10"},   // too small
-		{"plot", "--gallery", dir, "boundary-attack"},                // the gallery takes no scenario
-		{"plot", "no-such-scenario", "--out", dir},                   // misspelt scenario
+		{"plot", "boundary-attack", "--out", dir, "--width", "10"},    // too small
+		{"plot", "--gallery", dir, "boundary-attack"},                 // the gallery takes no scenario
+		{"plot", "no-such-scenario", "--out", dir},                    // misspelt scenario
 	} {
 		_, _, err := ratelab(t, args...)
 		assert.True(t, isUsage(err), "%v: got %v, want a usage error", args, err)
