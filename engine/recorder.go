@@ -45,18 +45,21 @@ type Record struct {
 
 // LaneResult is everything one lane measured.
 type LaneResult struct {
-	Name       string        `json:"name"`
-	Stack      []string      `json:"stack"`
-	Totals     Totals        `json:"totals"`
-	Wait       Wait          `json:"wait"`
-	MinSpacing time.Duration `json:"min_spacing_ns"` // smallest gap between admissions; -1 with fewer than two
-	Windows    []WindowMeter `json:"windows"`
-	Bins       []Bin         `json:"bins"`
-	Events     uint64        `json:"events"`
-	Trace      []Record      `json:"trace,omitempty"`
-	Truncated  bool          `json:"trace_truncated,omitempty"`
-	Keys       *KeyResults   `json:"keys,omitempty"`    // per key, when requests carry more than one key or a stage is keyed
-	Service    *Service      `json:"service,omitempty"` // the downstream's Little's-law measurements, when the scenario has one
+	Name   string   `json:"name"`
+	Stack  []string `json:"stack"`
+	Totals Totals   `json:"totals"`
+	Wait   Wait     `json:"wait"`
+	// WaitHistogram is the waits of the admitted requests (Wait's source), its non-empty
+	// buckets in increasing order: a wait-time distribution to draw.
+	WaitHistogram []WaitBucket  `json:"wait_histogram,omitempty"`
+	MinSpacing    time.Duration `json:"min_spacing_ns"` // smallest gap between admissions; -1 with fewer than two
+	Windows       []WindowMeter `json:"windows"`
+	Bins          []Bin         `json:"bins"`
+	Events        uint64        `json:"events"`
+	Trace         []Record      `json:"trace,omitempty"`
+	Truncated     bool          `json:"trace_truncated,omitempty"`
+	Keys          *KeyResults   `json:"keys,omitempty"`    // per key, when requests carry more than one key or a stage is keyed
+	Service       *Service      `json:"service,omitempty"` // the downstream's Little's-law measurements, when the scenario has one
 }
 
 // recorder is what a lane measures: totals and per-bin counts, the wait histograms, the
@@ -284,7 +287,8 @@ func (r *recorder) report(events uint64) LaneResult {
 	res := r.result
 	res.Events = events
 	h := &r.hist
-	res.Wait = Wait{P50: h.quantile(0.50), P90: h.quantile(0.90), P99: h.quantile(0.99), Max: time.Duration(h.max)}
+	res.Wait = Wait{P50: h.quantile(0.50), P90: h.quantile(0.90), P99: h.quantile(0.99), P999: h.quantile(0.999), Max: time.Duration(h.max)}
+	res.WaitHistogram = h.buckets()
 	if h.total > 0 {
 		res.Wait.Mean = time.Duration(h.sum / int64(h.total))
 	}

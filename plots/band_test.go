@@ -87,7 +87,7 @@ func TestRateIntervalBandHoldsTheMean(t *testing.T) {
 			if err := fig.Dump(&buf); err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, filepath.Join("testdata", "diurnal-rate-interval.golden"), buf.Bytes())
+			checkBandGolden(t, filepath.Join("testdata", "diurnal-rate-interval.golden"), buf.Bytes())
 		}
 	}
 	if !(width[16] > 0 && width[16] < width[4]/1.5) {
@@ -131,7 +131,7 @@ func TestRateIntervalImage(t *testing.T) {
 	checkImage(t, filepath.Join("testdata", "diurnal-rate-interval.png"), buf.Bytes())
 }
 
-func checkGolden(t *testing.T, path string, got []byte) {
+func checkBandGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {

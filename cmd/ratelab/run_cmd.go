@@ -311,7 +311,8 @@ func primaryWindow(lane engine.LaneSpec, r engine.LaneResult) (engine.WindowMete
 // refused + timed out + gave up + waiting (engine.Totals).
 type summaryRow struct {
 	limiter, offered, admitted, refused, timedOut, gaveUp, waiting, admitPct string
-	window, maxInWindow, bound, maxInFlight, failed, p50, p99                string
+	window, maxInWindow, bound, maxInFlight, failed                          string
+	p50, p90, p99, p999, maxWait                                             string
 }
 
 // column is a column of the run table: its header, its abbreviation for narrow terminals,
@@ -323,7 +324,10 @@ type column struct {
 	// optional columns (the ways a request can end other than admitted or refused) are
 	// shown only when some lane has one, so a dropping client's table keeps its width.
 	optional bool
-	over     bool // shown in red when the lane admitted more in a window than its bound
+	// wait columns are shown only when some lane's longest wait is not 0: a client that
+	// never waits (it drops, or retries at once) has nothing to put in them.
+	wait bool
+	over bool // shown in red when the lane admitted more in a window than its bound
 }
 
 var summaryColumns = []column{
@@ -340,17 +344,20 @@ var summaryColumns = []column{
 	{header: "bound", short: "bound", value: func(r summaryRow) string { return r.bound }, group: 1},
 	{header: "max in flight", short: "in flight", value: func(r summaryRow) string { return r.maxInFlight }, group: 2},
 	{header: "ds failures", short: "ds fail", value: func(r summaryRow) string { return r.failed }, group: 2},
-	{header: "p50 wait", short: "p50", value: func(r summaryRow) string { return r.p50 }, group: 3},
-	{header: "p99 wait", short: "p99", value: func(r summaryRow) string { return r.p99 }, group: 3},
+	{header: "p50 wait", short: "p50", value: func(r summaryRow) string { return r.p50 }, group: 3, wait: true},
+	{header: "p90 wait", short: "p90", value: func(r summaryRow) string { return r.p90 }, group: 3, wait: true},
+	{header: "p99 wait", short: "p99", value: func(r summaryRow) string { return r.p99 }, group: 3, wait: true},
+	{header: "p99.9 wait", short: "p99.9", value: func(r summaryRow) string { return r.p999 }, group: 3, wait: true},
+	{header: "max wait", short: "max", value: func(r summaryRow) string { return r.maxWait }, group: 3, wait: true},
 }
 
 // tableColumns is summaryColumns without the optional ones no lane of rows has.
 func tableColumns(rows []summaryRow) []column {
 	var cols []column
 	for _, c := range summaryColumns {
-		keep := !c.optional
+		keep := !c.optional && !c.wait
 		for _, r := range rows {
-			keep = keep || c.value(r) != "0"
+			keep = keep || (c.optional && c.value(r) != "0") || (c.wait && r.maxWait != "0s")
 		}
 		if keep {
 			cols = append(cols, c)
@@ -390,7 +397,8 @@ func summarize(sc *engine.Scenario, res *engine.Results) []summaryRow {
 			waiting: fmt.Sprint(t.Waiting), admitPct: fmt.Sprintf("%.1f", 100*t.AdmitRatio()),
 			window: "-", maxInWindow: "-", bound: "-",
 			maxInFlight: fmt.Sprint(t.MaxInFlight), failed: fmt.Sprint(t.Failed),
-			p50: roundedDuration(r.Wait.P50), p99: roundedDuration(r.Wait.P99),
+			p50: roundedDuration(r.Wait.P50), p90: roundedDuration(r.Wait.P90), p99: roundedDuration(r.Wait.P99),
+			p999: roundedDuration(r.Wait.P999), maxWait: roundedDuration(r.Wait.Max),
 		}
 		if m, ok := primaryWindow(sc.Lanes[i], r); ok {
 			row.window = limiters.FormatDuration(m.Length)
@@ -443,7 +451,7 @@ func writeCSV(w io.Writer, sc *engine.Scenario, res *engine.Results) error {
 		"gave_up", "waiting", "attempts", "retried", "refused_attempts", "delayed", "never", "queued", "completed", "failed",
 		"wasted", "max_in_flight", "max_queue",
 		"admit_ratio", "window_ns", "max_in_window", "bound", "first_exceeded_ns", "min_spacing_ns",
-		"wait_p50_ns", "wait_p90_ns", "wait_p99_ns", "wait_max_ns", "wait_mean_ns"})
+		"wait_p50_ns", "wait_p90_ns", "wait_p99_ns", "wait_p999_ns", "wait_max_ns", "wait_mean_ns"})
 	for i, r := range res.Lanes {
 		t := r.Totals
 		m, _ := primaryWindow(sc.Lanes[i], r)
@@ -456,7 +464,7 @@ func writeCSV(w io.Writer, sc *engine.Scenario, res *engine.Results) error {
 			n(t.Never), n(t.Queued), n(t.Completed), n(t.Failed), n(t.Wasted), n(int64(t.MaxInFlight)), n(int64(t.MaxQueue)),
 			strconv.FormatFloat(t.AdmitRatio(), 'f', 6, 64), n(int64(m.Length)), n(m.MaxAdmitted), n(m.Bound),
 			n(int64(m.FirstExceeded)), n(int64(r.MinSpacing)),
-			n(int64(r.Wait.P50)), n(int64(r.Wait.P90)), n(int64(r.Wait.P99)), n(int64(r.Wait.Max)), n(int64(r.Wait.Mean))})
+			n(int64(r.Wait.P50)), n(int64(r.Wait.P90)), n(int64(r.Wait.P99)), n(int64(r.Wait.P999)), n(int64(r.Wait.Max)), n(int64(r.Wait.Mean))})
 	}
 	cw.Flush()
 	return cw.Error()

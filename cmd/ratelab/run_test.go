@@ -6,9 +6,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -239,4 +241,36 @@ func TestTUIRecord(t *testing.T) {
 		_, _, err = ratelab(t, "tui", "steady", "--record", "-", "--size", size)
 		assert.True(t, isUsage(err), size)
 	}
+}
+
+// A queueing client's waits are in every output: the table's p90, p99.9 and max columns, the
+// CSV's wait_*_ns, the same numbers as the results.
+func TestRunShowsTheWaitPercentiles(t *testing.T) {
+	out, _, err := ratelab(t, "run", "diurnal")
+	require.NoError(t, err)
+	for _, h := range []string{"p50 wait", "p90 wait", "p99 wait", "p99.9 wait", "max wait"} {
+		assert.Contains(t, out, h)
+	}
+	_, res := runScenario(t, "diurnal")
+	fixed := res.Lanes[3]
+	require.Equal(t, "fixed-window:limit=100,window=1s", fixed.Name)
+	require.Less(t, fixed.Wait.P90, fixed.Wait.P999, "the scenario spreads the fixed window's waits")
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), fixed.Name) {
+			f := strings.Fields(l)
+			assert.Equal(t, []string{roundedDuration(fixed.Wait.P50), roundedDuration(fixed.Wait.P90), roundedDuration(fixed.Wait.P99),
+				roundedDuration(fixed.Wait.P999), roundedDuration(fixed.Wait.Max)}, f[len(f)-5:], l)
+		}
+	}
+	csvOut, _, err := ratelab(t, "run", "diurnal", "--format", "csv")
+	require.NoError(t, err)
+	rows, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
+	require.NoError(t, err)
+	col := func(name string) int {
+		i := slices.Index(rows[0], name)
+		require.GreaterOrEqual(t, i, 0, name)
+		return i
+	}
+	assert.Equal(t, fmt.Sprint(int64(fixed.Wait.P999)), rows[4][col("wait_p999_ns")])
+	assert.Equal(t, fmt.Sprint(int64(fixed.Wait.Max)), rows[4][col("wait_max_ns")])
 }
