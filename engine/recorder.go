@@ -55,7 +55,8 @@ type LaneResult struct {
 	Events     uint64        `json:"events"`
 	Trace      []Record      `json:"trace,omitempty"`
 	Truncated  bool          `json:"trace_truncated,omitempty"`
-	Keys       *KeyResults   `json:"keys,omitempty"` // per key, when requests carry more than one key or a stage is keyed
+	Keys       *KeyResults   `json:"keys,omitempty"`  // per key, when requests carry more than one key or a stage is keyed
+	Fleet      *FleetResult  `json:"fleet,omitempty"` // a fleet lane's instances and store
 }
 
 // recorder is what a lane measures: totals and per-bin counts, the wait histograms, the
