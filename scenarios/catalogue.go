@@ -259,6 +259,7 @@ func catalogue() []*engine.Scenario {
 			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 1000,
 				Keys: &engine.KeyPopulation{Kind: engine.PopulationNoisy, Clients: 100, Share: 0.6}}},
 		},
+		fleetScenario(),
 	}
 }
 
