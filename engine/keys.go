@@ -302,7 +302,7 @@ func (c *keyCounts) at(i int32) *KeyCount {
 // report is the per-key results: nil for a lane whose requests all had one key and no
 // stage keyed.
 func (c *keyCounts) report(stack *Stack) *KeyResults {
-	if len(c.counts) <= 1 && !stack.Keyed() {
+	if len(c.counts) <= 1 && stack.keyed == nil {
 		return nil
 	}
 	r := &KeyResults{Distinct: len(c.counts), Untracked: c.untracked, Fairness: jain(c.counts)}
