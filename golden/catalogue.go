@@ -31,6 +31,11 @@ func Catalogue() []*Guarantee {
 		keyedPerKeyBound,
 		keyedLRUAttacker,
 		keyedPeers,
+		fleetLocal,
+		fleetSplit,
+		fleetAsync,
+		fleetClockSkew,
+		fleetFailure,
 		noAlloc,
 	}
 }
