@@ -68,8 +68,9 @@ type Lane struct {
 	done      bool
 	processed uint64 // events run
 
-	rec  recorder
-	keys keyCounts // per key: offered, admitted, refused
+	rec   recorder
+	keys  keyCounts   // per key: offered, admitted, refused
+	fleet *fleetStage // a fleet lane's one stage (fleet_stage.go), else nil
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -85,7 +86,15 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		client = spec.Client
 	}
 	l.client = newClientPolicy(client, sc.Seed)
-	if spec.Build != nil {
+	if spec.Fleet != nil && sc.Fleet != nil {
+		fs, err := newFleetStage(sc, i, l.Clock)
+		if err != nil {
+			return nil, err
+		}
+		l.fleet = fs
+		l.stack = StackOf([]limiters.Limiter{fs})
+		l.stack.router = fs
+	} else if spec.Build != nil {
 		built, err := spec.Build(l.Clock)
 		if err != nil {
 			return nil, fmt.Errorf("limiters[%d]: %w", i, err)
@@ -295,6 +304,10 @@ func (l *Lane) Result() LaneResult {
 			}
 		}
 		res.Service = l.rec.svc.report(l.now, inService, residual)
+	}
+	if l.fleet != nil {
+		l.fleet.runUntil(time.Duration(l.now))
+		res.Fleet = l.fleet.report(res.Windows)
 	}
 	return res
 }

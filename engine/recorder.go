@@ -60,6 +60,7 @@ type LaneResult struct {
 	Truncated     bool          `json:"trace_truncated,omitempty"`
 	Keys          *KeyResults   `json:"keys,omitempty"`    // per key, when requests carry more than one key or a stage is keyed
 	Service       *Service      `json:"service,omitempty"` // the downstream's Little's-law measurements, when the scenario has one
+	Fleet         *FleetResult  `json:"fleet,omitempty"`   // a fleet lane's instances and store
 }
 
 // recorder is what a lane measures: totals and per-bin counts, the wait histograms, the

@@ -275,6 +275,7 @@ func catalogue() []*engine.Scenario {
 				"flash5-token:limit=1,window=1h", "token-bucket:capacity=1,rate=1/1h"),
 			Sources: []engine.Source{{Kind: engine.SourceConstant, Rate: 4}},
 		},
+		fleetScenario(),
 	}
 }
 

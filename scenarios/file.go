@@ -592,6 +592,20 @@ func (d *decoder) scenario(n *yaml.Node, sc *engine.Scenario) error {
 			sc.Downstream = &engine.Downstream{}
 			return d.downstream(n, path, sc.Downstream)
 		},
+		"fleet": func(n *yaml.Node, path string) error {
+			sc.Fleet = &engine.Fleet{}
+			return d.fleet(n, path, sc.Fleet)
+		},
+		"faults": func(n *yaml.Node, path string) error {
+			return d.sequence(n, path, func(n *yaml.Node, path string) error {
+				var f engine.Fault
+				if err := d.fault(n, path, &f); err != nil {
+					return err
+				}
+				sc.Faults = append(sc.Faults, f)
+				return nil
+			})
+		},
 	})
 }
 
@@ -705,6 +719,10 @@ func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 				return d.client(v, p, lane.Client)
 			},
 			"max_wait": d.duration(&lane.MaxWait),
+			"fleet": func(v *yaml.Node, p string) error {
+				lane.Fleet = &engine.LaneFleet{}
+				return d.laneFleet(v, p, lane.Fleet)
+			},
 			"keys": func(v *yaml.Node, p string) error {
 				keys, keysNode = &limiters.KeyedConfig{}, v
 				var evict string

@@ -434,10 +434,10 @@ func writeTable(e *env, sc *engine.Scenario, res *engine.Results) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		_, err := io.WriteString(e.stdout, keySection(res))
+		_, err := io.WriteString(e.stdout, keySection(res)+fleetSection(res))
 		return err
 	}
-	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width)+keySection(res))
+	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width)+keySection(res)+fleetSection(res))
 	return err
 }
 
