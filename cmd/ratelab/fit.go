@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -116,21 +114,8 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *chart != "" {
-		fig := plots.Burstiness(rep)
-		kind := "png"
-		if strings.EqualFold(filepath.Ext(*chart), ".svg") {
-			kind = "svg"
-		}
-		var buf bytes.Buffer
-		if err := fig.Write(&buf, kind, plots.DefaultWidth, 0); err != nil {
-			return fmt.Errorf("--chart %s: %w", *chart, err)
-		}
-		if *chart == "-" {
-			_, err := e.stdout.Write(buf.Bytes())
+		if err := writeChart(ctx, e, *chart, plots.Burstiness(rep)); err != nil {
 			return err
-		}
-		if err := writeOutput(ctx, *chart, buf.Bytes()); err != nil {
-			return fmt.Errorf("--chart %w", err)
 		}
 	}
 	switch *format {

@@ -273,38 +273,16 @@ func parseShard(text string) (i, n int, err error) {
 	return i, n, nil
 }
 
-// sweepWithProgress runs the grid, drawing a progress bar on stderr when it is a terminal and
-// the sweep takes longer than a second. Wall-clock time paces only the bar.
+// sweepWithProgress runs the grid, with run's progress bar (and the time left) on a terminal.
 func sweepWithProgress(ctx context.Context, e *env, g *sweep.Grid, opt sweep.Options) ([]sweep.Row, error) {
 	var progress sweep.Progress
 	opt.Progress = &progress
-	done := make(chan struct{})
-	if e.stderrTTY {
-		go func() {
-			start := time.Now()
-			tick := time.NewTicker(100 * time.Millisecond)
-			defer tick.Stop()
-			drawn := false
-			for {
-				select {
-				case <-done:
-					if drawn {
-						fmt.Fprint(e.stderr, "\r\033[K")
-					}
-					return
-				case <-tick.C:
-					if time.Since(start) < time.Second {
-						continue
-					}
-					drawn = true
-					n, total := progress.Done()
-					fmt.Fprintf(e.stderr, "\r%s %d/%d cells", progressBar("sweep "+g.Scenario.Name, progress.Fraction(), 30), n, total)
-				}
-			}
-		}()
-	}
-	rows, err := sweep.Run(ctx, g, opt)
-	close(done)
+	var rows []sweep.Row
+	err := withProgressBar(e, "sweep "+g.Scenario.Name, progress.Fraction, func() error {
+		var err error
+		rows, err = sweep.Run(ctx, g, opt)
+		return err
+	})
 	return rows, err
 }
 

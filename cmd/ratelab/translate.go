@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -108,20 +107,8 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		kind := "png"
-		if strings.EqualFold(filepath.Ext(*chart), ".svg") {
-			kind = "svg"
-		}
-		var buf bytes.Buffer
-		if err := fig.Write(&buf, kind, plots.DefaultWidth, 0); err != nil {
-			return fmt.Errorf("--chart %s: %w", *chart, err)
-		}
-		if *chart == "-" {
-			_, err := e.stdout.Write(buf.Bytes())
+		if err := writeChart(ctx, e, *chart, fig); err != nil {
 			return err
-		}
-		if err := writeOutput(ctx, *chart, buf.Bytes()); err != nil {
-			return fmt.Errorf("--chart %w", err)
 		}
 	}
 	switch *format {
