@@ -369,6 +369,37 @@ func (d *decoder) fail(n *yaml.Node, field, format string, args ...any) error {
 	return &FileError{File: d.file, Line: n.Line, Column: n.Column, Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
+// traceFile refuses, where the file names it, a trace that is not a regular file: every lane opens the trace and reads it from its start, so a FIFO or a device (read
+// once) would give the first lane its rows and leave the next waiting for a writer forever.
+func (d *decoder) traceFile(n *yaml.Node, field, path string) error {
+	if path == "" {
+		return nil
+	}
+	info, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil // not there (yet): the run says so; Load reads text that may name files elsewhere
+	case info.IsDir():
+		return d.fail(n, field, "%s: is a directory, not a trace", path)
+	case !info.Mode().IsRegular():
+		return d.fail(n, field, "%s: is %s: every lane reads the trace from its start, so only a regular file is read (a pipe's or a device's data is read once)",
+			path, describeFileMode(info.Mode()))
+	}
+	return nil
+}
+
+func describeFileMode(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return fmt.Sprintf("not a regular file (%v)", m.Type())
+}
+
 // locate finds the node of path, or of its longest known prefix.
 func (d *decoder) locate(path string, root *yaml.Node) *yaml.Node {
 	for p := path; p != ""; {
@@ -630,7 +661,7 @@ func (d *decoder) source(n *yaml.Node, path string, src *engine.Source) error {
 			if src.TraceFile != "" && !filepath.IsAbs(src.TraceFile) {
 				src.TraceFile = filepath.Join(d.dir, src.TraceFile)
 			}
-			return nil
+			return d.traceFile(n, path, src.TraceFile)
 		},
 		"data": d.str(&src.TraceData), // a trace's CSV inline (what show writes for a built-in's)
 		"bursts": func(n *yaml.Node, path string) error {
