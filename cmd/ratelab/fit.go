@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/fit"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
@@ -89,8 +90,21 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", *in, cause(err))
 			}
-			f.Close()
-			src = fit.File(*in, *in)
+			info, err := f.Stat()
+			if err == nil && !info.Mode().IsRegular() && !info.IsDir() {
+				// A FIFO, a device, /dev/stdin: it can be read once, so it is kept as
+				// standard input is (reopening a FIFO would wait for a writer forever).
+				path, remove, err := spool(ctx, f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("%s: %w", *in, err)
+				}
+				defer remove()
+				src = fit.File(path, *in)
+			} else {
+				f.Close()
+				src = fit.File(*in, *in)
+			}
 		}
 	default:
 		sc, err := resolveScenario(ctx, e, positional[0])
@@ -180,7 +194,7 @@ func spool(ctx context.Context, stdin io.Reader) (path string, remove func(), er
 	remove = func() { f.Close(); os.Remove(f.Name()) }
 	in, stop := newCtxReader(ctx, stdin)
 	defer stop()
-	if _, err := io.Copy(f, in); err != nil {
+	if _, err := io.Copy(f, &traceLines{r: in, line: 1}); err != nil {
 		remove()
 		return "", nil, err
 	}
@@ -189,6 +203,30 @@ func spool(ctx context.Context, stdin io.Reader) (path string, remove func(), er
 		return "", nil, err
 	}
 	return f.Name(), remove, nil
+}
+
+// traceLines passes a trace through, failing as the trace reader would once a line passes
+// engine.MaxTraceLine bytes: spooling stops there instead of filling the disk with what is
+// not a trace (/dev/zero, an endless line).
+type traceLines struct {
+	r    io.Reader
+	line int // the line being read, from 1
+	run  int // its bytes so far
+}
+
+func (t *traceLines) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' {
+			t.line++
+			t.run = 0
+			continue
+		}
+		if t.run++; t.run > engine.MaxTraceLine {
+			return i, fmt.Errorf("line %d: the line is longer than 1 MiB (%d bytes)", t.line, engine.MaxTraceLine)
+		}
+	}
+	return n, err
 }
 
 func writeFitCSV(w io.Writer, rep *fit.Report) error {
