@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,8 +33,13 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	chart := fs.String("chart", "", "also draw the curve to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
 	seed := fs.Uint64("seed", 0, "a SCENARIO's random seed, a whole number `N` (default: the scenario's)")
 	horizon := fs.Duration("horizon", 0, "how much of a SCENARIO's traffic to fit, a `DURATION` such as 30s (default: the scenario's)")
+	var bf budgetFlags
+	bf.register(fs)
 	positional, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := bf.apply(e); err != nil {
 		return err
 	}
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
@@ -123,6 +129,9 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		if err := sc.Validate(); err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
+		if err := checkFitBudget(e, sc, *steps); err != nil {
+			return err
+		}
 		src = fit.Scenario(sc)
 	}
 	rep, err := fit.Fit(ctx, src, opt)
@@ -156,6 +165,29 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		return writeFitCSV(e.stdout, rep)
 	}
 	return writeFitTable(e.stdout, rep)
+}
+
+// checkFitBudget refuses to fit a scenario whose traffic is more work than e's budget
+// allows. Fitting makes the sources' requests once per pass (the statistics, the curve, the
+// search, each kind's replay), and the curve's pass takes each request at every one of the
+// grid's steps rates: about requests × (steps + kinds) events. A trace file is not estimated:
+// its length is its own, already on the disk.
+func checkFitBudget(e *env, sc *engine.Scenario, steps int) error {
+	budget := engine.DefaultBudget
+	if e.budget != nil {
+		budget = *e.budget
+	}
+	requests := sc.Estimate().Requests
+	work := float64(requests) * float64(max(steps, 1)+len(limiters.Kinds()))
+	if budget.MaxEvents > 0 && work > float64(budget.MaxEvents) {
+		events := int64(min(work, math.MaxInt64))
+		scale := math.Pow(10, math.Floor(math.Log10(work))-1) // two significant digits, rounded up
+		raise := int64(min(math.Ceil(work/scale)*scale, math.MaxInt64))
+		return fmt.Errorf("scenario %s: about %s requests to fit, %s events over its %d rates and every kind's replay, over the budget of %s events: "+
+			"shorten the horizon, or raise the budget with --max-events %s",
+			sc.Name, engine.SI(requests), engine.SI(events), steps, engine.SI(budget.MaxEvents), engine.SI(raise))
+	}
+	return nil
 }
 
 // parsePercent reads "1%", "0.5%" or "2" (percent, at most four decimals) as parts per

@@ -65,3 +65,28 @@ func TestRunStopsReadingAnEndlessStandardInput(t *testing.T) {
 	err := run(ctx, []string{"run", "-"}, zeros, io.Discard, io.Discard)
 	require.EqualError(t, err, "stdin: more than 16777216 bytes: a scenario file may hold at most 16777216 (16 MiB)")
 }
+
+// fit SCENARIO and sweep check their work against the budget before they start, as run and
+// plot do: before, `--horizon 100000h` on the steady scenario (18G requests) ran for hours
+// (the adversarial harness's budget/fit-steady-100000h and budget/sweep-100000h).
+func TestFitAndSweepAreRefusedOverTheBudget(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"fit", "steady", "--horizon", "100000h"},
+			"scenario steady: about 18G requests to fit, 720G events over its 24 rates and every kind's replay, over the budget of 10G events: shorten the horizon, or raise the budget with --max-events 720G"},
+		{[]string{"sweep", "steady", "--horizon", "100000h", "--vary", "token-bucket.capacity=1..5", "--steps", "2"},
+			"steady (a sweep of 2 cells): about 108G events (18G requests through 2 lanes; 3h at 100ns an event), over the budget of 10G events: shorten the horizon, or raise the budget with --max-events 110G"},
+		{[]string{"sweep", "steady", "--horizon", "10h", "--vary", "token-bucket.capacity=1..5", "--steps", "4", "--shard", "1/2", "--max-events", "1M"},
+			"steady (a sweep of 2 cells): about 10.8M events (1.8M requests through 2 lanes; 1.08s at 100ns an event), over the budget of 1M events: shorten the horizon, or raise the budget with --max-events 11M"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := run(ctx, tc.args, strings.NewReader(""), io.Discard, io.Discard)
+		cancel()
+		require.EqualError(t, err, tc.says, "%v", tc.args)
+	}
+	// Within the budget they run.
+	_, _, err := ratelab(t, "fit", "steady", "--horizon", "10s", "--max-events", "1M")
+	require.NoError(t, err)
+}
