@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -73,7 +74,7 @@ func LoadFile(path string) (*engine.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Load(path, data)
+	return load(path, data, true)
 }
 
 // regularFile refuses, naming path, what is not a regular file or is larger than MaxFileSize.
@@ -105,7 +106,12 @@ func tooLarge(name string, size int64) error {
 // the scenario is then validated as a whole, and its errors point at the offending field too.
 // The text must be one YAML document of at most MaxFileSize bytes; aliases are resolved
 // (adding at most MaxAliasNodes nodes).
-func Load(name string, data []byte) (*engine.Scenario, error) {
+func Load(name string, data []byte) (*engine.Scenario, error) { return load(name, data, false) }
+
+// load is Load; onDisk says that name is the file's real path, so that a trace it names and
+// that is missing is refused where the file names it (text from elsewhere may name files
+// relative to a folder that is not there: the run says so).
+func load(name string, data []byte, onDisk bool) (*engine.Scenario, error) {
 	if len(data) > MaxFileSize {
 		return nil, tooLarge(name, int64(len(data)))
 	}
@@ -113,7 +119,7 @@ func Load(name string, data []byte) (*engine.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &decoder{file: name, dir: filepath.Dir(name), where: map[string]*yaml.Node{}}
+	d := &decoder{file: name, dir: filepath.Dir(name), where: map[string]*yaml.Node{}, onDisk: onDisk}
 	sc := &engine.Scenario{Seed: 1, Client: engine.Client{Policy: engine.PolicyDrop}}
 	if err := d.scenario(doc.Content[0], sc); err != nil {
 		return nil, err
@@ -363,6 +369,9 @@ type decoder struct {
 	file  string
 	dir   string
 	where map[string]*yaml.Node // field path → the node of its value
+	// onDisk: file is the real path of the file (LoadFile), so the files it names are
+	// checked against the folder it is in.
+	onDisk bool
 }
 
 func (d *decoder) fail(n *yaml.Node, field, format string, args ...any) error {
@@ -377,8 +386,14 @@ func (d *decoder) traceFile(n *yaml.Node, field, path string) error {
 	}
 	info, err := os.Stat(path)
 	switch {
+	case err != nil && d.onDisk:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return d.fail(n, field, "%s: %v", path, err)
 	case err != nil:
-		return nil // not there (yet): the run says so; Load reads text that may name files elsewhere
+		return nil // text from elsewhere (Load): the run says what is missing
 	case info.IsDir():
 		return d.fail(n, field, "%s: is a directory, not a trace", path)
 	case !info.Mode().IsRegular():

@@ -11,7 +11,8 @@ import (
 
 // A trace source's file is checked where the scenario names it. Every lane reads the trace
 // from its start, so a FIFO fed once gave the first lane its rows and left the second
-// waiting for a writer forever (the adversarial harness's input/trace-source←fifo-with-writer).
+// waiting for a writer forever (the adversarial harness's input/trace-source←fifo-with-writer);
+// a missing one was reported by the run without its place in the file.
 func TestTraceFileMustBeARegularFile(t *testing.T) {
 	dir := t.TempDir()
 	const lanes = "limiters: [\"leaky-bucket:rate=1/1s\", \"token-bucket:capacity=1,rate=1/1s\"]\n"
@@ -23,6 +24,9 @@ func TestTraceFileMustBeARegularFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "t.csv"), []byte("t_ns\n1\n"), 0o644))
 	_, err := LoadFile(write("ok.yaml", "t.csv"))
 	require.NoError(t, err)
+
+	_, err = LoadFile(write("missing.yaml", "nowhere.csv"))
+	assert.EqualError(t, err, filepath.Join(dir, "missing.yaml")+":4:11: sources[0].file: "+filepath.Join(dir, "nowhere.csv")+": no such file or directory")
 
 	_, err = LoadFile(write("dir.yaml", "."))
 	assert.EqualError(t, err, filepath.Join(dir, "dir.yaml")+":4:11: sources[0].file: "+dir+": is a directory, not a trace")
