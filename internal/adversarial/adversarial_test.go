@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -11,6 +12,40 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// binary builds cmd/ratelab once for the package's tests.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		module, err := moduleRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "adversarial-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin, buildErr = Build(module, dir)
+	})
+	require.NoError(t, buildErr)
+	return builtBin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
 
 // TestAdversarialInputs runs the fast subset of the catalogue through the real binary
 // (RATELAB_ADVERSARIAL=full: every case) and fails on any panic, internal error, timeout,
@@ -20,11 +55,8 @@ func TestAdversarialInputs(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	syscall.Umask(0o022)
-	module, err := moduleRoot()
-	require.NoError(t, err)
+	bin := binary(t)
 	work := t.TempDir()
-	bin, err := Build(module, work)
-	require.NoError(t, err)
 	full := os.Getenv("RATELAB_ADVERSARIAL") == "full"
 	cases, err := Select(bin, !full, "")
 	require.NoError(t, err)
@@ -101,11 +133,7 @@ func TestCatalogueCoversTheRegistryAndTheFlags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	module, err := moduleRoot()
-	require.NoError(t, err)
-	bin, err := Build(module, t.TempDir())
-	require.NoError(t, err)
-	cases, err := Catalogue(bin)
+	cases, err := Catalogue(binary(t))
 	require.NoError(t, err)
 	assert.Greater(t, len(cases), 2000)
 	seen := map[string]bool{}

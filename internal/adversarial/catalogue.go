@@ -754,7 +754,7 @@ func budgetCases() []*Case {
 	for _, name := range []string{"trace-100000h", "windows-100000h-1e7", "burst-count-2e9-instant", "horizon-100000h", "bins-100000-many-lanes", "keys-100000"} {
 		// Under the default budget (10G events, about 17 minutes) these are long but
 		// legitimate runs; at 50M events each must be refused, or run within seconds.
-		for _, extra := range [][]string{scenarioBudget, {"--max-memory", "64MiB"}, {"--max-events", "1M"}} {
+		for _, extra := range [][]string{scenarioBudget, append([]string{"--max-memory", "64MiB"}, scenarioBudget...), {"--max-events", "1M"}} {
 			n := "file/" + name + strings.Join(extra, "")
 			cs = append(cs, &Case{Category: "budget", Name: n, Args: append([]string{"run", "s.yaml"}, extra...),
 				Files: map[string][]byte{"s.yaml": []byte(overflowScenarios[name])}})

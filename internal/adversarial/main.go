@@ -135,7 +135,7 @@ var (
 		`bins-100000-many|--gallery`)
 )
 
-// FastSubset is every 16th case of each category, the issue's classes, and nothing slow.
+// FastSubset is every 20th case of each category, the issue's classes, and nothing slow.
 func FastSubset(cases []*Case) []*Case {
 	var out []*Case
 	n := map[string]int{}
@@ -146,7 +146,7 @@ func FastSubset(cases []*Case) []*Case {
 		if slow.MatchString(key) {
 			continue
 		}
-		if alwaysFast.MatchString(key) || i%16 == 0 {
+		if alwaysFast.MatchString(key) || i%20 == 0 {
 			out = append(out, c)
 		}
 	}
