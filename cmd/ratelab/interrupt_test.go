@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,7 +92,7 @@ func TestBinaryExits130OnCtrlC(t *testing.T) {
 				_, err := io.WriteString(stdin, tc.stdin)
 				require.NoError(t, err)
 			case tc.fifo != "":
-				time.Sleep(500 * time.Millisecond) // blocked in the open: no CPU to wait for
+				waitForFIFOOpen(t, cmd.Process.Pid) // blocked in the open: no CPU to wait for
 			default:
 				waitForCPU(t, cmd.Process.Pid, 200*time.Millisecond)
 			}
@@ -141,4 +142,26 @@ func waitForCPU(t *testing.T, pid int, d time.Duration) {
 		require.False(t, time.Now().After(deadline), "process %d never ran %v", pid, d)
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// waitForFIFOOpen waits until one of pid's threads waits in the kernel for a FIFO's other end
+// (wchan wait_for_partner): main has set up its signal handling by then. Where /proc does not
+// say, it waits a second.
+func waitForFIFOOpen(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		if err != nil || len(tasks) == 0 {
+			time.Sleep(time.Second)
+			return
+		}
+		for _, w := range tasks {
+			if b, err := os.ReadFile(w); err == nil && strings.Contains(string(b), "wait_for_partner") {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("pid %d never waited to open the FIFO", pid)
 }
