@@ -187,15 +187,20 @@ func (src Source) expectedRequests(horizon time.Duration) float64 {
 }
 
 // traceRows estimates a trace file's rows from its size and the length of its first lines.
+// Only a regular file is opened: opening a FIFO here would take the data its writer gives
+// the first reader (or wait for a writer), and the run's own open would then wait forever.
 func traceRows(path string) float64 {
+	if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() {
+		return 0 // the run will say why; a pipe's length is not known
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return 0 // the run will say why
+		return 0
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() {
-		return 0 // a pipe: its length is not known
+		return 0
 	}
 	sample := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, sample)

@@ -313,7 +313,7 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 	)
 	p("## Budgets\n\n")
 	table(
-		[3]string{"a run's events (`run`, `plot`: `--max-events`)", fmt.Sprintf("at most %s by default (0: no limit)", engine.SI(engine.DefaultBudget.MaxEvents)),
+		[3]string{"a run's events (`run`, `plot`, `sweep` (all its cells), `fit SCENARIO`: `--max-events`)", fmt.Sprintf("at most %s by default (0: no limit)", engine.SI(engine.DefaultBudget.MaxEvents)),
 			fmt.Sprintf("estimated before the run from its sources, clients and lanes (about %s an event on one core): "+
 				"a horizon of 100000h is refused at once instead of running for days", limiters.FormatDuration(engine.DefaultEventCost))},
 		[3]string{"a run's memory (`--max-memory`)", fmt.Sprintf("at most %s by default (0: no limit)", engine.Bytes(engine.DefaultBudget.MaxMemory)),

@@ -27,6 +27,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/term"
 
@@ -37,10 +38,28 @@ func main() {
 	// Ctrl-C and kill (SIGTERM) stop a run cleanly: no temporary file is left behind, and
 	// nothing half-made is printed.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	done := make(chan int, 1)
+	go func() { done <- report(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr) }()
+	var code int
+	select {
+	case code = <-done:
+	case <-ctx.Done():
+		select {
+		case code = <-done:
+		case <-time.After(interruptGrace):
+			// Something ignores the signal: an open of a FIFO nobody writes to (or reads
+			// from) waits in the kernel, where nothing cancels it. It holds no output
+			// half-written (a file being written is never waited on), so stop anyway.
+			code = report(&interruptedError{cause: context.Cause(ctx), err: ctx.Err()}, os.Stderr)
+		}
+	}
 	stop()
-	os.Exit(report(err, os.Stderr))
+	os.Exit(code)
 }
+
+// interruptGrace is how long after Ctrl-C (or SIGTERM) a command has to stop by itself
+// (commands stop within 0.1s) before main stops it.
+const interruptGrace = time.Second
 
 // report prints err, if any, as one line on w and returns the exit code it means.
 func report(err error, w io.Writer) int {

@@ -73,6 +73,8 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 	stepsText := fs.String("steps", strconv.Itoa(sweep.DefaultSteps), "the `N` values of each LO..HI range, or NxM: N for the first --vary, M for the second")
 	scaleText := fs.String("scale", "linear", "how ranges are stepped, a `SCALE`: linear or log, or one per --vary (log,linear)")
 	shardText := fs.String("shard", "", "run only this `SHARD` of the cells, I/N: every N-th cell from the I-th, I from 0 to N−1, as CSV for ratelab sweep merge (default: every cell)")
+	var bf budgetFlags
+	bf.register(fs)
 	jobs := fs.Int("jobs", 0, "how many cells run at once, `N` (default: one per core, GOMAXPROCS)")
 	var o sweepOutput
 	o.register(fs, "table")
@@ -127,6 +129,12 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 	g, err := sweep.New(sc, dims)
 	if err != nil {
 		return varyUsage(err)
+	}
+	if err := bf.apply(e); err != nil {
+		return err
+	}
+	if err := checkSweepBudget(e, g, shard, shards); err != nil {
+		return err
 	}
 	rows, err := sweepWithProgress(ctx, e, g, sweep.Options{Workers: *jobs, Shard: shard, Shards: shards})
 	if err != nil {
