@@ -115,3 +115,17 @@ func TestSuggest(t *testing.T) {
 	assert.Equal(t, "", didYouMean("run", known, nil), "the name itself is no suggestion")
 	assert.Equal(t, " (did you mean --seed?)", didYouMean("sed", []string{"seed", "bins"}, dashes))
 }
+
+// fit and translate read --horizon as run does: past 2^62ns is refused, naming the flag.
+func TestHorizonRangeIsTheSameEverywhere(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "poisson", "--horizon", "1500000h"},
+		{"fit", "poisson", "--horizon", "1500000h"},
+		{"translate", "rate=100/1s,burst=20", "--scenario", "poisson", "--horizon", "1500000h"},
+	} {
+		_, _, err := ratelab(t, args...)
+		require.Error(t, err, "%v", args)
+		assert.True(t, isUsage(err), "%v", args)
+		assert.Equal(t, "--horizon 1500000h0m0s: must be less than 2^62ns (about 146 years)", err.Error(), "%v", args)
+	}
+}

@@ -115,14 +115,8 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if set["seed"] {
-			sc.Seed = *seed
-		}
-		if set["horizon"] {
-			if *horizon <= 0 {
-				return usageErrorf("--horizon %v: must be positive", *horizon)
-			}
-			sc.Horizon = *horizon
+		if err := applySeedHorizon(sc, set, *seed, *horizon); err != nil {
+			return err
 		}
 		if err := sc.Validate(); err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)

@@ -67,17 +67,8 @@ func (f *scenarioFlags) load(ctx context.Context, e *env, fs *flag.FlagSet, posi
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if set["seed"] {
-		sc.Seed = f.seed
-	}
-	if set["horizon"] {
-		if f.horizon <= 0 {
-			return nil, usageErrorf("--horizon %v: must be positive", f.horizon)
-		}
-		if f.horizon >= engine.MaxTime {
-			return nil, usageErrorf("--horizon %v: must be less than 2^62ns (about 146 years)", f.horizon)
-		}
-		sc.Horizon = f.horizon
+	if err := applySeedHorizon(sc, set, f.seed, f.horizon); err != nil {
+		return nil, err
 	}
 	if set["bins"] {
 		if f.bins < 1 {
@@ -89,6 +80,24 @@ func (f *scenarioFlags) load(ctx context.Context, e *env, fs *flag.FlagSet, posi
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	return sc, nil
+}
+
+// applySeedHorizon sets sc's seed and horizon from --seed and --horizon where set says they
+// were given, refusing a horizon outside (0, 2^62ns).
+func applySeedHorizon(sc *engine.Scenario, set map[string]bool, seed uint64, horizon time.Duration) error {
+	if set["seed"] {
+		sc.Seed = seed
+	}
+	if set["horizon"] {
+		if horizon <= 0 {
+			return usageErrorf("--horizon %v: must be positive", horizon)
+		}
+		if horizon >= engine.MaxTime {
+			return usageErrorf("--horizon %v: must be less than 2^62ns (about 146 years)", horizon)
+		}
+		sc.Horizon = horizon
+	}
+	return nil
 }
 
 // parseLane reads a --limiter value: a stack of specs joined with +, optionally named first,

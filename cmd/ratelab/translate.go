@@ -71,14 +71,8 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 		if sc, err = resolveScenario(ctx, e, *scenarioArg); err != nil {
 			return err
 		}
-		if set["seed"] {
-			sc.Seed = *seed
-		}
-		if set["horizon"] {
-			if *horizon <= 0 {
-				return usageErrorf("--horizon %v: must be positive", *horizon)
-			}
-			sc.Horizon = *horizon
+		if err := applySeedHorizon(sc, set, *seed, *horizon); err != nil {
+			return err
 		}
 	case *in != "":
 		path, name := *in, *in
