@@ -29,6 +29,23 @@ type Estimate struct {
 	Runtime  time.Duration // Events at DefaultEventCost, on one core
 }
 
+// Times is the estimate of k such runs, one after another or side by side, each keeping its
+// results: k times the requests, events, memory and run time.
+func (e Estimate) Times(k int) Estimate {
+	if k <= 1 {
+		return e
+	}
+	f := float64(k)
+	e.Requests, e.Events, e.Memory = saturate(float64(e.Requests)*f), saturate(float64(e.Events)*f), saturate(float64(e.Memory)*f)
+	parts := make([]MemoryPart, len(e.Parts))
+	for i, p := range e.Parts {
+		parts[i] = MemoryPart{p.What, saturate(float64(p.Bytes) * f)}
+	}
+	e.Parts = parts
+	e.Runtime = time.Duration(math.Min(float64(e.Runtime)*f, math.MaxInt64))
+	return e
+}
+
 // MemoryPart is one part of an Estimate's memory.
 type MemoryPart struct {
 	What  string
@@ -170,15 +187,20 @@ func (src Source) expectedRequests(horizon time.Duration) float64 {
 }
 
 // traceRows estimates a trace file's rows from its size and the length of its first lines.
+// Only a regular file is opened: opening a FIFO here would take the data its writer gives
+// the first reader (or wait for a writer), and the run's own open would then wait forever.
 func traceRows(path string) float64 {
+	if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() {
+		return 0 // the run will say why; a pipe's length is not known
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return 0 // the run will say why
+		return 0
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() {
-		return 0 // a pipe: its length is not known
+		return 0
 	}
 	sample := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, sample)

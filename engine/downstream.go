@@ -38,14 +38,19 @@ func (d *downstream) serviceTime(now int64) int64 {
 	for d.phase+1 < len(phases) && int64(phases[d.phase+1].From) <= now {
 		d.phase++
 	}
-	dist := phases[d.phase].Service
+	return drawDuration(d.rng, phases[d.phase].Service)
+}
+
+// drawDuration is one duration of dist from rng, in nanoseconds: a service time, or a store's round
+// trip (fleet.go).
+func drawDuration(rng *rand.Rand, dist Distribution) int64 {
 	switch dist.Kind {
 	case DistUniform:
-		return int64(dist.Min) + d.rng.Int64N(int64(dist.Max-dist.Min)+1)
+		return int64(dist.Min) + rng.Int64N(int64(dist.Max-dist.Min)+1)
 	case DistExponential:
-		return clampService(d.rng.ExpFloat64() * float64(dist.Mean))
+		return clampService(rng.ExpFloat64() * float64(dist.Mean))
 	case DistLogNormal:
-		return clampService(float64(dist.Mean) * math.Exp(dist.Sigma*d.rng.NormFloat64()))
+		return clampService(float64(dist.Mean) * math.Exp(dist.Sigma*rng.NormFloat64()))
 	}
 	return int64(dist.Mean)
 }

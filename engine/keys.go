@@ -169,13 +169,16 @@ func newKeyedStage(ks limiters.KeyedSpec, clock limiters.Clock) (*limiters.Keyed
 }
 
 // Keyed reports whether some stage is keyed.
-func (s *Stack) Keyed() bool { return s.keyed != nil }
+func (s *Stack) Keyed() bool { return s.keyed != nil || s.router != nil }
 
 // Bind points each keyed stage at key's limiter for what follows (Acquire, Reserve,
 // RetryAfter), making it on the key's first request. When a stage's table is full and can
 // evict nothing, Bind stops there and returns that stage and false: the request is refused
 // by it. A keyed stage shows, between requests, the state of the last key bound.
 func (s *Stack) Bind(now time.Duration, key string) (stage int, ok bool) {
+	if s.router != nil {
+		s.router.route(key)
+	}
 	for k, table := range s.keyed {
 		if table == nil {
 			continue
@@ -308,7 +311,7 @@ func (c *keyCounts) at(i int32) *KeyCount {
 // report is the per-key results: nil for a lane whose requests all had one key and no
 // stage keyed.
 func (c *keyCounts) report(stack *Stack) *KeyResults {
-	if len(c.counts) <= 1 && !stack.Keyed() {
+	if len(c.counts) <= 1 && stack.keyed == nil {
 		return nil
 	}
 	r := &KeyResults{Distinct: len(c.counts), Untracked: c.untracked, Fairness: jain(c.counts)}

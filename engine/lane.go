@@ -79,8 +79,9 @@ type Lane struct {
 	done      bool
 	processed uint64 // events run
 
-	rec  recorder
-	keys keyCounts // per key: offered, admitted, refused
+	rec   recorder
+	keys  keyCounts   // per key: offered, admitted, refused
+	fleet *fleetStage // a fleet lane's one stage (fleet_stage.go), else nil
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -101,7 +102,15 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		client = spec.Client
 	}
 	l.client = newClientPolicy(client, sc.Seed)
-	if spec.Build != nil {
+	if spec.Fleet != nil && sc.Fleet != nil {
+		fs, err := newFleetStage(sc, i, l.Clock)
+		if err != nil {
+			return nil, err
+		}
+		l.fleet = fs
+		l.stack = StackOf([]limiters.Limiter{fs})
+		l.stack.router = fs
+	} else if spec.Build != nil {
 		built, err := spec.Build(l.Clock)
 		if err != nil {
 			return nil, fmt.Errorf("limiters[%d]: %w", i, err)
@@ -267,7 +276,7 @@ func (l *Lane) Step() (bool, error) {
 	case evComplete:
 		r := &l.reqs[e.req]
 		l.down.done()
-		l.rec.completed()
+		l.rec.served(l.now - r.started)
 		l.trace(r, OutcomeCompleted, -1, nil, "")
 		l.bindHeld(r)
 		l.stack.Complete(time.Duration(l.now), r.permits, time.Duration(l.now-r.started), true)
@@ -352,6 +361,21 @@ func (l *Lane) Result() LaneResult {
 		}
 	}
 	res.Keys = l.keys.report(l.stack)
+	if l.down.cfg != nil {
+		var inService int64
+		var residual wideSum
+		for i := range l.reqs {
+			if r := &l.reqs[i]; r.state == reqInService {
+				inService++
+				residual.add(l.now-r.started, 1)
+			}
+		}
+		res.Service = l.rec.svc.report(l.now, inService, residual)
+	}
+	if l.fleet != nil {
+		l.fleet.runUntil(time.Duration(l.now))
+		res.Fleet = l.fleet.report(res.Windows)
+	}
 	return res
 }
 

@@ -81,8 +81,19 @@ type Wait struct {
 	P50  time.Duration `json:"p50_ns"`
 	P90  time.Duration `json:"p90_ns"`
 	P99  time.Duration `json:"p99_ns"`
+	P999 time.Duration `json:"p999_ns"` // the 99.9th percentile
 	Max  time.Duration `json:"max_ns"`
 	Mean time.Duration `json:"mean_ns"`
+}
+
+// WaitBucket is one bucket of a lane's wait histogram: Count admitted requests waited
+// between From and To inclusive. Waits below 32ns have a bucket each (From = To); above, each
+// power of two is cut in 16 buckets of equal width — [1.024µs, 1.087µs], [1.088µs, 1.151µs], …
+// — so a bucket's width is at most 1/16 of its From: 6.25%.
+type WaitBucket struct {
+	From  time.Duration `json:"from_ns"`
+	To    time.Duration `json:"to_ns"`
+	Count uint64        `json:"count"`
 }
 
 // WindowMeter is the exact streaming guarantee meter for one interval length L: the most
@@ -112,6 +123,28 @@ func bucketOf(v int64) int {
 	}
 	shift := bits.Len64(uint64(v)) - 5
 	return shift*16 + int(v>>shift)
+}
+
+// bucketBottom is the smallest value that falls in bucket i.
+func bucketBottom(i int) int64 {
+	if i < 32 {
+		return int64(i)
+	}
+	return bucketTop(i-1) + 1
+}
+
+// buckets is the histogram's non-empty buckets in increasing order.
+func (h *histogram) buckets() []WaitBucket {
+	if h.total == 0 {
+		return nil
+	}
+	var out []WaitBucket
+	for i, c := range h.counts {
+		if c > 0 {
+			out = append(out, WaitBucket{From: time.Duration(bucketBottom(i)), To: time.Duration(bucketTop(i)), Count: uint64(c)})
+		}
+	}
+	return out
 }
 
 // bucketTop is the largest value that falls in bucket i.

@@ -56,6 +56,50 @@ func TestHistogramBuckets(t *testing.T) {
 	assert.Less(t, bucketOf(1<<62+12345), 1024)
 }
 
+// The exported buckets cover every value once: each value lies in its bucket's [From, To],
+// the counts sum to the total, and the buckets are increasing and disjoint.
+func TestHistogramExportedBuckets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var h histogram
+	vals := []int64{0, 0, 31, 32, 1024, 1087, 1088}
+	for range 3000 {
+		vals = append(vals, int64(rng.ExpFloat64()*1e6))
+	}
+	for _, v := range vals {
+		h.add(v)
+	}
+	bs := h.buckets()
+	var sum uint64
+	for i, b := range bs {
+		require.LessOrEqual(t, b.From, b.To)
+		if i > 0 {
+			require.Greater(t, b.From, bs[i-1].To, "bucket %d overlaps the one before", i)
+		}
+		sum += b.Count
+	}
+	assert.Equal(t, h.total, sum)
+	for _, v := range vals {
+		i, found := slices.BinarySearchFunc(bs, time.Duration(v), func(b WaitBucket, d time.Duration) int {
+			switch {
+			case b.To < d:
+				return -1
+			case b.From > d:
+				return 1
+			}
+			return 0
+		})
+		require.True(t, found, "value %d is in no bucket", v)
+		require.Equal(t, bucketOf(v), bucketOf(int64(bs[i].From)))
+	}
+	assert.Equal(t, WaitBucket{From: 0, To: 0, Count: 2}, bs[0])
+	k := slices.IndexFunc(bs, func(b WaitBucket) bool { return b.From == 1024 })
+	require.GreaterOrEqual(t, k, 0, "no bucket starts at 1024")
+	assert.Equal(t, time.Duration(1087), bs[k].To, "1024 and 1087 share the bucket [1024, 1087]")
+	assert.Equal(t, time.Duration(1088), bs[k+1].From)
+	var empty histogram
+	assert.Nil(t, empty.buckets())
+}
+
 type admission struct{ at, n int64 }
 
 // bruteWindow is the O(n²) reference: the most permits in any [a, a+L), and the first

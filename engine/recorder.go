@@ -45,21 +45,26 @@ type Record struct {
 
 // LaneResult is everything one lane measured.
 type LaneResult struct {
-	Name       string        `json:"name"`
-	Stack      []string      `json:"stack"`
-	Totals     Totals        `json:"totals"`
-	Wait       Wait          `json:"wait"`
-	MinSpacing time.Duration `json:"min_spacing_ns"` // smallest gap between admissions; -1 with fewer than two
-	Windows    []WindowMeter `json:"windows"`
-	Bins       []Bin         `json:"bins"`
-	Events     uint64        `json:"events"`
-	Trace      []Record      `json:"trace,omitempty"`
-	Truncated  bool          `json:"trace_truncated,omitempty"`
+	Name   string   `json:"name"`
+	Stack  []string `json:"stack"`
+	Totals Totals   `json:"totals"`
+	Wait   Wait     `json:"wait"`
+	// WaitHistogram is the waits of the admitted requests (Wait's source), its non-empty
+	// buckets in increasing order: a wait-time distribution to draw.
+	WaitHistogram []WaitBucket  `json:"wait_histogram,omitempty"`
+	MinSpacing    time.Duration `json:"min_spacing_ns"` // smallest gap between admissions; -1 with fewer than two
+	Windows       []WindowMeter `json:"windows"`
+	Bins          []Bin         `json:"bins"`
+	Events        uint64        `json:"events"`
+	Trace         []Record      `json:"trace,omitempty"`
+	Truncated     bool          `json:"trace_truncated,omitempty"`
 	// TraceFrom and TraceTo are the window the trace covers when the scenario narrowed it
 	// (Scenario.TraceFrom, TraceTo); both 0 when it covers the whole run.
 	TraceFrom time.Duration `json:"trace_from_ns,omitempty"`
 	TraceTo   time.Duration `json:"trace_to_ns,omitempty"`
-	Keys      *KeyResults   `json:"keys,omitempty"` // per key, when requests carry more than one key or a stage is keyed
+	Keys      *KeyResults   `json:"keys,omitempty"`    // per key, when requests carry more than one key or a stage is keyed
+	Service   *Service      `json:"service,omitempty"` // the downstream's Little's-law measurements, when the scenario has one
+	Fleet     *FleetResult  `json:"fleet,omitempty"`   // a fleet lane's instances and store
 }
 
 // recorder is what a lane measures: totals and per-bin counts, the wait histograms, the
@@ -86,6 +91,7 @@ type recorder struct {
 	hist        histogram // every admission's wait
 	meters      []*admissionWindow
 	lastAdmit   int64 // the last admission's time; math.MinInt64 before the first
+	svc         serviceMeter
 	tracing     bool
 	traceLimit  int
 }
@@ -225,11 +231,20 @@ func (r *recorder) delayed() {
 	r.cur.Delayed++
 }
 
-// inService notes that busy requests are now at the downstream.
+// inService notes that a request went into service and busy requests are now at the
+// downstream.
 func (r *recorder) inService(busy int) {
+	r.svc.started++
 	r.result.Totals.MaxInFlight = max(r.result.Totals.MaxInFlight, busy)
 	b := r.cur
 	b.MaxInFlight = max(b.MaxInFlight, busy)
+}
+
+// served counts a request the downstream completed after service ns in service.
+func (r *recorder) served(service int64) {
+	r.svc.served.add(service, 1)
+	r.svc.completed++
+	r.completed()
 }
 
 // completed counts an admitted request the downstream served (at once, without one).
@@ -247,6 +262,7 @@ func (r *recorder) failed() {
 // advance closes every bin that ends at or before t. busy and queued are the lane's requests
 // at the downstream and in the queue, which the next bin's maxima start from.
 func (r *recorder) advance(t int64, stack *Stack, busy, queued int) {
+	r.svc.advance(t, busy)
 	if t < r.mark {
 		return
 	}
@@ -265,6 +281,7 @@ func (r *recorder) advance(t int64, stack *Stack, busy, queued int) {
 
 // finish closes every bin left: the lane is at its horizon.
 func (r *recorder) finish(stack *Stack, busy, queued int) {
+	r.svc.advance(r.horizon, busy)
 	for r.cur != nil {
 		r.closeBin(stack, busy, queued)
 	}
@@ -304,7 +321,8 @@ func (r *recorder) report(events uint64) LaneResult {
 	res := r.result
 	res.Events = events
 	h := &r.hist
-	res.Wait = Wait{P50: h.quantile(0.50), P90: h.quantile(0.90), P99: h.quantile(0.99), Max: time.Duration(h.max)}
+	res.Wait = Wait{P50: h.quantile(0.50), P90: h.quantile(0.90), P99: h.quantile(0.99), P999: h.quantile(0.999), Max: time.Duration(h.max)}
+	res.WaitHistogram = h.buckets()
 	if h.total > 0 {
 		res.Wait.Mean = time.Duration(h.sum / int64(h.total))
 	}

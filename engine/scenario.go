@@ -23,6 +23,8 @@ type Scenario struct {
 	Lanes       []LaneSpec
 	Downstream  *Downstream     // nil: admitted requests complete at once
 	Windows     []time.Duration // extra interval lengths for the guarantee meters
+	Fleet       *Fleet          // nil: one process; else the instances and balancer a lane with a LaneSpec.Fleet runs on (fleet.go)
+	Faults      []Fault         // the fleet's fault timeline: store outages, added latency, clock offsets, joins and leaves
 	Trace       bool            // record every event of every request (small runs: at most TraceLimit records per lane)
 	// TraceFrom and TraceTo narrow Trace to the events at times in [TraceFrom, TraceTo)
 	// (TraceTo 0: to the horizon), for a chart of a window of a long run: before and after
@@ -57,6 +59,9 @@ type LaneSpec struct {
 	// request counts as delayed. Every stage must be able to reserve (the GCRA kinds) or
 	// release (a bulkhead, which holds its permits through the wait).
 	MaxWait time.Duration
+	// Fleet, when set, runs the lane on the scenario's Fleet: its instances coordinate by
+	// Fleet.Model, and Stack is the global limit the fleet is measured against.
+	Fleet *LaneFleet
 }
 
 // validateWait refuses a negative or out-of-range MaxWait, and a shaping lane with a stage
@@ -376,6 +381,9 @@ func (sc *Scenario) Validate() error {
 				return err
 			}
 		}
+	}
+	if err := sc.validateFleet(); err != nil {
+		return err
 	}
 	for i, w := range sc.Windows {
 		if w <= 0 {

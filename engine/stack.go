@@ -23,6 +23,7 @@ type Stack struct {
 	held   []limiters.Reservation   // Reserve's scratch: the reservations made so far, per stage
 	waits  []time.Duration          // each stage's maximum wait for Reserve (SetWaits)
 	keyed  []*limiters.KeyedLimiter // keyed[k]: stage k's table when it is keyed (keys.go), else nil; nil when none is
+	router *fleetStage              // a fleet lane's stage, told each request's key by Bind (fleet_stage.go)
 }
 
 // StageError is a stage of a stack that could not be built from its spec.

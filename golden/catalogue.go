@@ -34,6 +34,11 @@ func Catalogue() []*Guarantee {
 		keyedPerKeyBound,
 		keyedLRUAttacker,
 		keyedPeers,
+		fleetLocal,
+		fleetSplit,
+		fleetAsync,
+		fleetClockSkew,
+		fleetFailure,
 		noAlloc,
 	}
 }

@@ -58,6 +58,9 @@ var flash5EpochMs = virtualEpoch.UnixMilli()
 //	goroutines at start    each goroutine whose first request reads  exactly capacity
 //	                       slot1 = 0 before any store refills the
 //	                       bucket to full: up to capacity + G − 1
+//	goroutines at a refill each goroutine that reads slot1 before   exactly what refilled
+//	                       the winner stores it refills the same
+//	                       span again: 1 token due, up to G pass
 //	a late clock reading   no refill, and slot1 is set back to it:   judged at its own time against
 //	                       the next request refills that span again  the newer schedule
 //	permits per request    1 in Flash5; n here takes n × 1000        n
@@ -147,8 +150,8 @@ func (s Flash5TokenSpec) RefillPerMs() int64 {
 // AdmissionBound is ⌊(limit·1000 + D·refillPerMs) / 1000⌋ with D = ⌈(L − 1ns)/1ms⌉, the most
 // whole ms an interval of length L spans: a full bucket at once, then what refills meanwhile
 // (100/1s over 1s: 100 + 100 = 200; 100/60s over 60s: 100 + 60 = 160). It is exact, and holds for
-// callers whose clock readings never run backwards and that do not race the first request
-// (see the type's comment).
+// callers whose clock readings never run backwards and that do not race each other between a
+// CAS and its store of slot1 (see the type's comment).
 func (s Flash5TokenSpec) AdmissionBound(L time.Duration) (int64, bool) {
 	spanned := divCeil(int64(L)-1, int64(time.Millisecond))
 	return saturatingAdd(int64(s.Limit), saturatingMul(spanned, s.RefillPerMs())/1000), true

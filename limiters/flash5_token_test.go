@@ -162,14 +162,17 @@ func TestFlash5TokenLateReadingRefillsTwice(t *testing.T) {
 
 // Goroutines racing a fresh bucket: each whose first request reads slot1 = 0 before any store
 // refills the bucket to full in its CAS, so between capacity and capacity + goroutines − 1
-// pass; later races on a bucket already used get exactly what it holds.
+// pass. A second race at the same millisecond gets nothing (every store has landed). After a
+// one-token refill, each goroutine that reads slot1 before the winner's store refills the same
+// second again (its CAS of slot0 from 0 to 0 succeeds): at least 1 passes, at most goroutines.
+// CI caught 2 once; the bound, not the common case, is Flash5's guarantee.
 func TestFlash5TokenRacesAtTheStart(t *testing.T) {
 	const capacity, goroutines = 20, 16
 	rounds := 200
 	if raceDetector {
 		rounds = 20
 	}
-	extra := 0
+	extra, extraRefill := 0, 0
 	for range rounds {
 		c := virtualclock.New() // frozen
 		f := must(NewFlash5Token(Flash5TokenSpec{Limit: capacity, Window: time.Hour}, c))
@@ -180,9 +183,14 @@ func TestFlash5TokenRacesAtTheStart(t *testing.T) {
 		// slot1 is set now: a second race at the same instant gets exactly nothing more.
 		require.Equal(t, 0, race(goroutines, f))
 		c.Advance(time.Second) // one token per second
-		require.Equal(t, 1, race(goroutines, f), "exactly one token refilled")
+		refilled := race(goroutines, f)
+		require.GreaterOrEqual(t, refilled, 1, "one token refilled")
+		require.LessOrEqual(t, refilled, goroutines)
+		extraRefill = max(extraRefill, refilled-1)
+		// Every store has landed: the same millisecond holds nothing more.
+		require.Equal(t, 0, race(goroutines, f))
 	}
-	t.Logf("most extra admissions at the start in %d rounds: %d", rounds, extra)
+	t.Logf("most extra admissions in %d rounds: %d at the start, %d at a refill", rounds, extra, extraRefill)
 }
 
 // Bad specs are refused naming the field.

@@ -389,14 +389,18 @@ func validateGuavaRate(kind Kind, rate Rate) error {
 	return nil
 }
 
-// validateGuavaMode refuses a mode other than try and wait, a negative timeout or one
-// beyond 2⁶² ns, and a timeout in mode=wait (acquire has none).
+// validateGuavaMode refuses a mode other than try and wait, a negative timeout or one of
+// 2⁶² ns or more, and a timeout in mode=wait (acquire has none). A timeout of exactly 2⁶² ns
+// would be MaxWaitForever, which ReserveAt takes for acquire: the real Guava's
+// tryAcquire(1, 2⁶² ns) still refuses when the next free ticket is further away (after
+// acquire(2³¹−1) at 1 per hour, 7.7e18µs), acquire does not.
 func validateGuavaMode(kind Kind, mode GuavaMode, timeout time.Duration) error {
 	if mode != "" && mode != GuavaTry && mode != GuavaWait {
 		return configError(kind, "mode", string(mode), "must be try or wait")
 	}
-	if timeout < 0 || int64(timeout) > maxSpan {
-		return configError(kind, "timeout", FormatDuration(timeout), "must be between 0 and 2^62ns")
+	if timeout < 0 || timeout >= MaxWaitForever {
+		return configError(kind, "timeout", FormatDuration(timeout),
+			"must be at least 0 and below 2^62ns (a caller who waits 2^62ns waits for ever: mode=wait)")
 	}
 	if mode == GuavaWait && timeout != 0 {
 		return configError(kind, "timeout", FormatDuration(timeout),

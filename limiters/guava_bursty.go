@@ -118,8 +118,8 @@ func (s GuavaBurstySpec) String() string { return formatSpec(KindGuavaBursty, s.
 
 // Validate refuses what Rate.validate refuses, a rate above 250,000 per second (a stable
 // interval below 4µs, see guavaMinInterval), a max_burst that is not positive or is beyond
-// 2⁶² ns, a mode other than try and wait, and a timeout that is negative, beyond 2⁶² ns or
-// given with mode=wait.
+// 2⁶² ns, a mode other than try and wait, and a timeout that is negative, 2⁶² ns or more
+// (MaxWaitForever, which would make tryAcquire acquire) or given with mode=wait.
 func (s GuavaBurstySpec) Validate() error {
 	if err := validateGuavaRate(KindGuavaBursty, s.Rate); err != nil {
 		return err

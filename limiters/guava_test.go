@@ -235,7 +235,7 @@ func (r *javaRateLimiter) unitsAt(nowMicros int64, limit int) int {
 // every call, and Available and RetryAfterAt against Guava's queries, 60,000 calls per
 // configuration.
 func TestGuavaMatchesTheReference(t *testing.T) {
-	const calls = 60_000
+	calls := scaled(60_000)
 	total := 0
 	for ci, tc := range guavaCases {
 		t.Run(tc.spec, func(t *testing.T) {
@@ -540,6 +540,10 @@ func TestGuavaValidate(t *testing.T) {
 		{"guava-warmup:rate=100/1s,warmup=1s,cold_factor=+Inf", "cold_factor"},
 		{"guava-warmup:rate=300000/1s,warmup=1s", "rate"},
 		{"guava-warmup:rate=100/1s,warmup=1s,mode=wait,timeout=1s", "timeout"},
+		// MaxWaitForever, which ReserveAt takes for acquire: the real Guava's tryAcquire with
+		// it refuses a ticket further away (testdata/guava/bursty-longest-timeout.script).
+		{"guava-bursty:rate=1/1h,timeout=4611686018427387904ns", "timeout"},
+		{"guava-warmup:rate=1/1h,warmup=1s,timeout=4611686018427387904ns", "timeout"},
 	} {
 		spec, err := ParseSpec(tc.text)
 		require.NoError(t, err, tc.text)
@@ -576,6 +580,9 @@ func TestGuavaValidate(t *testing.T) {
 	assert.Equal(t, MaxWaitForever, GuavaBurstySpec{Mode: GuavaWait}.CallerWait())
 	assert.Equal(t, 50*time.Millisecond, GuavaWarmUpSpec{Timeout: 50 * time.Millisecond}.CallerWait())
 	assert.Zero(t, GuavaBurstySpec{}.CallerWait())
+	longest := GuavaBurstySpec{Rate: PerSecond(1), MaxBurst: time.Second, Timeout: MaxWaitForever - 1}
+	require.NoError(t, longest.Validate())
+	assert.Less(t, longest.CallerWait(), MaxWaitForever, "a try never becomes an acquire")
 }
 
 // Guava's permitsPerSecond is the double nearest the spec's rate: what a Java caller writes.

@@ -41,7 +41,9 @@ const KindGuavaWarmUp Kind = "guava-warmup"
 // never warms up: idle refills faster (a permit per 8.57ms) and the stored permits settle at
 // 59.03, above the threshold of 50, admitting exactly 50 a second for ever. The same traffic
 // with acquire (mode=wait) is warm after 50 requests, and every caller after waits 500ms (the
-// golden guarantee guava-warmup-never-warms pins these numbers).
+// golden guarantee guava-warmup-never-warms pins these numbers; the real Guava 31.1 gives
+// them too, and with cold_factor=2 its state repeats exactly every 140ms from 12.9s on, 7 of
+// 14 requests refused: limiters/guava_java_test.go).
 //
 // Where it differs from ratelab's warm-up, and why it matters:
 //

@@ -60,7 +60,7 @@ func TestResilience4jMatchesAtomicRateLimiter(t *testing.T) {
 		ref := &atomicRateLimiterReference{permissions: int32(tc.limit), limit: int32(tc.limit), period: int64(tc.period)}
 		rng := rand.New(rand.NewPCG(31, 32))
 		now, admitted, waited := born, 0, 0
-		for i := 0; i < 100_000; i++ {
+		for i := 0; i < scaled(100_000); i++ {
 			at := now
 			switch k := rng.IntN(100); {
 			case k == 0: // an idle of a few cycles
@@ -95,8 +95,8 @@ func TestResilience4jMatchesAtomicRateLimiter(t *testing.T) {
 				}
 			}
 		}
-		assert.Greater(t, admitted, 10_000, "%s", l)
-		assert.Greater(t, waited, 1_000, "%s: reservations were exercised", l)
+		assert.Greater(t, admitted, scaled(10_000), "%s", l)
+		assert.Greater(t, waited, scaled(1_000), "%s: reservations were exercised", l)
 	}
 }
 

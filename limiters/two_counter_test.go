@@ -59,7 +59,7 @@ func TestTwoCounterMatchesTheEstimate(t *testing.T) {
 		rng := rand.New(rand.NewPCG(41, 42))
 		now := 5 * time.Millisecond // the first request anchors here, not at 0
 		admitted := 0
-		for i := 0; i < 50_000; i++ {
+		for i := 0; i < scaled(50_000); i++ {
 			at := now
 			switch k := rng.IntN(100); {
 			case k == 0:
@@ -89,7 +89,7 @@ func TestTwoCounterMatchesTheEstimate(t *testing.T) {
 				admitted++
 			}
 		}
-		assert.Greater(t, admitted, 1000, "%s", l)
+		assert.Greater(t, admitted, scaled(1000), "%s", l)
 	}
 }
 

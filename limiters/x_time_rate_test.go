@@ -76,7 +76,7 @@ func TestXTimeRateIsTheLibrary(t *testing.T) {
 		now := time.Duration(0)
 		counts := map[Decision]int{}
 		waited, cancelled := 0, 0
-		for i := range 60_000 {
+		for i := range scaled(60_000) {
 			at := now
 			switch p := rng.IntN(20); {
 			case p < 6: // same instant
@@ -113,19 +113,19 @@ func TestXTimeRateIsTheLibrary(t *testing.T) {
 			total++
 		}
 		t.Logf("%s: %v, %d waited, %d cancelled", text, counts, waited, cancelled)
-		assert.Greater(t, counts[Admitted], 10_000, text)
-		assert.Greater(t, counts[Never], 1000, text)
+		assert.Greater(t, counts[Admitted], scaled(10_000), text)
+		assert.Greater(t, counts[Never], scaled(1000), text)
 		if s.CallerWait() == MaxWaitForever {
 			assert.Zero(t, counts[Rejected], "%s: mode=wait waits, never refuses", text)
 		} else {
-			assert.Greater(t, counts[Rejected], 1000, text)
+			assert.Greater(t, counts[Rejected], scaled(1000), text)
 		}
 		if s.CallerWait() > 0 {
-			assert.Greater(t, waited, 1000, text)
-			assert.Greater(t, cancelled, 100, text)
+			assert.Greater(t, waited, scaled(1000), text)
+			assert.Greater(t, cancelled, scaled(100), text)
 		}
 	}
-	assert.GreaterOrEqual(t, total, 300_000)
+	assert.GreaterOrEqual(t, total, scaled(300_000))
 }
 
 // xTimeRateReference is the library's rule in its own terms, as plain code: float64 tokens,
@@ -181,7 +181,7 @@ func TestXTimeRateMatchesItsRule(t *testing.T) {
 				admitted++
 			}
 		}
-		assert.Greater(t, admitted, 10_000, s.String())
+		assert.Greater(t, admitted, scaled(10_000), s.String())
 	}
 }
 
@@ -479,7 +479,7 @@ func TestXTimeRateCancelIsAsExactAsItsFloats(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 1))
 		per := s.Rate.Window / time.Duration(s.Rate.Permits)
 		now, waits := time.Duration(0), 0
-		for i := range 100_000 {
+		for i := range scaled(100_000) {
 			now += time.Duration(rng.Int64N(2 * int64(per)))
 			n := 1 + rng.IntN(s.Burst)
 			if rng.IntN(3) == 0 {

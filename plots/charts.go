@@ -32,6 +32,7 @@ var Charts = []Chart{
 	{"guarantee", "the most admitted in a rolling window against the limiter's documented bound", hasWindow, Guarantee},
 	{"warmup", "a warm-up bucket's admitted rate against its documented curve and the token bucket", hasWarmUp, WarmUp},
 	{"downstream", "requests in flight against the downstream's pool, and the requests the pool refused", hasDownstream, Downstream},
+	{"waits", "each lane's wait-time distribution: a histogram on a log axis and the percentile curve (runs where requests wait)", hasWaits, Waits},
 }
 
 // ChartNames lists the charts' names.
@@ -250,9 +251,17 @@ func perSecond(n int64, d time.Duration) float64 {
 
 // Timeline draws every request of every lane as a mark on a shared time axis, one row per
 // lane: admitted ●, admitted on a retry ▲, rejected ✕, a retry rejected +, refused by the
-// downstream's pool □. Marks in the same column of time stack upward in arrival order. It needs
-// the trace (Scenario.Trace) and a small run (TimelineLimit).
+// downstream's pool □. Marks in the same column of time stack upward in arrival order; thin
+// lines in a lane's kind colour mark its window or slot boundaries (limiters.Grid). It needs
+// the trace (Scenario.Trace) and a small run (TimelineLimit). A run whose requests all fall in
+// a short stretch of it is zoomed to them.
 func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	return TimelineView(sc, res, View{})
+}
+
+// TimelineView is the timeline of the stretch v of the run (the zero View: the whole run, or
+// where its requests are).
+func TimelineView(sc *engine.Scenario, res *engine.Results, v View) (*Figure, error) {
 	if !hasTimeline(sc, res) {
 		return nil, fmt.Errorf("timeline: %w (it needs a traced run of at most %d attempts per lane)", ErrNotApplicable, TimelineLimit)
 	}
@@ -285,19 +294,20 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 			first, last = min(first, r.At), max(last, r.At)
 		}
 	}
-	per, unit := timeUnit(res.Horizon)
-	lo, hi := time.Duration(0), res.Horizon
+	ax := newAxis(res, v)
 	zoomed := false
-	if last >= 0 && (last-first) < res.Horizon/4 {
+	if v.Whole() && last >= 0 && (last-first) < res.Horizon/4 {
 		pad := max((last-first)/8, time.Millisecond)
 		q := roundTo(last - first)
-		lo, hi = max((first-pad)/q*q, 0), min((last+pad+q-1)/q*q, res.Horizon)
+		lo, hi := max((first-pad)/q*q, 0), min((last+pad+q-1)/q*q, res.Horizon)
+		ax = newAxis(res, View{From: lo, To: hi})
 		zoomed = true
-		if hi-lo <= 2*time.Second {
-			per, unit = time.Millisecond, "ms"
-		}
 	}
-	xmin, xmax := toUnit(lo, per), toUnit(hi, per)
+	lo, hi, per := ax.lo, ax.hi, ax.per
+	for i := range marks { // only the marks on the axis
+		marks[i] = slices.DeleteFunc(marks[i], func(m mark) bool { return m.at < lo || m.at > hi })
+	}
+	xmin, xmax := ax.xmin(), ax.xmax()
 	const columns = 110
 	colOf := func(t time.Duration) int { return int(float64(t-lo) / float64(hi-lo) * columns) }
 	maxStack := 1
@@ -320,10 +330,21 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	pn := &Panel{XMin: xmin, XMax: xmax, YMin: -0.5, YMax: float64(n) - 0.45, HideYTicks: true}
 	present := map[Mark]bool{}
 	tall := false
+	var bounds boundarySet
 	for i, ms := range marks {
 		base := float64(n - 1 - i)
 		c := LaneColor(sc.Lanes[i])
 		pn.Labels = append(pn.Labels, Label{X: xmin, Y: base + 0.17, Text: laneTitle(sc, res, i)})
+		if b, what, ok := boundaries(sc.Lanes[i], ax); ok { // under the marks, across the lane's row only
+			b.Lo = make([]float64, len(b.X))
+			for k := range b.X {
+				b.Lo[k], b.Y[k] = base-0.45, base+0.45
+			}
+			pn.Series = append(pn.Series, b)
+			bounds.add(what, b.Color)
+		} else {
+			bounds.skip(what)
+		}
 		byKind := map[Mark]*Series{}
 		height := map[int]int{}
 		for _, m := range ms {
@@ -361,16 +382,21 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 		Name:        "timeline",
 		Title:       res.Scenario + ": every request, lane by lane",
 		Subtitle:    runText(sc, res),
-		XLabel:      fmt.Sprintf("time (%s)", unit),
+		XLabel:      ax.label(),
 		Panels:      []*Panel{pn},
 		PanelHeight: 40 + 75*n,
 		Note:        fmt.Sprintf("Marks less than %s apart stack upward in arrival order.", shortDur((hi-lo)/columns)),
+		TimeAxis:    true,
+		TimeUnit:    per,
 	}
 	if tall {
 		f.Note += " A number beside a stack counts its marks."
 	}
-	if zoomed {
+	switch {
+	case zoomed:
 		f.Note = fmt.Sprintf("Zoomed to %s–%s, where the requests are (the run is %s). ", shortDur(lo), shortDur(hi), fmtDur(res.Horizon)) + f.Note
+	case ax.zoomed():
+		f.Note = ax.note() + " " + f.Note
 	}
 	lanes := laneColors(sc)
 	for _, k := range markOrder {
@@ -387,6 +413,7 @@ func Timeline(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 			f.Legend = append(f.Legend, e)
 		}
 	}
+	bounds.legend(f)
 	return f, nil
 }
 
@@ -412,43 +439,61 @@ func shortDur(d time.Duration) string {
 // rateBins is how many display bins the rate charts aim for at most.
 const rateBins = 150
 
-// Rate shows offered, admitted and rejected requests per second in each bin, one panel per
-// lane on shared axes. Engine bins are grouped (×1, 2, 5, 10, …) to at most 150 per run, so
-// that a rate is a count over a span long enough to mean something; the bin width is in the
-// subtitle.
+// Rate shows offered, admitted and refused requests per second in each bin, one panel per
+// lane on shared axes, with the lane's configured limit (its stages' least nominal rate) as a
+// dotted reference line. Refused attempts are drawn downward, below zero, so that they never
+// hide under the admitted line when the two are equal (a sliding window admitting half of a
+// burst). Engine bins are grouped (×1, 2, 5, 10, …) to at most 150 over the axis, so that a
+// rate is a count over a span long enough to mean something; the bin width is in the subtitle.
 func Rate(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	return RateView(sc, res, View{})
+}
+
+// RateView is the rate chart of the stretch v of the run, its bins grouped for v.
+func RateView(sc *engine.Scenario, res *engine.Results, v View) (*Figure, error) {
 	if len(res.Lanes) == 0 {
 		return nil, fmt.Errorf("rate: %w: no lanes", ErrNotApplicable)
 	}
-	g := niceGroup(len(res.Lanes[0].Bins), rateBins)
-	per, unit := timeUnit(res.Horizon)
-	retries := false
+	ax := newAxis(res, v)
+	g := niceGroup(len(ax.bins(res.Lanes[0].Bins, res.BinWidth)), rateBins)
+	per := ax.per
+	retries, refusals := false, false
 	for _, l := range res.Lanes {
 		retries = retries || l.Totals.Retried > 0
+		refusals = refusals || l.Totals.RefusedAttempts > 0
 	}
 	f := &Figure{
 		Name:     "rate",
-		Title:    res.Scenario + ": requests per second, offered and admitted",
+		Title:    res.Scenario + ": requests per second, offered, admitted and refused",
 		Subtitle: fmt.Sprintf("%s · bins of %s", runText(sc, res), fmtDur(time.Duration(g)*res.BinWidth)),
-		XLabel:   fmt.Sprintf("time (%s)", unit),
+		XLabel:   ax.label(),
+		Note:     ax.note(),
 		ShareY:   true,
+		TimeAxis: true,
+		TimeUnit: per,
 	}
+	limits := false
 	for i, l := range res.Lanes {
-		spans := group(l.Bins, res.BinWidth, res.Horizon, g)
+		spans := group(ax.bins(l.Bins, res.BinWidth), res.BinWidth, res.Horizon, g)
 		c := LaneColor(sc.Lanes[i])
-		pn := &Panel{Title: laneTitle(sc, res, i), TitleColor: c, YLabel: "req/s",
-			XMin: 0, XMax: toUnit(res.Horizon, per)}
+		pn := ax.panel(laneTitle(sc, res, i))
+		pn.TitleColor, pn.YLabel, pn.AbsYTicks = c, "req/s", refusals
 		pn.Series = append(pn.Series, stepSeries("offered", RoleOffered, nil, spans, per,
 			func(s span) float64 { return perSecond(s.offered, s.dur) }))
+		if lim, ok := limitSeries(sc.Lanes[i], pn.XMin, pn.XMax); ok {
+			pn.Series = append(pn.Series, lim)
+			limits = true
+		}
 		if retries {
 			pn.Series = append(pn.Series, stepSeries("attempts", RoleAttempts, nil, spans, per,
 				func(s span) float64 { return perSecond(s.attempts, s.dur) }))
 		}
-		// Rejected is drawn last: dotted black over the lane's colour stays visible where the
-		// two are equal.
 		pn.Series = append(pn.Series,
-			stepSeries("admitted", RoleAdmitted, c, spans, per, func(s span) float64 { return perSecond(s.admitted, s.dur) }),
-			stepSeries("rejected", RoleRejected, nil, spans, per, func(s span) float64 { return perSecond(s.rejected, s.dur) }))
+			stepSeries("admitted", RoleAdmitted, c, spans, per, func(s span) float64 { return perSecond(s.admitted, s.dur) }))
+		if refusals {
+			pn.Series = append(pn.Series,
+				stepSeries("refused attempts (downward)", RoleRejected, nil, spans, per, func(s span) float64 { return 0 - perSecond(s.rejected, s.dur) }))
+		}
 		f.Panels = append(f.Panels, pn)
 	}
 	f.PanelHeight = panelHeight(len(f.Panels))
@@ -456,10 +501,30 @@ func Rate(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	if retries {
 		f.Legend = append(f.Legend, LegendEntry{Label: "attempts (first tries and retries)", Role: RoleAttempts})
 	}
-	f.Legend = append(f.Legend,
-		LegendEntry{Label: "admitted (lane colour)", Role: RoleAdmitted, Colors: laneColors(sc)},
-		LegendEntry{Label: "refused attempts", Role: RoleRejected})
+	f.Legend = append(f.Legend, LegendEntry{Label: "admitted (lane colour)", Role: RoleAdmitted, Colors: laneColors(sc)})
+	if refusals {
+		f.Legend = append(f.Legend, LegendEntry{Label: "refused attempts, drawn below 0", Role: RoleRejected})
+	}
+	if limits {
+		f.Legend = append(f.Legend, LegendEntry{Label: "configured limit (nominal rate)", Role: RoleNominal})
+	}
 	return f, nil
+}
+
+// limitSeries is the lane's configured limit in permits per second — the least nominal rate
+// of its timed stages (token-bucket rate=100/1s: 100/s; fixed-window limit=100,window=1s:
+// 100/s) — as a horizontal line; false for a lane with no timed stage (a concurrency limit).
+func limitSeries(lane engine.LaneSpec, xmin, xmax float64) (Series, bool) {
+	best, ok := math.Inf(1), false
+	for _, s := range lane.Stack {
+		if rate, timed := s.NominalRate(); timed && rate.Window > 0 {
+			best, ok = min(best, float64(rate.Permits)/rate.Window.Seconds()), true
+		}
+	}
+	if !ok {
+		return Series{}, false
+	}
+	return Series{Label: fmt.Sprintf("limit %s/s", g(best)), Role: RoleNominal, X: []float64{xmin, xmax}, Y: []float64{best, best}}, true
 }
 
 func panelHeight(n int) int {
@@ -474,12 +539,29 @@ func panelHeight(n int) int {
 
 // --- 3. state ---
 
-// State shows each lane's limiter state over time as step lines: every stage's available
-// permits at the end of each bin (in the stage kind's colour), the most requests in flight
-// at the downstream and the longest client queue during each bin. Panels share the time axis;
-// each has its own count axis (a window of 100 and a bucket of 3 do not share a scale).
+// stateBins is how many points a full-width state line has at most before it is drawn as a
+// band; a row of n panels allows stateBins/n.
+const stateBins = 150
+
+// State shows each lane's limiter state over time, one row per lane and one panel per
+// quantity, each on its own axis: every stage's available permits at the end of each bin (in
+// the stage kind's colour), the most requests in flight at the downstream during each bin,
+// and the longest client queue during each bin. In-flight and queue panels share their axis
+// down the column, so lanes compare; permits do not (a window of 100 and a bucket of 3).
+//
+// A run of more than 150 bins on the axis is grouped to at most 150 spans: each quantity is
+// then drawn as the range of its per-bin values in each span (a translucent band) with their
+// mean as a line. That is the picture a fixed window's sawtooth really makes at this scale —
+// drawn per bin, a 1s sawtooth in 120ms bins is a hatch of vertical strokes — and the legend
+// and subtitle say so.
 func State(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
-	per, unit := timeUnit(res.Horizon)
+	return StateView(sc, res, View{})
+}
+
+// StateView is the state chart of the stretch v of the run.
+func StateView(sc *engine.Scenario, res *engine.Results, v View) (*Figure, error) {
+	ax := newAxis(res, v)
+	per := ax.per
 	inFlight := sc.Downstream != nil
 	queue := sc.Client.Policy == engine.PolicyQueue
 	for _, l := range sc.Lanes {
@@ -489,56 +571,145 @@ func State(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 		}
 		queue = queue || (l.Client != nil && l.Client.Policy == engine.PolicyQueue)
 	}
+	nbins := 0
+	if len(res.Lanes) > 0 {
+		nbins = len(ax.bins(res.Lanes[0].Bins, res.BinWidth))
+	}
+	cols := 1
+	if inFlight {
+		cols++
+	}
+	if queue {
+		cols++
+	}
+	// Narrower panels, fewer spans: about one per 4 pixels of a panel.
+	g := niceGroup(nbins, stateBins/cols)
+	banded := g > 1
 	f := &Figure{
 		Name:     "state",
 		Title:    res.Scenario + ": limiter state over time",
 		Subtitle: fmt.Sprintf("%s · sampled per %s bin", runText(sc, res), fmtDur(res.BinWidth)),
-		XLabel:   fmt.Sprintf("time (%s)", unit),
+		XLabel:   ax.label(),
+		Note:     ax.note(),
+		Cols:     cols,
+		TimeAxis: true,
+		TimeUnit: per,
+	}
+	spanText := fmtDur(time.Duration(g) * res.BinWidth)
+	if banded {
+		f.Subtitle += fmt.Sprintf(", in %s spans", spanText)
 	}
 	kinds := map[limiters.Kind]bool{}
 	var kindOrder []limiters.Kind
 	for i, l := range res.Lanes {
-		pn := &Panel{Title: laneTitle(sc, res, i), TitleColor: LaneColor(sc.Lanes[i]), YLabel: "count", IntY: true,
-			XMin: 0, XMax: toUnit(res.Horizon, per)}
+		bins := ax.bins(l.Bins, res.BinWidth)
+		lane := ax.panel(laneTitle(sc, res, i))
+		lane.TitleColor, lane.YLabel, lane.IntY, lane.TitleSpan = LaneColor(sc.Lanes[i]), "permits", true, cols
 		for k, spec := range stackOf(sc.Lanes[i], l) {
-			s := Series{Label: fmt.Sprintf("available permits: stage %d (%s)", k+1, spec.Kind()), Role: RoleAvailable,
-				Color: KindColor(spec.Kind()), Step: true}
-			s.X = append(s.X, 0)
-			s.Y = append(s.Y, float64(spec.InitialPermits()))
-			for _, b := range l.Bins {
+			label := fmt.Sprintf("available permits: stage %d (%s)", k+1, spec.Kind())
+			c := KindColor(spec.Kind())
+			sample := func(b engine.Bin) (float64, bool) {
 				if k < len(b.Available) {
-					s.X = append(s.X, toUnit(min(b.Start+res.BinWidth, res.Horizon), per))
-					s.Y = append(s.Y, float64(b.Available[k]))
+					return float64(b.Available[k]), true
 				}
+				return 0, false
 			}
-			pn.Series = append(pn.Series, s)
+			if banded {
+				lane.Series = append(lane.Series, bandSeries(label, RoleAvailable, c, bins, res.BinWidth, res.Horizon, g, per, sample)...)
+			} else {
+				s := Series{Label: label, Role: RoleAvailable, Color: c, Step: true}
+				if len(bins) > 0 && bins[0].Start == 0 {
+					s.X = append(s.X, 0)
+					s.Y = append(s.Y, float64(spec.InitialPermits()))
+				}
+				for _, b := range bins {
+					if v, ok := sample(b); ok {
+						s.X = append(s.X, toUnit(min(b.Start+res.BinWidth, res.Horizon), per))
+						s.Y = append(s.Y, v)
+					}
+				}
+				lane.Series = append(lane.Series, s)
+			}
 			if !kinds[spec.Kind()] {
 				kinds[spec.Kind()] = true
 				kindOrder = append(kindOrder, spec.Kind())
 			}
 		}
-		spans := group(l.Bins, res.BinWidth, res.Horizon, 1)
+		f.Panels = append(f.Panels, lane)
+		perBin := func(label, ylabel, yGroup string, role Role, value func(engine.Bin) int) {
+			pn := ax.panel("")
+			pn.YLabel, pn.IntY, pn.YGroup = ylabel, true, yGroup
+			sample := func(b engine.Bin) (float64, bool) { return float64(value(b)), true }
+			if banded {
+				pn.Series = bandSeries(label, role, darkGrey, bins, res.BinWidth, res.Horizon, g, per, sample)
+			} else {
+				spans := group(bins, res.BinWidth, res.Horizon, 1)
+				pn.Series = []Series{stepSeries(label, role, nil, spans, per, func(s span) float64 {
+					if role == RoleQueue {
+						return float64(s.maxQueue)
+					}
+					return float64(s.maxInFlight)
+				})}
+			}
+			f.Panels = append(f.Panels, pn)
+		}
 		if inFlight {
-			pn.Series = append(pn.Series, stepSeries("most in flight", RoleInFlight, nil, spans, per,
-				func(s span) float64 { return float64(s.maxInFlight) }))
+			perBin("most in flight", "in flight", "in flight", RoleInFlight, func(b engine.Bin) int { return b.MaxInFlight })
 		}
 		if queue {
-			pn.Series = append(pn.Series, stepSeries("longest queue", RoleQueue, nil, spans, per,
-				func(s span) float64 { return float64(s.maxQueue) }))
+			perBin("longest queue", "queue", "queue", RoleQueue, func(b engine.Bin) int { return b.MaxQueue })
 		}
-		f.Panels = append(f.Panels, pn)
 	}
-	f.PanelHeight = panelHeight(len(f.Panels))
+	f.PanelHeight = panelHeight(len(res.Lanes))
+	if cols > 1 {
+		f.PanelHeight = min(f.PanelHeight, 150)
+	}
 	for _, k := range kindOrder {
-		f.Legend = append(f.Legend, LegendEntry{Label: "available: " + string(k), Role: RoleAvailable, Colors: []color.Color{KindColor(k)}})
+		f.Legend = append(f.Legend, LegendEntry{Label: "available permits: " + string(k), Role: RoleAvailable, Colors: []color.Color{KindColor(k)}, Band: banded})
 	}
 	if inFlight {
-		f.Legend = append(f.Legend, LegendEntry{Label: "in flight (most per bin)", Role: RoleInFlight})
+		f.Legend = append(f.Legend, LegendEntry{Label: "in flight (most per bin)", Role: RoleInFlight, Band: banded})
 	}
 	if queue {
-		f.Legend = append(f.Legend, LegendEntry{Label: "client queue (longest per bin)", Role: RoleQueue})
+		f.Legend = append(f.Legend, LegendEntry{Label: "client queue (longest per bin)", Role: RoleQueue, Band: banded})
+	}
+	if banded {
+		f.Legend = append(f.Legend, LegendEntry{Label: fmt.Sprintf("band: lowest to highest per-bin value in each %s; line: their mean", spanText),
+			Role: RoleBand, Band: true, Colors: []color.Color{midGrey}})
 	}
 	return f, nil
+}
+
+// bandSeries groups bins by g and makes, for each span, the range of value over its bins (a
+// band series) and their mean (a step line), both in colour c. A span starts at its first
+// bin's start; value reads a bin's sample (false: none). Cost: O(len(bins)).
+func bandSeries(label string, role Role, c color.Color, bins []engine.Bin, width, horizon time.Duration, g int, per time.Duration,
+	value func(engine.Bin) (float64, bool)) []Series {
+	rng := Series{Label: label + ": range", Role: RoleBand, Color: c, Step: true}
+	mean := Series{Label: label + ": mean", Role: role, Color: c, Step: true}
+	if role == RoleInFlight || role == RoleQueue {
+		mean.Color = nil
+	}
+	for i := 0; i < len(bins); i += g {
+		lo, hi, sum, n := math.Inf(1), math.Inf(-1), 0.0, 0
+		for _, b := range bins[i:min(i+g, len(bins))] {
+			if v, ok := value(b); ok {
+				lo, hi, sum, n = min(lo, v), max(hi, v), sum+v, n+1
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		x := toUnit(bins[i].Start, per)
+		rng.X, rng.Lo, rng.Y = append(rng.X, x), append(rng.Lo, lo), append(rng.Y, hi)
+		mean.X, mean.Y = append(mean.X, x), append(mean.Y, sum/float64(n))
+	}
+	if n := len(rng.X); n > 0 { // the last span holds to its end
+		end := toUnit(min(bins[len(bins)-1].Start+width, horizon), per)
+		rng.X, rng.Lo, rng.Y = append(rng.X, end), append(rng.Lo, rng.Lo[n-1]), append(rng.Y, rng.Y[n-1])
+		mean.X, mean.Y = append(mean.X, end), append(mean.Y, mean.Y[n-1])
+	}
+	return []Series{rng, mean}
 }
 
 // stackOf is the lane's specs (one per stage).
@@ -592,9 +763,15 @@ func nominal(stack []limiters.Spec, L time.Duration) (float64, bool) {
 // from whole bins (an approximation to within one bin, said in the note). Each panel's title
 // gives the exact maximum from the engine's streaming meter.
 func Guarantee(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	return GuaranteeWindowView(sc, res, 0, View{})
+}
+
+// defaultWindow is the guarantee chart's window L: the lanes' natural window, or, in a run
+// shorter than two of them, the shortest emission interval.
+func defaultWindow(sc *engine.Scenario, res *engine.Results) (time.Duration, error) {
 	L, ok := guaranteeWindow(sc)
 	if !ok {
-		return nil, fmt.Errorf("guarantee: %w: no lane has a time window", ErrNotApplicable)
+		return 0, fmt.Errorf("guarantee: %w: no lane has a time window", ErrNotApplicable)
 	}
 	if L > res.Horizon/2 {
 		// A window longer than half the run says little (burst-after-idle runs 250ms against
@@ -604,7 +781,7 @@ func Guarantee(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 			L = T
 		}
 	}
-	return GuaranteeWindow(sc, res, L)
+	return L, nil
 }
 
 // shortestInterval is the least time between two permits at the steady rate over every
@@ -627,17 +804,36 @@ func GuaranteeWindow(sc *engine.Scenario, res *engine.Results, L time.Duration) 
 	if L <= 0 {
 		return nil, fmt.Errorf("guarantee: the window must be positive, got %v", L)
 	}
-	per, unit := timeUnit(res.Horizon)
+	return GuaranteeWindowView(sc, res, L, View{})
+}
+
+// GuaranteeWindowView is the guarantee chart for a rolling window of length L (0: the
+// default, see Guarantee) over the stretch v of the run. Thin lines in a lane's kind colour
+// mark its window or slot boundaries, where the most admitted in a window can jump.
+func GuaranteeWindowView(sc *engine.Scenario, res *engine.Results, L time.Duration, v View) (*Figure, error) {
+	if L < 0 {
+		return nil, fmt.Errorf("guarantee: the window must be positive, got %v", L)
+	}
+	if L == 0 {
+		var err error
+		if L, err = defaultWindow(sc, res); err != nil {
+			return nil, err
+		}
+	}
+	ax := newAxis(res, v)
+	per := ax.per
 	traced := true
 	for _, l := range res.Lanes {
 		// A trace of a window only (TraceFrom, TraceTo) cannot count every bin's windows.
 		traced = traced && !l.Truncated && (len(l.Trace) > 0 || l.Totals.Admitted == 0) && l.TraceFrom == 0 && l.TraceTo == 0
 	}
 	f := &Figure{
-		Name:   "guarantee",
-		Title:  fmt.Sprintf("%s: most admitted in any %s window vs the bound", res.Scenario, fmtDur(L)),
-		XLabel: fmt.Sprintf("time (%s)", unit),
-		ShareY: true,
+		Name:     "guarantee",
+		Title:    fmt.Sprintf("%s: most admitted in any %s window vs the bound", res.Scenario, fmtDur(L)),
+		XLabel:   ax.label(),
+		ShareY:   true,
+		TimeAxis: true,
+		TimeUnit: per,
 	}
 	how := "exact, from the trace"
 	if !traced {
@@ -647,7 +843,11 @@ func GuaranteeWindow(sc *engine.Scenario, res *engine.Results, L time.Duration) 
 	f.Note = fmt.Sprintf("The line at time t is the most permits admitted in any %s interval ending in the bin at t (%s). "+
 		"Bound: the most the algorithm allows in any interval of %s (its worst case); nominal: the rate × %s.",
 		fmtDur(L), how, fmtDur(L), fmtDur(L))
+	if ax.zoomed() {
+		f.Note = ax.note() + " " + f.Note
+	}
 	hasNominal, hasBound := false, false
+	var bounds boundarySet
 	for i, l := range res.Lanes {
 		c := LaneColor(sc.Lanes[i])
 		var counts []float64
@@ -666,8 +866,16 @@ func GuaranteeWindow(sc *engine.Scenario, res *engine.Results, L time.Duration) 
 			s.Y = append(s.Y, counts[n-1])
 		}
 		title := laneTitle(sc, res, i)
-		pn := &Panel{TitleColor: c, YLabel: "admitted", XMin: 0, XMax: toUnit(res.Horizon, per)}
-		xs := []float64{0, toUnit(res.Horizon, per)}
+		pn := ax.panel("")
+		pn.TitleColor, pn.YLabel = c, "admitted"
+		s = cutSeries(s, pn.XMin, pn.XMax)
+		if b, what, ok := boundaries(sc.Lanes[i], ax); ok {
+			pn.Series = append(pn.Series, b)
+			bounds.add(what, b.Color)
+		} else {
+			bounds.skip(what)
+		}
+		xs := []float64{pn.XMin, pn.XMax}
 		scale := 1.0 // the largest of the data and the nominal line: what the panel is about
 		if v, ok := nominal(sc.Lanes[i].Stack, L); ok {
 			pn.Series = append(pn.Series, Series{Label: "nominal", Role: RoleNominal, X: xs, Y: []float64{v, v}})
@@ -731,6 +939,7 @@ func GuaranteeWindow(sc *engine.Scenario, res *engine.Results, L time.Duration) 
 	if hasNominal {
 		f.Legend = append(f.Legend, LegendEntry{Label: fmt.Sprintf("nominal: rate × %s", fmtDur(L)), Role: RoleNominal})
 	}
+	bounds.legend(f)
 	return f, nil
 }
 
@@ -798,29 +1007,40 @@ func warmUpLane(sc *engine.Scenario) (int, limiters.WarmUpSpec) {
 // with the limiter), with the documented curve rate·T/I(a) and, for comparison, the token
 // bucket lane of the same rate (or, without one, the token bucket's flat rate).
 func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	return WarmUpView(sc, res, View{})
+}
+
+// WarmUpView is the warm-up chart of the stretch v of the run (the zero View: its first
+// twice the warm-up period).
+func WarmUpView(sc *engine.Scenario, res *engine.Results, v View) (*Figure, error) {
 	wi, spec := warmUpLane(sc)
 	if wi < 0 {
 		return nil, fmt.Errorf("warmup: %w: no warm-up lane", ErrNotApplicable)
 	}
 	wl := res.Lanes[wi]
 	// The chart is about the warm-up: it shows the first 2P of a longer run.
-	end := res.Horizon
-	nb := len(wl.Bins)
-	if 2*spec.WarmUp < end { // whole bins only, so that the last rate is over a whole bin
+	start, end := time.Duration(0), res.Horizon
+	first, nb := 0, len(wl.Bins)
+	if !v.Whole() {
+		ax := newAxis(res, v)
+		start, end = ax.lo, ax.hi
+		first = min(int(start/res.BinWidth), nb)
+		nb = min(int((end+res.BinWidth-1)/res.BinWidth), nb)
+	} else if 2*spec.WarmUp < end { // whole bins only, so that the last rate is over a whole bin
 		nb = min(int((2*spec.WarmUp+res.BinWidth-1)/res.BinWidth), nb)
 		end = min(time.Duration(nb)*res.BinWidth, res.Horizon)
 	}
-	g := niceGroup(nb, 100)
-	spans := group(wl.Bins[:nb], res.BinWidth, end, g)
-	per, unit := timeUnit(end)
+	g := niceGroup(nb-first, 100)
+	spans := group(wl.Bins[first:nb], res.BinWidth, res.Horizon, g)
+	per, unit := timeUnit(end - start)
 	rate := float64(spec.Rate.Permits) / spec.Rate.Window.Seconds()
-	pn := &Panel{XMin: 0, XMax: toUnit(end, per), YLabel: "req/s"}
+	pn := &Panel{XMin: toUnit(start, per), XMax: toUnit(end, per), YLabel: "req/s"}
 	pn.Series = append(pn.Series,
 		stepSeries("offered", RoleOffered, nil, spans, per, func(s span) float64 { return perSecond(s.offered, s.dur) }))
 	curve := Series{Label: "documented curve", Role: RoleCurve}
 	const samples = 200
 	for k := 0; k <= samples; k++ {
-		t := end * time.Duration(k) / samples
+		t := start + (end-start)*time.Duration(k)/samples
 		curve.X = append(curve.X, toUnit(t, per))
 		curve.Y = append(curve.Y, spec.RateAt(t))
 	}
@@ -844,13 +1064,13 @@ func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	}
 	legend := []LegendEntry{{Label: "offered", Role: RoleOffered}}
 	if tb >= 0 {
-		tspans := group(res.Lanes[tb].Bins[:nb], res.BinWidth, end, g)
+		tspans := group(res.Lanes[tb].Bins[first:nb], res.BinWidth, res.Horizon, g)
 		pn.Series = append(pn.Series, stepSeries("token bucket admitted", RoleAdmitted, KindColor(limiters.KindTokenBucket), tspans, per,
 			func(s span) float64 { return perSecond(s.admitted, s.dur) }))
 		legend = append(legend, LegendEntry{Label: "token bucket, admitted", Role: RoleAdmitted, Colors: []color.Color{KindColor(limiters.KindTokenBucket)}})
 	} else {
 		pn.Series = append(pn.Series, Series{Label: "token bucket rate", Role: RoleNominal,
-			X: []float64{0, toUnit(end, per)}, Y: []float64{rate, rate}})
+			X: []float64{pn.XMin, pn.XMax}, Y: []float64{rate, rate}})
 		legend = append(legend, LegendEntry{Label: "a token bucket's rate", Role: RoleNominal})
 	}
 	pn.Series = append(pn.Series,
@@ -871,8 +1091,12 @@ func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 		Panels:      []*Panel{pn},
 		Legend:      legend,
 		PanelHeight: 380,
+		TimeAxis:    true,
+		TimeUnit:    per,
 	}
-	if end < res.Horizon {
+	if !v.Whole() {
+		f.Subtitle += fmt.Sprintf(" · shown: %s to %s", fmtDur(start), fmtDur(end))
+	} else if end < res.Horizon {
 		f.Subtitle += fmt.Sprintf(" · its first %s (twice the warm-up period)", fmtDur(2*spec.WarmUp))
 	}
 	if spec.WarmUp <= res.Horizon {
@@ -892,16 +1116,22 @@ func WarmUp(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 // size (left) and the admitted requests the pool refused, per second (right; only when the
 // pool is limited). Dotted vertical lines mark where the service time changes.
 func Downstream(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
+	return DownstreamView(sc, res, View{})
+}
+
+// DownstreamView is the downstream chart of the stretch v of the run.
+func DownstreamView(sc *engine.Scenario, res *engine.Results, v View) (*Figure, error) {
 	ds := sc.Downstream
 	if ds == nil {
 		return nil, fmt.Errorf("downstream: %w: the scenario has no downstream", ErrNotApplicable)
 	}
-	per, unit := timeUnit(res.Horizon)
-	g := niceGroup(len(res.Lanes[0].Bins), rateBins)
+	ax := newAxis(res, v)
+	per := ax.per
+	g := niceGroup(len(ax.bins(res.Lanes[0].Bins, res.BinWidth)), rateBins)
 	var phases []float64
 	var phaseText []string
 	for i, p := range ds.Phases {
-		if i > 0 {
+		if i > 0 && p.From >= ax.lo && p.From <= ax.hi {
 			phases = append(phases, toUnit(p.From, per))
 		}
 		phaseText = append(phaseText, distText(p.Service)+untilText(ds.Phases, i))
@@ -914,9 +1144,12 @@ func Downstream(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 		Name:     "downstream",
 		Title:    res.Scenario + ": requests in flight at the downstream, and what its pool refused",
 		Subtitle: fmt.Sprintf("%s · %s · service time %s", runText(sc, res), poolText, strings.Join(phaseText, ", then ")),
-		XLabel:   fmt.Sprintf("time (%s)", unit),
+		XLabel:   ax.label(),
+		Note:     ax.note(),
 		Cols:     2,
 		ShareY:   true,
+		TimeAxis: true,
+		TimeUnit: per,
 	}
 	if ds.Pool == 0 { // nothing can be refused: in flight alone
 		f.Cols = 1
@@ -924,16 +1157,17 @@ func Downstream(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
 	}
 	for i, l := range res.Lanes {
 		c := LaneColor(sc.Lanes[i])
-		left := &Panel{Title: laneTitle(sc, res, i), TitleColor: c, YLabel: "in flight", IntY: true, XMin: 0, XMax: toUnit(res.Horizon, per)}
+		left := ax.panel(laneTitle(sc, res, i))
+		left.TitleColor, left.YLabel, left.IntY = c, "in flight", true
 		if ds.Pool > 0 {
 			left.Series = append(left.Series, Series{Label: "pool", Role: RoleBound,
-				X: []float64{0, toUnit(res.Horizon, per)}, Y: []float64{float64(ds.Pool), float64(ds.Pool)}})
+				X: []float64{left.XMin, left.XMax}, Y: []float64{float64(ds.Pool), float64(ds.Pool)}})
 		}
-		fspans := group(l.Bins, res.BinWidth, res.Horizon, g)
+		fspans := group(ax.bins(l.Bins, res.BinWidth), res.BinWidth, res.Horizon, g)
 		left.Series = append(left.Series, stepSeries("in flight", RoleLaneInFlow, c, fspans, per,
 			func(s span) float64 { return float64(s.maxInFlight) }))
-		right := &Panel{Title: fmt.Sprintf("refused by the pool: %d", l.Totals.Failed), YLabel: "req/s",
-			XMin: 0, XMax: toUnit(res.Horizon, per)}
+		right := ax.panel(fmt.Sprintf("refused by the pool: %d", l.Totals.Failed))
+		right.YLabel = "req/s"
 		right.Series = append(right.Series, stepSeries("refused by the pool", RoleFailed, nil, fspans, per,
 			func(s span) float64 { return perSecond(s.fail, s.dur) }))
 		if len(phases) > 0 {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -38,6 +39,10 @@ type Figure struct {
 	PanelHeight int
 	// ColorBar, when set, is drawn right of the panels: the scale of their heatmaps.
 	ColorBar *ColorBar
+	// TimeAxis says the x axis is virtual time in units of TimeUnit: the figure can be
+	// animated (WriteGIF) and its frames cut at a time.
+	TimeAxis bool
+	TimeUnit time.Duration
 
 	slack float64 // while drawing an SVG: room for a wider substitute font (see Write)
 }
@@ -51,14 +56,24 @@ type Panel struct {
 	YMin, YMax float64 // YMax ≤ YMin: from the data, with headroom
 	IntY       bool    // the y axis counts whole things: integer ticks only
 	HideYTicks bool
-	Series     []Series
-	Labels     []Label // text in data coordinates (the timeline's row names)
+	AbsYTicks  bool // tick labels without sign: a mirrored axis (refusals drawn downward)
+	// YGroup names a set of panels that share their y range (as ShareY does per column).
+	YGroup string
+	// LogX draws the x axis on a log scale; XTicks, when set, are its ticks (value, label).
+	LogX   bool
+	XTicks []plot.Tick
+	XLabel string // this panel's x label, when its column's axis differs from the figure's
+	// TitleSpan lets the title run over this many panels of its row (the lane's name over a
+	// row of quantities); 0 or 1: its own panel.
+	TitleSpan int
+	Series    []Series
+	Labels    []Label // text in data coordinates (the timeline's row names)
 	// Heat, when set, fills the panel with a grid of coloured cells (a sweep's heatmap),
 	// under its series; its column and row labels replace the axes' numbers.
 	Heat *Heat
-	// XTicks, when set, label the x axis at 0, 1, 2, … instead of numbers (a sweep's values
+	// XWords, when set, label the x axis at 0, 1, 2, … instead of numbers (a sweep's values
 	// that are words).
-	XTicks []string
+	XWords []string
 }
 
 // Series is one plotted line or set of marks.
@@ -69,6 +84,10 @@ type Series struct {
 	Step  bool        // a post-step line: the value holds until the next point
 	Mark  Mark        // RoleMarks: the glyph
 	X, Y  []float64
+	// Lo, when set, makes the series a band: at each X it covers [Lo, Y] until the next X
+	// (a range drawn deliberately, say so in the legend). A RoleBoundary series uses it for
+	// each line's bottom, Y for its top.
+	Lo []float64
 }
 
 // Label is text placed in data coordinates: a name left-aligned above the point, or a small
@@ -77,6 +96,7 @@ type Label struct {
 	X, Y  float64
 	Text  string
 	Small bool
+	Left  bool // a small note ends just left of the point instead (near the right edge)
 }
 
 // LegendEntry is one item of the legend row. A role drawn in lane colours shows a thumbnail
@@ -86,6 +106,7 @@ type LegendEntry struct {
 	Role   Role
 	Mark   Mark
 	Colors []color.Color
+	Band   bool // the thumbnail is a band (with the role's line through it unless RoleBand)
 }
 
 // DefaultWidth is the default figure width in pixels: README width on GitHub is about 880,
@@ -140,8 +161,10 @@ func (f *Figure) Write(w io.Writer, format string, width, height int) error {
 		}
 		_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"), []byte(svgFamilies)))
 		return err
+	case "gif":
+		return f.WriteGIF(w, width, height)
 	}
-	return fmt.Errorf("plots: unknown format %q (png or svg)", format)
+	return fmt.Errorf("plots: unknown format %q (png, svg or gif)", format)
 }
 
 // svgFamilies replaces the SVG's font family: Liberation Sans or a font with its metrics.
@@ -236,7 +259,11 @@ func (f *Figure) Draw(c draw.Canvas, widthPx int) {
 			}
 			p.Draw(canvases[r][k])
 			i := r*cols + k
-			drawPanelTitle(p, f.Panels[i], canvases[r][k], f.slack)
+			right := p.DataCanvas(canvases[r][k]).Max.X
+			if last := k + f.Panels[i].TitleSpan - 1; last > k && last < cols && grid[r][last] != nil {
+				right = grid[r][last].DataCanvas(canvases[r][last]).Max.X
+			}
+			drawPanelTitle(p, f.Panels[i], canvases[r][k], right, f.slack)
 		}
 	}
 }
@@ -267,6 +294,21 @@ func (f *Figure) yRanges() [][2]float64 {
 	for i, p := range f.Panels {
 		out[i] = p.yRange()
 	}
+	groups := map[string][2]float64{}
+	for i, p := range f.Panels {
+		if p.YGroup != "" {
+			r, ok := groups[p.YGroup]
+			if !ok {
+				r = out[i]
+			}
+			groups[p.YGroup] = [2]float64{min(r[0], out[i][0]), max(r[1], out[i][1])}
+		}
+	}
+	for i, p := range f.Panels {
+		if p.YGroup != "" {
+			out[i] = groups[p.YGroup]
+		}
+	}
 	if f.ShareY {
 		cols := f.cols()
 		for k := range cols {
@@ -283,28 +325,37 @@ func (f *Figure) yRanges() [][2]float64 {
 }
 
 // yRange is the panel's fixed range, or [YMin, 1.12·max] of the data (room above the
-// highest line so it never runs along the frame).
+// highest line so it never runs along the frame); data below YMin (a mirrored series) get
+// the same room below.
 func (p *Panel) yRange() [2]float64 {
 	if p.YMax > p.YMin {
 		return [2]float64{p.YMin, p.YMax}
 	}
-	hi := math.Inf(-1)
+	hi, lo := math.Inf(-1), math.Inf(1)
 	for _, s := range p.Series {
-		if s.Role == RoleMarker {
+		if s.Role == RoleMarker || s.Role == RoleBoundary || s.Role == RoleNow {
 			continue
 		}
 		for _, v := range s.Y {
-			hi = max(hi, v)
+			hi, lo = max(hi, v), min(lo, v)
+		}
+		for _, v := range s.Lo {
+			lo = min(lo, v)
 		}
 	}
 	if math.IsInf(hi, -1) || hi <= p.YMin {
 		hi = p.YMin + 1
 	}
 	hi = p.YMin + (hi-p.YMin)*1.12
+	bottom := p.YMin
+	if lo < p.YMin {
+		bottom = p.YMin - (p.YMin-lo)*1.12
+	}
 	if p.IntY {
 		hi = math.Max(math.Ceil(hi), p.YMin+1)
+		bottom = math.Floor(bottom)
 	}
-	return [2]float64{p.YMin, hi}
+	return [2]float64{bottom, hi}
 }
 
 func (f *Figure) panelPlot(pn *Panel, yr [2]float64, bottom bool, columns int) *plot.Plot {
@@ -328,20 +379,35 @@ func (f *Figure) panelPlot(pn *Panel, yr [2]float64, bottom bool, columns int) *
 	if f.rows() == 1 {
 		yTarget = 6
 	}
-	xTarget := 8 / f.cols()
-	p.Y.Tick.Marker = ticker{target: yTarget, integer: pn.IntY}
+	xTarget := max(8/f.cols(), 4)
+	p.Y.Tick.Marker = ticker{target: yTarget, integer: pn.IntY, abs: pn.AbsYTicks}
 	p.X.Tick.Marker = ticker{target: xTarget}
 	p.Y.Label.Text = pn.YLabel
 	if bottom {
 		p.X.Label.Text = f.XLabel
+		if pn.XLabel != "" {
+			p.X.Label.Text = pn.XLabel
+		}
 	} else {
 		p.X.Tick.Marker = ticker{target: xTarget, blank: true}
+	}
+	if pn.LogX {
+		p.X.Scale = plot.LogScale{}
+	}
+	if pn.XTicks != nil {
+		ticks := slices.Clone(pn.XTicks)
+		if !bottom {
+			for i := range ticks {
+				ticks[i].Label = ""
+			}
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	}
 	if pn.HideYTicks {
 		p.Y.Tick.Marker = plot.ConstantTicks{}
 	}
-	if pn.XTicks != nil {
-		p.X.Tick.Marker = labelTicks{labels: pn.XTicks, target: 2 * xTarget, blank: !bottom}
+	if pn.XWords != nil {
+		p.X.Tick.Marker = labelTicks{labels: pn.XWords, target: 2 * xTarget, blank: !bottom}
 	}
 	if h := pn.Heat; h != nil {
 		p.X.Tick.Marker = labelTicks{labels: h.Cols, target: 2 * xTarget, blank: !bottom}
@@ -375,6 +441,9 @@ func (f *Figure) panelPlot(pn *Panel, yr [2]float64, bottom bool, columns int) *
 		}
 		if under {
 			p.Add(g)
+			if pn.AbsYTicks && yr[0] < 0 && yr[1] > 0 { // a mirrored panel: the zero line between the halves
+				p.Add(hline{y: 0, style: draw.LineStyle{Color: midGrey, Width: vg.Points(0.8)}})
+			}
 		}
 	}
 	// Add widened the ranges to the data; keep the figure's.
@@ -386,13 +455,15 @@ func (f *Figure) panelPlot(pn *Panel, yr [2]float64, bottom bool, columns int) *
 	return p
 }
 
-func drawPanelTitle(p *plot.Plot, pn *Panel, c draw.Canvas, slack float64) {
+// drawPanelTitle draws the panel's title from its data area's left edge, fitted to end at
+// right.
+func drawPanelTitle(p *plot.Plot, pn *Panel, c draw.Canvas, right vg.Length, slack float64) {
 	if pn.Title == "" {
 		return
 	}
 	dc := p.DataCanvas(c)
 	sty := textStyle(panelSize, true, darkGrey)
-	sty = fit(sty, pn.Title, dc.Max.X-dc.Min.X-sty.Height("A")-vg.Points(5), slack, 9)
+	sty = fit(sty, pn.Title, right-dc.Min.X-sty.Height("A")-vg.Points(5), slack, 9)
 	x := dc.Min.X
 	top := c.Max.Y
 	if pn.TitleColor != nil {
@@ -425,12 +496,21 @@ func seriesPlotters(s Series, xmin, xmax float64, columns int) []plot.Plotter {
 		}
 		sc := &plotter.Scatter{XYs: xys, GlyphStyle: markGlyph(s.Mark, s.Color)}
 		return []plot.Plotter{sc}
-	case RoleMarker:
+	case RoleInterval:
+		return []plot.Plotter{intervalArea{xs: s.X, ys: s.Y, fill: intervalFill(s.Color)}}
+	case RoleMarker, RoleBoundary, RoleNow:
 		var out []plot.Plotter
-		for _, x := range s.X {
-			out = append(out, vline{x: x, style: lineStyle(RoleMarker, nil)})
+		for i, x := range s.X {
+			v := vline{x: x, style: lineStyle(s.Role, s.Color)}
+			if s.Lo != nil {
+				v.y0, v.y1, v.partial = s.Lo[i], s.Y[i], true
+			}
+			out = append(out, v)
 		}
 		return out
+	}
+	if s.Lo != nil {
+		return []plot.Plotter{bandOf(s, xmin, xmax, columns)}
 	}
 	xs, ys := s.X, s.Y
 	if len(xs) > 4*columns {
@@ -450,25 +530,73 @@ func seriesPlotters(s Series, xmin, xmax float64, columns int) []plot.Plotter {
 	if s.Step {
 		l.StepStyle = plotter.PostStep
 	}
-	if s.Role == RoleOffered {
-		l.FillColor = lightFill
+	switch s.Role {
+	case RoleOffered:
+		return []plot.Plotter{area{l, lightFill}}
+	case RoleHistogram:
+		return []plot.Plotter{area{l, withAlpha(s.Color, 0.35)}}
 	}
 	return []plot.Plotter{l}
 }
 
-// vline is a vertical line across the whole data area: an event on the time axis.
+// area is a post-step line filled down to zero (gonum fills to the axis's minimum, which in
+// a mirrored panel is below zero).
+type area struct {
+	line *plotter.Line
+	fill color.Color
+}
+
+func (a area) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	ps := a.line.XYs
+	if len(ps) == 0 {
+		return
+	}
+	base := trY(max(0, p.Y.Min))
+	poly := []vg.Point{{X: trX(ps[0].X), Y: base}}
+	for i, pt := range ps {
+		if i > 0 {
+			poly = append(poly, vg.Point{X: trX(pt.X), Y: trY(ps[i-1].Y)})
+		}
+		poly = append(poly, vg.Point{X: trX(pt.X), Y: trY(pt.Y)})
+	}
+	poly = append(poly, vg.Point{X: trX(ps[len(ps)-1].X), Y: base})
+	c.FillPolygon(a.fill, c.ClipPolygonXY(poly))
+	a.line.Plot(c, p)
+}
+
+// vline is a vertical line across the whole data area (an event on the time axis), or,
+// when partial, from y0 to y1 in data coordinates (a boundary in one lane's row).
 type vline struct {
-	x     float64
-	style draw.LineStyle
+	x       float64
+	y0, y1  float64
+	partial bool
+	style   draw.LineStyle
 }
 
 func (v vline) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, _ := p.Transforms(&c)
+	trX, trY := p.Transforms(&c)
 	x := trX(v.x)
 	if x < c.Min.X || x > c.Max.X {
 		return
 	}
-	c.StrokeLine2(v.style, x, c.Min.Y, x, c.Max.Y)
+	lo, hi := c.Min.Y, c.Max.Y
+	if v.partial {
+		lo, hi = max(trY(v.y0), lo), min(trY(v.y1), hi)
+	}
+	c.StrokeLine2(v.style, x, lo, x, hi)
+}
+
+// hline is a horizontal line across the whole data area.
+type hline struct {
+	y     float64
+	style draw.LineStyle
+}
+
+func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
+	_, trY := p.Transforms(&c)
+	y := trY(h.y)
+	c.StrokeLine2(h.style, c.Min.X, y, c.Max.X, y)
 }
 
 // labels draws text in data coordinates.
@@ -482,7 +610,11 @@ func (l labels) Plot(c draw.Canvas, p *plot.Plot) {
 	small.YAlign = draw.YCenter
 	for _, it := range l.items {
 		if it.Small {
-			c.FillText(small, vg.Point{X: trX(it.X) + vg.Points(6), Y: trY(it.Y)}, it.Text)
+			x := trX(it.X) + vg.Points(6)
+			if it.Left {
+				x = trX(it.X) - vg.Points(6) - small.Width(it.Text)
+			}
+			c.FillText(small, vg.Point{X: x, Y: trY(it.Y)}, it.Text)
 			continue
 		}
 		c.FillText(sty, vg.Point{X: trX(it.X) + vg.Points(4), Y: trY(it.Y)}, it.Text)
@@ -493,8 +625,8 @@ func (l labels) Plot(c draw.Canvas, p *plot.Plot) {
 // with an unlabelled tick between each two; labels are plain ("1500", not "1.5e+03"). integer
 // keeps steps whole (counts); blank drops the labels (a shared axis above the bottom row).
 type ticker struct {
-	target         int
-	integer, blank bool
+	target              int
+	integer, blank, abs bool
 }
 
 func (t ticker) Ticks(lo, hi float64) []plot.Tick {
@@ -519,6 +651,9 @@ func (t ticker) Ticks(lo, hi float64) []plot.Tick {
 		}
 		tk := plot.Tick{Value: v}
 		if major && !t.blank {
+			if t.abs {
+				v = math.Abs(v)
+			}
 			tk.Label = trimZeros(strconv.FormatFloat(v, 'f', decimals, 64))
 		}
 		out = append(out, tk)
@@ -587,8 +722,32 @@ func drawThumb(c *draw.Canvas, e LegendEntry) {
 		c.DrawGlyph(markGlyph(e.Mark, glyphColor), c.Center())
 		return
 	}
+	if e.Role == RoleInterval {
+		intervalThumb(c, colors)
+		return
+	}
 	if e.Role == RoleOffered {
 		c.FillPolygon(lightFill, []vg.Point{c.Min, {X: c.Max.X, Y: c.Min.Y}, c.Max, {X: c.Min.X, Y: c.Max.Y}})
+		return
+	}
+	if e.Band { // a band in each colour, each with its mean line through it
+		w := (c.Max.X - c.Min.X) / vg.Length(len(colors))
+		for i, col := range colors {
+			x0 := c.Min.X + vg.Length(i)*w
+			c.FillPolygon(withAlpha(col, bandAlpha), []vg.Point{{X: x0, Y: c.Min.Y}, {X: x0 + w, Y: c.Min.Y}, {X: x0 + w, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+			if e.Role != RoleBand {
+				ls := lineStyle(e.Role, col)
+				c.StrokeLine2(ls, x0, c.Center().Y, x0+w, c.Center().Y)
+			}
+		}
+		return
+	}
+	if e.Role == RoleBoundary || e.Role == RoleNow { // vertical lines, as drawn
+		step := (c.Max.X - c.Min.X) / vg.Length(len(colors)+1)
+		for i, col := range colors {
+			x := c.Min.X + vg.Length(i+1)*step
+			c.StrokeLine2(lineStyle(e.Role, col), x, c.Min.Y, x, c.Max.Y)
+		}
 		return
 	}
 	y := c.Center().Y
@@ -643,18 +802,35 @@ func (f *Figure) Dump(w io.Writer) error {
 			if s.Step {
 				fmt.Fprint(bw, " step")
 			}
+			if s.Lo != nil {
+				fmt.Fprint(bw, " band")
+			}
 			fmt.Fprintf(bw, " points=%d\n", len(s.X))
+			if s.Role == RoleMarker || s.Role == RoleBoundary || s.Role == RoleNow { // vertical lines: where
+				fmt.Fprint(bw, "    at")
+				for _, x := range s.X {
+					fmt.Fprintf(bw, " %s", g(x))
+				}
+				fmt.Fprintln(bw)
+				continue
+			}
+			value := func(i int) string {
+				if s.Lo != nil {
+					return fmt.Sprintf("[%s, %s]", g(s.Lo[i]), g(s.Y[i]))
+				}
+				return g(s.Y[i])
+			}
 			for i := 0; i < len(s.X); {
 				j := i
 				if s.Role != RoleMarks {
-					for j+1 < len(s.X) && s.Y[j+1] == s.Y[i] {
+					for j+1 < len(s.X) && value(j+1) == value(i) {
 						j++
 					}
 				}
 				if j > i {
-					fmt.Fprintf(bw, "    %s..%s %s\n", g(s.X[i]), g(s.X[j]), g(s.Y[i]))
+					fmt.Fprintf(bw, "    %s..%s %s\n", g(s.X[i]), g(s.X[j]), value(i))
 				} else {
-					fmt.Fprintf(bw, "    %s %s\n", g(s.X[i]), g(s.Y[i]))
+					fmt.Fprintf(bw, "    %s %s\n", g(s.X[i]), value(i))
 				}
 				i = j + 1
 			}
@@ -665,6 +841,20 @@ func (f *Figure) Dump(w io.Writer) error {
 
 func g(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
+// bandOf is a band series (Series.Lo) as a per-column band: in each pixel column the lowest
+// Lo and the highest Y of the steps that cover it.
+func bandOf(s Series, xmin, xmax float64, columns int) band {
+	lo, _, ok := Columns(s.X, s.Lo, xmin, xmax, columns)
+	_, hi, _ := Columns(s.X, s.Y, xmin, xmax, columns)
+	last := len(s.X) - 1
+	for k := range ok { // a step series ends at its last x: nothing after it
+		if last >= 0 && xmin+float64(k)*(xmax-xmin)/float64(columns) >= s.X[last] {
+			ok[k] = false
+		}
+	}
+	return band{xmin: xmin, xmax: xmax, lo: lo, hi: hi, ok: ok, style: lineStyle(RoleBand, s.Color), alpha: bandAlpha}
+}
+
 // band fills, in each pixel column, the range a dense line covers there: the picture the line
 // itself would make, at a cost of O(columns). A column where the line is flat gets the line's
 // width, so a flat stretch looks like the line.
@@ -673,6 +863,7 @@ type band struct {
 	lo, hi     []float64
 	ok         []bool
 	style      draw.LineStyle
+	alpha      float64 // the fill's opacity; 0 means 0.6
 }
 
 func (b band) Plot(c draw.Canvas, p *plot.Plot) {
@@ -687,7 +878,11 @@ func (b band) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		poly := append(top, bottom...)
 		slices.Reverse(poly[len(top):])
-		c.FillPolygon(translucent(b.style.Color), c.ClipPolygonXY(poly))
+		alpha := b.alpha
+		if alpha == 0 {
+			alpha = 0.6
+		}
+		c.FillPolygon(withAlpha(b.style.Color, alpha), c.ClipPolygonXY(poly))
 		top, bottom = top[:0], bottom[:0]
 	}
 	for k := range n {
@@ -703,12 +898,15 @@ func (b band) Plot(c draw.Canvas, p *plot.Plot) {
 	flush()
 }
 
-// translucent is c at 60% opacity, so that overlapping bands stay visible.
-func translucent(c color.Color) color.Color {
+// withAlpha is c at opacity a.
+func withAlpha(c color.Color, a float64) color.Color {
 	r, g, b, _ := c.RGBA()
-	const a = 0.6
 	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: uint8(255 * a)}
 }
+
+// bandAlpha is the opacity of a deliberate band (RoleBand): light enough that its mean line
+// reads through it and two stages' bands through each other.
+const bandAlpha = 0.3
 
 // spaceOnly measures text like its Handler and draws nothing: the plot reserves room for the
 // panel title, which drawPanelTitle draws left-aligned with the lane's swatch.

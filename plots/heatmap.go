@@ -491,7 +491,7 @@ func SweepLine(res *sweep.Result, m sweep.Metric) (*Figure, error) {
 		pn := &Panel{Title: templateTitle(res, name, "→"), TitleColor: hue, YLabel: m.Unit(), XMin: xmin, XMax: xmax, YMin: lo, YMax: hi + (hi-lo)*0.08,
 			Series: []Series{line, marks}, IntY: m.Kind == sweep.Count}
 		if !numeric {
-			pn.XTicks = valueTexts(d)
+			pn.XWords = valueTexts(d)
 		}
 		f.Panels = append(f.Panels, pn)
 	}

@@ -164,13 +164,13 @@ func TestSweepLine(t *testing.T) {
 			v, _ := m.Value(res.At(lane, i).Metrics)
 			assert.Equal(t, v, line.Y[i])
 		}
-		assert.Nil(t, pn.XTicks)
+		assert.Nil(t, pn.XWords)
 	}
 	assert.Equal(t, "immediate retry", f.Panels[0].Title)
 	words := sweepResult(t, "peers", sweep.Steps{}, "x-time-rate.mode=try,wait")
 	f, err = Sweep(words, m, nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"try", "wait"}, f.Panels[0].XTicks)
+	assert.Equal(t, []string{"try", "wait"}, f.Panels[0].XWords)
 	assert.Equal(t, []float64{0, 1}, f.Panels[0].Series[0].X)
 	var b bytes.Buffer
 	require.NoError(t, f.Write(&b, "png", 0, 0))

@@ -83,27 +83,44 @@ var (
 func fontOf(f font.Font, size vg.Length) font.Font { f.Size = size; return f }
 
 // Role is what a series shows; each role has one look in every chart. Roles drawn in a
-// lane's colour take it from the lane; the others are neutral.
+// lane's colour take it from the lane; the others are neutral. Data are drawn solid (or as
+// marks, bands and bars); dashes and dots are kept for references — bounds, documented
+// curves, the configured limit, annotations — so that no measured line looks like a bound.
 type Role string
 
 // The roles.
 const (
 	RoleOffered    Role = "offered"        // light grey area
-	RoleAttempts   Role = "attempts"       // dashed grey line: offered plus retries
+	RoleAttempts   Role = "attempts"       // thin grey solid line: offered plus retries
 	RoleAdmitted   Role = "admitted"       // the lane's colour, solid
-	RoleRejected   Role = "rejected"       // black, dotted
+	RoleRejected   Role = "rejected"       // black, solid: drawn downward, below zero, in the rate chart
 	RoleAvailable  Role = "available"      // the stage kind's colour, solid step
 	RoleInFlight   Role = "in flight"      // dark grey solid step (or the lane's colour in the downstream chart)
-	RoleQueue      Role = "queue"          // grey dashed step
+	RoleQueue      Role = "queue"          // dark grey solid step, in a panel of its own
+	RoleBand       Role = "band"           // the series' colour, translucent fill: a range drawn deliberately
 	RoleBound      Role = "bound"          // black dashed
-	RoleNominal    Role = "nominal"        // grey dotted
-	RoleCurve      Role = "curve"          // black dashed: a documented formula
+	RoleNominal    Role = "nominal"        // grey dotted: the configured rate (× a window)
+	RoleCurve      Role = "curve"          // black long-dash–dot: a documented formula
 	RoleFailed     Role = "failed"         // black step
 	RoleMarker     Role = "marker"         // a vertical annotation line
+	RoleBoundary   Role = "boundary"       // a thin vertical line in the stage kind's colour: a window or slot boundary
+	RoleNow        Role = "now"            // the animation's current time: a solid dark vertical line
 	RoleMarks      Role = "marks"          // glyphs (the timeline)
 	RoleRolling    Role = "rolling"        // the lane's colour, solid: admitted in a rolling window
 	RoleLaneInFlow Role = "lane in flight" // the lane's colour, solid step
+	RoleHistogram  Role = "histogram"      // the lane's colour: bars, translucent with a solid outline
+	RolePercentile Role = "percentile"     // the lane's colour, solid: a percentile curve
 )
+
+// reference reports whether a role draws the configuration (a bound, a limit, a boundary),
+// not what the run measured: an animation shows it whole from the first frame.
+func (r Role) reference() bool {
+	switch r {
+	case RoleBound, RoleNominal, RoleCurve, RoleMarker, RoleBoundary:
+		return true
+	}
+	return false
+}
 
 // Mark is one kind of glyph in the timeline; shapes differ so that they read without colour.
 type Mark string
@@ -153,26 +170,45 @@ func (g strokeGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point)
 // lineStyle is the line of a role; c is the lane's or stage's colour where the role takes one.
 func lineStyle(role Role, c color.Color) draw.LineStyle {
 	switch role {
-	case RoleAdmitted, RoleRolling, RoleAvailable, RoleLaneInFlow:
+	case RoleAdmitted, RoleRolling, RoleAvailable, RoleLaneInFlow, RolePercentile:
 		return draw.LineStyle{Color: c, Width: vg.Points(1.8)}
+	case RoleHistogram:
+		return draw.LineStyle{Color: c, Width: vg.Points(1)}
+	case RoleBand:
+		return draw.LineStyle{Color: c, Width: vg.Points(1.2)}
 	case RoleAttempts:
-		return draw.LineStyle{Color: midGrey, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+		return draw.LineStyle{Color: midGrey, Width: vg.Points(1.1)}
 	case RoleRejected:
-		return draw.LineStyle{Color: black, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2)}}
-	case RoleInFlight:
-		return draw.LineStyle{Color: darkGrey, Width: vg.Points(1.2)}
-	case RoleQueue:
-		return draw.LineStyle{Color: midGrey, Width: vg.Points(1.4), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}
-	case RoleBound, RoleCurve:
+		return draw.LineStyle{Color: black, Width: vg.Points(1.3)}
+	case RoleInFlight, RoleQueue:
+		return draw.LineStyle{Color: darkGrey, Width: vg.Points(1.3)}
+	case RoleBound:
 		return draw.LineStyle{Color: black, Width: vg.Points(1.3), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
+	case RoleCurve:
+		return draw.LineStyle{Color: black, Width: vg.Points(1.3), Dashes: []vg.Length{vg.Points(8), vg.Points(2.5), vg.Points(1.5), vg.Points(2.5)}}
 	case RoleNominal:
-		return draw.LineStyle{Color: midGrey, Width: vg.Points(1.3), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2.5)}}
+		return draw.LineStyle{Color: midGrey, Width: vg.Points(1.4), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2.5)}}
 	case RoleFailed:
 		return draw.LineStyle{Color: black, Width: vg.Points(1.4)}
 	case RoleMarker:
 		return draw.LineStyle{Color: midGrey, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
+	case RoleBoundary:
+		if c == nil {
+			c = midGrey
+		}
+		return draw.LineStyle{Color: faint(c), Width: vg.Points(1.2)}
+	case RoleNow:
+		return draw.LineStyle{Color: darkGrey, Width: vg.Points(1.2)}
 	case RoleOffered:
 		return draw.LineStyle{Color: midGrey, Width: vg.Points(0.6)}
 	}
 	return draw.LineStyle{Color: c, Width: vg.Points(1)}
+}
+
+// faint is c mixed 45% toward white, opaque (so that a GIF's fixed palette has it): a
+// boundary reads as a grid line of the lane's colour.
+func faint(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	mix := func(v uint32) uint8 { return uint8((float64(v>>8)*0.55 + 255*0.45) + 0.5) }
+	return color.RGBA{mix(r), mix(g), mix(b), 0xff}
 }

@@ -275,8 +275,29 @@ func catalogue() []*engine.Scenario {
 				"flash5-token:limit=1,window=1h", "token-bucket:capacity=1,rate=1/1h"),
 			Sources: []engine.Source{{Kind: engine.SourceConstant, Rate: 4}},
 		},
+		fleetScenario(),
+		{
+			Name:        "leaky-queue",
+			Description: leakyQueueDescription,
+			Seed:        1, Horizon: 5 * s, Client: drop, Trace: true,
+			Lanes: []engine.LaneSpec{
+				{Stack: mustStack("leaky-bucket:rate=10/1s")},
+				{Name: "queue ≤ 500ms", Stack: mustStack("leaky-bucket:rate=10/1s"), MaxWait: 500 * ms},
+				{Name: "queue ≤ 1s", Stack: mustStack("leaky-bucket:rate=10/1s"), MaxWait: s},
+				{Stack: mustStack("token-bucket:capacity=8,rate=10/1s")},
+			},
+			Sources: []engine.Source{{Kind: engine.SourceBursts, Bursts: []engine.Burst{{At: 0, Count: 8}, {At: 1500 * ms, Count: 8}, {At: 3 * s, Count: 8}}}},
+		},
 	}
 }
+
+const leakyQueueDescription = "The leaky bucket two ways, at 10/s (T = 100ms), on bursts of 8 requests at once at " +
+	"0, 1.5s and 3s. As a meter that drops (ratelab's default) it admits the first of each burst and refuses the " +
+	"other 7: 3 of 24. As a queue (max_wait: a request waits its turn and leaves one per T, the textbook " +
+	"picture of water dripping from a bucket), with at most 500ms of waiting each burst leaves at 0, 100ms, …, " +
+	"500ms: 6 of 8, while the 7th and 8th, which would wait 600 and 700ms, are refused: 18 of 24. With 1s of " +
+	"waiting all 24 pass, the last of each burst after 700ms. A token bucket of capacity 8 admits all 24 too, but " +
+	"at once: the queue smooths a burst to the rate, the bucket passes it on."
 
 // peersLanes are one intent, "100 per second, bursts of 20", in each library's own terms,
 // beside ratelab's kinds nearest to them.

@@ -172,6 +172,20 @@ func TestCatalogueTeachesWhatItSays(t *testing.T) {
 		assert.Equal(t, want, got, lane.Name)
 	}
 
+	res = run("leaky-queue")
+	for i, want := range []struct {
+		admitted, delayed int64
+		maxWait           time.Duration
+	}{{3, 0, 0}, {18, 15, 500 * ms}, {24, 21, 700 * ms}, {24, 0, 0}} {
+		lane := res.Lanes[i]
+		assert.Equal(t, int64(24), lane.Totals.Offered, lane.Name)
+		assert.Equal(t, want.admitted, lane.Totals.Admitted, lane.Name)
+		assert.Equal(t, want.delayed, lane.Totals.Delayed, lane.Name)
+		assert.Equal(t, 24-want.admitted, lane.Totals.Refused, lane.Name)
+		assert.Equal(t, want.maxWait, lane.Wait.Max, lane.Name)
+	}
+	assert.Equal(t, int64(8), res.Lanes[2].Windows[0].MaxAdmitted, "the queue never passes more than a burst in a second")
+
 	res = run("guava-prepay")
 	type phase struct{ batch, before1s, from1s, at5s int64 }
 	for i, want := range []struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -73,7 +74,7 @@ func LoadFile(path string) (*engine.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Load(path, data)
+	return load(path, data, true)
 }
 
 // regularFile refuses, naming path, what is not a regular file or is larger than MaxFileSize.
@@ -105,7 +106,12 @@ func tooLarge(name string, size int64) error {
 // the scenario is then validated as a whole, and its errors point at the offending field too.
 // The text must be one YAML document of at most MaxFileSize bytes; aliases are resolved
 // (adding at most MaxAliasNodes nodes).
-func Load(name string, data []byte) (*engine.Scenario, error) {
+func Load(name string, data []byte) (*engine.Scenario, error) { return load(name, data, false) }
+
+// load is Load; onDisk says that name is the file's real path, so that a trace it names and
+// that is missing is refused where the file names it (text from elsewhere may name files
+// relative to a folder that is not there: the run says so).
+func load(name string, data []byte, onDisk bool) (*engine.Scenario, error) {
 	if len(data) > MaxFileSize {
 		return nil, tooLarge(name, int64(len(data)))
 	}
@@ -113,7 +119,7 @@ func Load(name string, data []byte) (*engine.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &decoder{file: name, dir: filepath.Dir(name), where: map[string]*yaml.Node{}}
+	d := &decoder{file: name, dir: filepath.Dir(name), where: map[string]*yaml.Node{}, onDisk: onDisk}
 	sc := &engine.Scenario{Seed: 1, Client: engine.Client{Policy: engine.PolicyDrop}}
 	if err := d.scenario(doc.Content[0], sc); err != nil {
 		return nil, err
@@ -363,10 +369,50 @@ type decoder struct {
 	file  string
 	dir   string
 	where map[string]*yaml.Node // field path → the node of its value
+	// onDisk: file is the real path of the file (LoadFile), so the files it names are
+	// checked against the folder it is in.
+	onDisk bool
 }
 
 func (d *decoder) fail(n *yaml.Node, field, format string, args ...any) error {
 	return &FileError{File: d.file, Line: n.Line, Column: n.Column, Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// traceFile refuses, where the file names it, a trace that is not a regular file: every lane opens the trace and reads it from its start, so a FIFO or a device (read
+// once) would give the first lane its rows and leave the next waiting for a writer forever.
+func (d *decoder) traceFile(n *yaml.Node, field, path string) error {
+	if path == "" {
+		return nil
+	}
+	info, err := os.Stat(path)
+	switch {
+	case err != nil && d.onDisk:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return d.fail(n, field, "%s: %v", path, err)
+	case err != nil:
+		return nil // text from elsewhere (Load): the run says what is missing
+	case info.IsDir():
+		return d.fail(n, field, "%s: is a directory, not a trace", path)
+	case !info.Mode().IsRegular():
+		return d.fail(n, field, "%s: is %s: every lane reads the trace from its start, so only a regular file is read (a pipe's or a device's data is read once)",
+			path, describeFileMode(info.Mode()))
+	}
+	return nil
+}
+
+func describeFileMode(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return fmt.Sprintf("not a regular file (%v)", m.Type())
 }
 
 // locate finds the node of path, or of its longest known prefix.
@@ -592,6 +638,20 @@ func (d *decoder) scenario(n *yaml.Node, sc *engine.Scenario) error {
 			sc.Downstream = &engine.Downstream{}
 			return d.downstream(n, path, sc.Downstream)
 		},
+		"fleet": func(n *yaml.Node, path string) error {
+			sc.Fleet = &engine.Fleet{}
+			return d.fleet(n, path, sc.Fleet)
+		},
+		"faults": func(n *yaml.Node, path string) error {
+			return d.sequence(n, path, func(n *yaml.Node, path string) error {
+				var f engine.Fault
+				if err := d.fault(n, path, &f); err != nil {
+					return err
+				}
+				sc.Faults = append(sc.Faults, f)
+				return nil
+			})
+		},
 	})
 }
 
@@ -630,7 +690,7 @@ func (d *decoder) source(n *yaml.Node, path string, src *engine.Source) error {
 			if src.TraceFile != "" && !filepath.IsAbs(src.TraceFile) {
 				src.TraceFile = filepath.Join(d.dir, src.TraceFile)
 			}
-			return nil
+			return d.traceFile(n, path, src.TraceFile)
 		},
 		"data": d.str(&src.TraceData), // a trace's CSV inline (what show writes for a built-in's)
 		"bursts": func(n *yaml.Node, path string) error {
@@ -705,6 +765,10 @@ func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 				return d.client(v, p, lane.Client)
 			},
 			"max_wait": d.duration(&lane.MaxWait),
+			"fleet": func(v *yaml.Node, p string) error {
+				lane.Fleet = &engine.LaneFleet{}
+				return d.laneFleet(v, p, lane.Fleet)
+			},
 			"keys": func(v *yaml.Node, p string) error {
 				keys, keysNode = &limiters.KeyedConfig{}, v
 				var evict string

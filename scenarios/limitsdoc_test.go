@@ -152,9 +152,10 @@ func limiterRanges() []limiterRange {
 		{limiters.KindGuavaBursty, "mode", "try (tryAcquire) or wait (acquire)", "Guava's two calls",
 			[]string{"guava-bursty:rate=1/1s,mode=try", "guava-bursty:rate=1/1s,mode=wait"},
 			[]string{"guava-bursty:rate=1/1s,mode=block"}},
-		{limiters.KindGuavaBursty, "timeout", "0 to 2^62 ns, with mode=try only", "tryAcquire's timeout; acquire waits as long as it takes",
-			[]string{"guava-bursty:rate=1/1s,timeout=1ms", "guava-bursty:rate=1/1s,timeout=" + maxTimeNS},
-			[]string{fmt.Sprintf("guava-bursty:rate=1/1s,timeout=%dns", int64(engine.MaxTime)+1), "guava-bursty:rate=1/1s,mode=wait,timeout=1ms"}},
+		{limiters.KindGuavaBursty, "timeout", "0 to 2^62 ns − 1, with mode=try only", "tryAcquire's timeout; acquire waits as long as it takes: " +
+			"2^62 ns is its wait (MaxWaitForever), and the real Guava's tryAcquire with it still refuses a ticket further away",
+			[]string{"guava-bursty:rate=1/1s,timeout=1ms", fmt.Sprintf("guava-bursty:rate=1/1s,timeout=%dns", int64(engine.MaxTime)-1)},
+			[]string{"guava-bursty:rate=1/1s,timeout=" + maxTimeNS, "guava-bursty:rate=1/1s,mode=wait,timeout=1ms"}},
 		{limiters.KindGuavaWarmUp, "rate", "as guava-bursty's", "as guava-bursty's",
 			[]string{"guava-warmup:rate=250000/1s,warmup=1s", "guava-warmup:rate=1/1h,warmup=1s"},
 			[]string{"guava-warmup:rate=250001/1s,warmup=1s"}},
@@ -169,7 +170,7 @@ func limiterRanges() []limiterRange {
 			[]string{"guava-warmup:rate=1/1s,warmup=1s,mode=block"}},
 		{limiters.KindGuavaWarmUp, "timeout", "as guava-bursty's", "as guava-bursty's",
 			[]string{"guava-warmup:rate=1/1s,warmup=1s,timeout=1ms"},
-			[]string{"guava-warmup:rate=1/1s,warmup=1s,mode=wait,timeout=1ms"}},
+			[]string{"guava-warmup:rate=1/1s,warmup=1s,mode=wait,timeout=1ms", "guava-warmup:rate=1/1s,warmup=1s,timeout=" + maxTimeNS}},
 		{limiters.KindSentinel, "threshold", "1 to 1000000, at most three decimals", "below 1 sentinel passes nothing: one request is more than the threshold",
 			[]string{"sentinel:threshold=1", "sentinel:threshold=1000000", "sentinel:threshold=2.125"},
 			[]string{"sentinel:threshold=0.999", "sentinel:threshold=1000001", "sentinel:threshold=1.0005"}},
@@ -312,7 +313,7 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 	)
 	p("## Budgets\n\n")
 	table(
-		[3]string{"a run's events (`run`, `plot`: `--max-events`)", fmt.Sprintf("at most %s by default (0: no limit)", engine.SI(engine.DefaultBudget.MaxEvents)),
+		[3]string{"a run's events (`run`, `plot`, `sweep` (all its cells), `fit SCENARIO`: `--max-events`)", fmt.Sprintf("at most %s by default (0: no limit)", engine.SI(engine.DefaultBudget.MaxEvents)),
 			fmt.Sprintf("estimated before the run from its sources, clients and lanes (about %s an event on one core): "+
 				"a horizon of 100000h is refused at once instead of running for days", limiters.FormatDuration(engine.DefaultEventCost))},
 		[3]string{"a run's memory (`--max-memory`)", fmt.Sprintf("at most %s by default (0: no limit)", engine.Bytes(engine.DefaultBudget.MaxMemory)),

@@ -73,6 +73,19 @@ func YAML(sc *engine.Scenario) ([]byte, error) {
 		add(m, "phases", phases)
 		add(root, "downstream", m)
 	}
+	if sc.Fleet != nil {
+		m := mapping()
+		add(m, "instances", integer(sc.Fleet.Instances))
+		add(m, "balancer", str(string(sc.Fleet.Balancer)))
+		add(root, "fleet", m)
+	}
+	if len(sc.Faults) > 0 {
+		seq := sequence()
+		for _, f := range sc.Faults {
+			seq.Content = append(seq.Content, faultNode(f))
+		}
+		add(root, "faults", seq)
+	}
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
@@ -238,7 +251,7 @@ func laneNode(lane engine.LaneSpec) (*yaml.Node, error) {
 		return nil, fmt.Errorf("%s: its limiters are made by code (LaneSpec.Build), which a scenario file cannot say", lane.Label())
 	}
 	spec := str(engine.StackString(lane.Stack))
-	if lane.Name == "" && lane.Client == nil && lane.MaxWait == 0 && !lane.Waste {
+	if lane.Name == "" && lane.Client == nil && lane.MaxWait == 0 && !lane.Waste && lane.Fleet == nil {
 		return spec, nil
 	}
 	m := mapping()
@@ -254,6 +267,9 @@ func laneNode(lane engine.LaneSpec) (*yaml.Node, error) {
 	}
 	if lane.Waste {
 		add(m, "refund", plain("false"))
+	}
+	if lane.Fleet != nil {
+		add(m, "fleet", laneFleetNode(*lane.Fleet))
 	}
 	return m, nil
 }

@@ -68,15 +68,19 @@ func (m Metrics) derived() []string {
 // ReadCSV reads a sweep CSV that WriteCSV wrote (a shard's, or a whole sweep's). Errors name
 // the input, its line and column, and the column's name: "a.csv:3:14: offered: "x" is not
 // a whole number".
+//
+// A line longer than MaxCSVLine is refused where it starts, so that a file that is not a
+// sweep CSV (/dev/zero, a binary) is not read into memory looking for its end.
 func ReadCSV(in io.Reader, name string) ([]Row, error) {
-	cr := csv.NewReader(in)
+	lines := &lineLimit{r: in, line: 1}
+	cr := csv.NewReader(lines)
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: empty: not a sweep CSV (its first line is the header %s,…)", name, strings.Join(Header[:4], ","))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, readError(name, err)
 	}
 	if !slices.Equal(header, Header) {
 		return nil, fmt.Errorf("%s:1: not a sweep CSV: the header is not ratelab sweep's (%s,…)", name, strings.Join(Header[:4], ","))
@@ -88,7 +92,7 @@ func ReadCSV(in io.Reader, name string) ([]Row, error) {
 			return rows, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, readError(name, err)
 		}
 		if len(rec) != len(Header) {
 			line, _ := cr.FieldPos(0)
@@ -216,4 +220,45 @@ func names(parts []Part) string {
 		n[i] = p.Name
 	}
 	return strings.Join(n, ", ")
+}
+
+// MaxCSVLine is the longest line ReadCSV reads: a sweep CSV's rows are a few hundred bytes
+// (the longest field is a lane's spec), so 1 MiB is far more than any.
+const MaxCSVLine = 1 << 20
+
+// lineTooLongError is a line of more than MaxCSVLine bytes, at line.
+type lineTooLongError struct{ line int }
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("line %d: the line is longer than 1 MiB (%d bytes): not a sweep CSV", e.line, MaxCSVLine)
+}
+
+func readError(name string, err error) error {
+	var long *lineTooLongError
+	if errors.As(err, &long) {
+		return fmt.Errorf("%s:%d: the line is longer than 1 MiB (%d bytes): not a sweep CSV", name, long.line, MaxCSVLine)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// lineLimit passes r through, failing once a line passes MaxCSVLine bytes.
+type lineLimit struct {
+	r    io.Reader
+	line int // the line being read, from 1
+	run  int // its bytes so far
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' {
+			l.line++
+			l.run = 0
+			continue
+		}
+		if l.run++; l.run > MaxCSVLine {
+			return i, &lineTooLongError{l.line}
+		}
+	}
+	return n, err
 }

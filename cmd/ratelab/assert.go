@@ -115,6 +115,7 @@ var assertMetrics = []assertMetric{
 	{"p50", "median wait of admitted requests", metricWait, wait(func(w engine.Wait) time.Duration { return w.P50 })},
 	{"p90", "90th percentile wait", metricWait, wait(func(w engine.Wait) time.Duration { return w.P90 })},
 	{"p99", "99th percentile wait", metricWait, wait(func(w engine.Wait) time.Duration { return w.P99 })},
+	{"p999", "99.9th percentile wait", metricWait, wait(func(w engine.Wait) time.Duration { return w.P999 })},
 	{"max_wait", "longest wait", metricWait, wait(func(w engine.Wait) time.Duration { return w.Max })},
 	{"mean_wait", "mean wait", metricWait, wait(func(w engine.Wait) time.Duration { return w.Mean })},
 }

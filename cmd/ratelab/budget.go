@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/sweep"
 )
 
 // budgetFlags are --max-events and --max-memory: how much work and memory a run may take,
@@ -42,18 +43,56 @@ func (b *budgetFlags) apply(e *env) error {
 
 // checkBudget refuses sc when its estimate is over e's budget, and on a terminal announces a
 // run long enough to wait for (over 10s at DefaultEventCost): its estimate, before the bar.
-func checkBudget(e *env, sc *engine.Scenario) error {
+func checkBudget(e *env, sc *engine.Scenario) error { return checkBudgetOf(e, sc, 1) }
+
+// checkBudgetOf is checkBudget for runs runs of sc (replications: each does the work and
+// keeps its results).
+func checkBudgetOf(e *env, sc *engine.Scenario, runs int) error {
 	budget := engine.DefaultBudget
 	if e.budget != nil {
 		budget = *e.budget
 	}
-	est := sc.Estimate()
+	est := sc.Estimate().Times(runs)
 	if err := budget.Check(sc, est); err != nil {
 		return err
 	}
 	if e.stderrTTY && est.Runtime > 10*time.Second {
 		fmt.Fprintf(e.stderr, "%s: about %s events and %s; about %s on one core\n", sc.Name, engine.SI(est.Events),
 			engine.Bytes(est.Memory), roundedDuration(est.Runtime))
+	}
+	return nil
+}
+
+// checkSweepBudget refuses a sweep whose cells (this shard's, when sharded) add up to more
+// events than e's budget, or whose largest cell alone needs more memory: each cell is one
+// lane run alone over the scenario, and the cells run one after another on each core.
+func checkSweepBudget(e *env, g *sweep.Grid, shard, shards int) error {
+	budget := engine.DefaultBudget
+	if e.budget != nil {
+		budget = *e.budget
+	}
+	cells := g.Cells
+	if shards > 0 {
+		cells = nil
+		for _, i := range g.Shard(shard, shards) {
+			cells = append(cells, g.Cells[i])
+		}
+	}
+	all := *g.Scenario
+	all.Lanes = nil
+	for _, c := range cells {
+		all.Lanes = append(all.Lanes, c.Spec)
+	}
+	all.Name = g.Scenario.Name + " (a sweep of " + strconv.Itoa(len(cells)) + " cells)"
+	if err := (engine.Budget{MaxEvents: budget.MaxEvents}).Check(&all, all.Estimate()); err != nil {
+		return err
+	}
+	for _, c := range cells {
+		one := *g.Scenario
+		one.Lanes = []engine.LaneSpec{c.Spec}
+		if err := (engine.Budget{MaxMemory: budget.MaxMemory}).Check(&one, one.Estimate()); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -220,6 +220,8 @@ func flagValues(c command, f *flag.Flag, typed string) (values []string, files b
 		}
 	case "FORMAT":
 		return usageChoices(f.Usage, mv), false
+	case "SCENARIO":
+		return append(scenarios.Names(), "-"), true
 	}
 	return nil, false
 }

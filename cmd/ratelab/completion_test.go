@@ -28,7 +28,7 @@ func TestCompletions(t *testing.T) {
 		{line: []string{"run", "--"}, has: []string{"--assert", "--bins", "--format", "--horizon", "--limiter", "--seed", "--help"}},
 		{line: []string{"run", "--format", ""}, want: []string{"table", "json", "csv"}},
 		{line: []string{"run", "--format=j"}, want: []string{"--format=json"}},
-		{line: []string{"plot", "--format", ""}, want: []string{"png", "svg"}},
+		{line: []string{"plot", "--format", ""}, want: []string{"png", "svg", "gif"}},
 		{line: []string{"plot", "--chart", "ti"}, want: []string{"timeline"}},
 		{line: []string{"run", "--limiter", "leaky"}, want: []string{"leaky-bucket:"}},
 		{line: []string{"run", "--limiter", "token-bucket:"}, want: []string{"token-bucket:capacity=", "token-bucket:rate="}},

@@ -15,7 +15,7 @@ import (
 // its value; unknown names get "did you mean" and the list of what there is. Every one is a
 // usage error (exit 2) of one line.
 func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
-	runFlags := "(flags: --assert, --bins, --format, --horizon, --limiter, --max-events, --max-memory, --seed)"
+	runFlags := "(flags: --assert, --bins, --format, --horizon, --limiter, --max-events, --max-memory, --replications, --seed)"
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -31,6 +31,12 @@ func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"run", "--bins", "many"}, "--bins many: not a whole number"},
 		{[]string{"run", "--bins", "0"}, "--bins 0: must be at least 1"},
 		{[]string{"run", "--bins", ""}, `--bins "": not a whole number`},
+		{[]string{"run", "--replications", "0"}, "--replications 0: must be 1 to 10000"},
+		{[]string{"run", "--replications=-3"}, "--replications -3: must be 1 to 10000"},
+		{[]string{"run", "--replications", "10001"}, "--replications 10001: must be 1 to 10000"},
+		{[]string{"run", "--replications", "few"}, "--replications few: not a whole number"},
+		{[]string{"run", "--replications", "3", "--assert", "all.refused% < 1"}, "--assert checks one run's numbers; it does not combine with --replications"},
+		{[]string{"run", "--replicatons", "3"}, "run: unknown flag --replicatons (did you mean --replications?) " + runFlags},
 		{[]string{"run", "--hoizon", "5s"}, "run: unknown flag --hoizon (did you mean --horizon?) " + runFlags},
 		{[]string{"run", "-Seed", "5"}, "run: unknown flag --Seed (did you mean --seed?) " + runFlags},
 		{[]string{"run", "--hor", "5s"}, "run: unknown flag --hor (did you mean --horizon?) " + runFlags},
@@ -39,12 +45,15 @@ func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"run", "---seed"}, "run: ---seed is not a flag (flags are --name or --name=value; see ratelab run -h)"},
 		{[]string{"run", "--format", "jsn"}, "--format jsn: not table, json or csv (did you mean json?)"},
 		{[]string{"run", "--format", "XML"}, "--format XML: not table, json or csv"},
-		{[]string{"plot", "--format", "SVG", "--out", "x"}, "--format SVG: not png or svg (did you mean svg?)"},
-		{[]string{"plot", "boundary-attack", "--chart", "rates", "--out", "x"}, "--chart rates: no such chart (did you mean rate?) (charts: timeline, rate, state, guarantee, warmup, downstream)"},
+		{[]string{"plot", "--format", "SVG", "--out", "x"}, "--format SVG: not png, svg or gif (did you mean svg?)"},
+		{[]string{"plot", "boundary-attack", "--chart", "rates", "--out", "x"}, "--chart rates: no such chart (did you mean rate?) (charts: timeline, rate, state, guarantee, warmup, downstream, waits)"},
 		{[]string{"plot", "--window", "-1s", "--out", "x"}, "--window -1s: must be positive"},
-		{[]string{"rn"}, `unknown command "rn" (did you mean run?) (commands: run, list, show, replay, fit, sweep, sweep merge, plot, tui, guarantees, completion, help, version)`},
-		{[]string{"Replay"}, `unknown command "Replay" (did you mean replay?) (commands: run, list, show, replay, fit, sweep, sweep merge, plot, tui, guarantees, completion, help, version)`},
-		{[]string{"--seed", "2"}, "--seed: flags go after the command, as in ratelab run --seed (commands: run, list, show, replay, fit, sweep, sweep merge, plot, tui, guarantees, completion, help, version)"},
+		{[]string{"plot", "--replications", "0", "--out", "x"}, "--replications 0: must be 1 to 10000"},
+		{[]string{"plot", "--replications", "3", "--chart", "state", "--out", "x"}, "--chart state: with --replications only the rate chart is drawn (its band is the replications' interval)"},
+		{[]string{"plot", "--replications", "3", "--gallery", "x"}, "plot: --gallery draws one run of every scenario; it does not combine with --replications"},
+		{[]string{"rn"}, `unknown command "rn" (did you mean run?) (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, guarantees, completion, help, version)`},
+		{[]string{"Replay"}, `unknown command "Replay" (did you mean replay?) (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, guarantees, completion, help, version)`},
+		{[]string{"--seed", "2"}, "--seed: flags go after the command, as in ratelab run --seed (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, guarantees, completion, help, version)"},
 	} {
 		_, _, err := ratelab(t, tc.args...)
 		require.Error(t, err, "%v", tc.args)
@@ -105,4 +114,18 @@ func TestSuggest(t *testing.T) {
 	}
 	assert.Equal(t, "", didYouMean("run", known, nil), "the name itself is no suggestion")
 	assert.Equal(t, " (did you mean --seed?)", didYouMean("sed", []string{"seed", "bins"}, dashes))
+}
+
+// fit and translate read --horizon as run does: past 2^62ns is refused, naming the flag.
+func TestHorizonRangeIsTheSameEverywhere(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "poisson", "--horizon", "1500000h"},
+		{"fit", "poisson", "--horizon", "1500000h"},
+		{"translate", "rate=100/1s,burst=20", "--scenario", "poisson", "--horizon", "1500000h"},
+	} {
+		_, _, err := ratelab(t, args...)
+		require.Error(t, err, "%v", args)
+		assert.True(t, isUsage(err), "%v", args)
+		assert.Equal(t, "--horizon 1500000h0m0s: must be less than 2^62ns (about 146 years)", err.Error(), "%v", args)
+	}
 }

@@ -1,20 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/fit"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
@@ -31,8 +31,13 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	chart := fs.String("chart", "", "also draw the curve to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
 	seed := fs.Uint64("seed", 0, "a SCENARIO's random seed, a whole number `N` (default: the scenario's)")
 	horizon := fs.Duration("horizon", 0, "how much of a SCENARIO's traffic to fit, a `DURATION` such as 30s (default: the scenario's)")
+	var bf budgetFlags
+	bf.register(fs)
 	positional, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := bf.apply(e); err != nil {
 		return err
 	}
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
@@ -89,25 +94,35 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", *in, cause(err))
 			}
-			f.Close()
-			src = fit.File(*in, *in)
+			info, err := f.Stat()
+			if err == nil && !info.Mode().IsRegular() && !info.IsDir() {
+				// A FIFO, a device, /dev/stdin: it can be read once, so it is kept as
+				// standard input is (reopening a FIFO would wait for a writer forever).
+				path, remove, err := spool(ctx, f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("%s: %w", *in, err)
+				}
+				defer remove()
+				src = fit.File(path, *in)
+			} else {
+				f.Close()
+				src = fit.File(*in, *in)
+			}
 		}
 	default:
 		sc, err := resolveScenario(ctx, e, positional[0])
 		if err != nil {
 			return err
 		}
-		if set["seed"] {
-			sc.Seed = *seed
-		}
-		if set["horizon"] {
-			if *horizon <= 0 {
-				return usageErrorf("--horizon %v: must be positive", *horizon)
-			}
-			sc.Horizon = *horizon
+		if err := applySeedHorizon(sc, set, *seed, *horizon); err != nil {
+			return err
 		}
 		if err := sc.Validate(); err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		if err := checkFitBudget(e, sc, *steps); err != nil {
+			return err
 		}
 		src = fit.Scenario(sc)
 	}
@@ -116,21 +131,8 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *chart != "" {
-		fig := plots.Burstiness(rep)
-		kind := "png"
-		if strings.EqualFold(filepath.Ext(*chart), ".svg") {
-			kind = "svg"
-		}
-		var buf bytes.Buffer
-		if err := fig.Write(&buf, kind, plots.DefaultWidth, 0); err != nil {
-			return fmt.Errorf("--chart %s: %w", *chart, err)
-		}
-		if *chart == "-" {
-			_, err := e.stdout.Write(buf.Bytes())
+		if err := writeChart(ctx, e, *chart, plots.Burstiness(rep)); err != nil {
 			return err
-		}
-		if err := writeOutput(ctx, *chart, buf.Bytes()); err != nil {
-			return fmt.Errorf("--chart %w", err)
 		}
 	}
 	switch *format {
@@ -142,6 +144,29 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		return writeFitCSV(e.stdout, rep)
 	}
 	return writeFitTable(e.stdout, rep)
+}
+
+// checkFitBudget refuses to fit a scenario whose traffic is more work than e's budget
+// allows. Fitting makes the sources' requests once per pass (the statistics, the curve, the
+// search, each kind's replay), and the curve's pass takes each request at every one of the
+// grid's steps rates: about requests × (steps + kinds) events. A trace file is not estimated:
+// its length is its own, already on the disk.
+func checkFitBudget(e *env, sc *engine.Scenario, steps int) error {
+	budget := engine.DefaultBudget
+	if e.budget != nil {
+		budget = *e.budget
+	}
+	requests := sc.Estimate().Requests
+	work := float64(requests) * float64(max(steps, 1)+len(limiters.Kinds()))
+	if budget.MaxEvents > 0 && work > float64(budget.MaxEvents) {
+		events := int64(min(work, math.MaxInt64))
+		scale := math.Pow(10, math.Floor(math.Log10(work))-1) // two significant digits, rounded up
+		raise := int64(min(math.Ceil(work/scale)*scale, math.MaxInt64))
+		return fmt.Errorf("scenario %s: about %s requests to fit, %s events over its %d rates and every kind's replay, over the budget of %s events: "+
+			"shorten the horizon, or raise the budget with --max-events %s",
+			sc.Name, engine.SI(requests), engine.SI(events), steps, engine.SI(budget.MaxEvents), engine.SI(raise))
+	}
+	return nil
 }
 
 // parsePercent reads "1%", "0.5%" or "2" (percent, at most four decimals) as parts per
@@ -180,7 +205,7 @@ func spool(ctx context.Context, stdin io.Reader) (path string, remove func(), er
 	remove = func() { f.Close(); os.Remove(f.Name()) }
 	in, stop := newCtxReader(ctx, stdin)
 	defer stop()
-	if _, err := io.Copy(f, in); err != nil {
+	if _, err := io.Copy(f, &traceLines{r: in, line: 1}); err != nil {
 		remove()
 		return "", nil, err
 	}
@@ -189,6 +214,30 @@ func spool(ctx context.Context, stdin io.Reader) (path string, remove func(), er
 		return "", nil, err
 	}
 	return f.Name(), remove, nil
+}
+
+// traceLines passes a trace through, failing as the trace reader would once a line passes
+// engine.MaxTraceLine bytes: spooling stops there instead of filling the disk with what is
+// not a trace (/dev/zero, an endless line).
+type traceLines struct {
+	r    io.Reader
+	line int // the line being read, from 1
+	run  int // its bytes so far
+}
+
+func (t *traceLines) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' {
+			t.line++
+			t.run = 0
+			continue
+		}
+		if t.run++; t.run > engine.MaxTraceLine {
+			return i, fmt.Errorf("line %d: the line is longer than 1 MiB (%d bytes)", t.line, engine.MaxTraceLine)
+		}
+	}
+	return n, err
 }
 
 func writeFitCSV(w io.Writer, rep *fit.Report) error {

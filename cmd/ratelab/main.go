@@ -10,6 +10,8 @@
 //	                              a grid of limiter parameters: a table, CSV and heatmaps
 //	ratelab sweep merge A.csv B.csv …
 //	                              join a sweep's shards (--shard I/N) into one CSV
+//	ratelab translate 'rate=100/1s,burst=20'
+//	                              one intent in every library's terms, run and compared
 //	ratelab help [COMMAND]        usage; `ratelab COMMAND -h` too
 //
 // Exit codes: 0 ok, 1 failure, 2 usage error, 130 interrupted (143 terminated); every error
@@ -25,6 +27,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/term"
 
@@ -35,10 +38,28 @@ func main() {
 	// Ctrl-C and kill (SIGTERM) stop a run cleanly: no temporary file is left behind, and
 	// nothing half-made is printed.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	done := make(chan int, 1)
+	go func() { done <- report(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr) }()
+	var code int
+	select {
+	case code = <-done:
+	case <-ctx.Done():
+		select {
+		case code = <-done:
+		case <-time.After(interruptGrace):
+			// Something ignores the signal: an open of a FIFO nobody writes to (or reads
+			// from) waits in the kernel, where nothing cancels it. It holds no output
+			// half-written (a file being written is never waited on), so stop anyway.
+			code = report(&interruptedError{cause: context.Cause(ctx), err: ctx.Err()}, os.Stderr)
+		}
+	}
 	stop()
-	os.Exit(report(err, os.Stderr))
+	os.Exit(code)
 }
+
+// interruptGrace is how long after Ctrl-C (or SIGTERM) a command has to stop by itself
+// (commands stop within 0.1s) before main stops it.
+const interruptGrace = time.Second
 
 // report prints err, if any, as one line on w and returns the exit code it means.
 func report(err error, w io.Writer) int {
@@ -112,6 +133,7 @@ var commands = []command{
 		"The shards may come in any order; a shard missing, given twice, or of another sweep (the sweep column is a hash of the grid) is an error naming it. - reads one shard from standard input. " +
 			"Figures drawn from shards have no σ(ρ) curve: it needs the trace, which the CSV does not hold.",
 		sweepMergeCommand},
+	{"translate", "'rate=R,burst=B' [--scenario SCENARIO | --in TRACE.csv] [flags]", "say one intent (a rate and a burst) in every library's terms, run them all on the same traffic and show where they admit the same requests", translateAbout, translateCommand},
 	{"plot", "[SCENARIO | FILE | -] --out DIR [flags] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery",
 		"Writes DIR/NAME-CHART.png (or .svg) for each chart and prints their paths. With exactly one --chart, --out - writes the image to standard output.",
 		plotCommand},

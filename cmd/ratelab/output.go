@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratelab/ratelab/plots"
 )
 
 // Every file ratelab writes goes through createOutput (or writeOutput, for a file written at
@@ -308,4 +310,25 @@ func describeMode(m fs.FileMode) string {
 		return "a device"
 	}
 	return "something other than a regular file"
+}
+
+// writeChart writes fig to path for a --chart flag: SVG when path ends in .svg, else PNG, at
+// the default width; - is standard output.
+func writeChart(ctx context.Context, e *env, path string, fig *plots.Figure) error {
+	kind := "png"
+	if strings.EqualFold(filepath.Ext(path), ".svg") {
+		kind = "svg"
+	}
+	var buf bytes.Buffer
+	if err := fig.Write(&buf, kind, plots.DefaultWidth, 0); err != nil {
+		return fmt.Errorf("--chart %s: %w", path, err)
+	}
+	if path == "-" {
+		_, err := e.stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := writeOutput(ctx, path, buf.Bytes()); err != nil {
+		return fmt.Errorf("--chart %w", err)
+	}
+	return nil
 }

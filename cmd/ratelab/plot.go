@@ -39,16 +39,19 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	out := fs.String("out", "", "the directory `DIR` to write the charts to; - writes the one --chart to standard output (required, unless --gallery)")
 	window := fs.Duration("window", 0, "the guarantee chart's rolling window, a `DURATION` (default: the limiters' natural window, or their emission interval for runs shorter than two windows)")
 	timing := fs.Bool("timing", false, "report on standard error how long the run (simulation included) and each chart's rendering took, in wall time")
+	from := fs.Duration("from", 0, "zoom every time axis to start at this virtual `TIME`, e.g. 900ms (default: the run's start)")
+	to := fs.Duration("to", 0, "zoom every time axis to end at this virtual `TIME`, e.g. 1.2s (default: the run's horizon)")
 	gallery := fs.String("gallery", "", "regenerate the gallery (GALLERY.md and img/) in this `DIR`, for every scenario (default: none)")
+	replications := fs.Int("replications", 0, "draw the rate chart of `K` replications (seeds SEED…SEED+K−1, in parallel): the mean rates with a 95% confidence band around the admitted one; the other charts draw one run (default: one run, every chart)")
 	var opt plotOptions
-	fs.StringVar(&opt.format, "format", "png", "the image `FORMAT`: png or svg")
+	fs.StringVar(&opt.format, "format", "png", "the image `FORMAT`: png, svg, or gif (an animation of a time-axis chart building up over virtual time)")
 	fs.IntVar(&opt.width, "width", plots.DefaultWidth, "the width in `PIXELS` (at 96 dpi)")
 	fs.IntVar(&opt.height, "height", 0, "the height in `PIXELS` (default: from the number of panels)")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := checkChoice("format", opt.format, "png", "svg"); err != nil {
+	if err := checkChoice("format", opt.format, "png", "svg", "gif"); err != nil {
 		return err
 	}
 	if err := bf.apply(e); err != nil {
@@ -65,9 +68,33 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if *window < 0 {
 		return usageErrorf("--window %v: must be positive", *window)
 	}
+	replicated := flagSet(fs, "replications")
+	if err := checkReplications(*replications, replicated); err != nil {
+		return err
+	}
+	if replicated {
+		for _, c := range charts {
+			if c != "rate" {
+				return usageErrorf("--chart %s: with --replications only the rate chart is drawn (its band is the replications' interval)", c)
+			}
+		}
+		if *gallery != "" {
+			return usageErrorf("plot: --gallery draws one run of every scenario; it does not combine with --replications")
+		}
+	}
+	if *from < 0 {
+		return usageErrorf("--from %v: must not be negative", *from)
+	}
+	if *to < 0 || (*to > 0 && *to <= *from) {
+		return usageErrorf("--to %v: must be after --from (%v)", *to, *from)
+	}
+	view := plots.View{From: *from, To: *to}
 	if *gallery != "" {
-		if len(positional) > 0 || *out != "" || len(charts) > 0 {
-			return usageErrorf("plot: --gallery draws every scenario; it takes no scenario, --chart or --out")
+		if len(positional) > 0 || *out != "" || len(charts) > 0 || !view.Whole() {
+			return usageErrorf("plot: --gallery draws every scenario; it takes no scenario, --chart, --out, --from or --to")
+		}
+		if opt.format == "gif" {
+			return usageErrorf("--gallery: the gallery is png or svg (animate one chart with --chart NAME --format gif)")
 		}
 		if *gallery == "-" {
 			return usageErrorf("--gallery -: the gallery is a directory of files; give its path")
@@ -85,12 +112,21 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if replicated {
+		return plotReplications(ctx, e, sc, *replications, *out, fileBase(sc, positional), opt)
+	}
 	began := time.Now()
-	res, err := runForCharts(ctx, e, sc, 0, 0)
+	res, err := runForCharts(ctx, e, sc, *from, *to)
 	if err != nil {
 		return err
 	}
 	simulated := time.Since(began)
+	if *to > res.Horizon {
+		return usageErrorf("--to %v: past the run's horizon, %v", *to, limiters.FormatDuration(res.Horizon))
+	}
+	if *from >= res.Horizon {
+		return usageErrorf("--from %v: at or past the run's horizon, %v", *from, limiters.FormatDuration(res.Horizon))
+	}
 	var rendered []string
 	if *timing {
 		defer func() {
@@ -112,12 +148,18 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 		drawing := time.Now()
 		var fig *plots.Figure
 		if name == "guarantee" && *window > 0 {
-			fig, err = plots.GuaranteeWindow(sc, res, *window)
+			fig, err = plots.GuaranteeWindowView(sc, res, *window, view)
 		} else {
-			fig, err = plots.Build(name, sc, res)
+			fig, err = plots.BuildView(name, sc, res, view)
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		if opt.format == "gif" && !fig.TimeAxis {
+			if len(charts) > 0 {
+				return usageErrorf("--format gif: the %s chart has no time axis to animate (animate timeline, rate, state, guarantee, warmup or downstream)", name)
+			}
+			continue // every chart that applies: the ones that animate
 		}
 		if toStdout {
 			var buf bytes.Buffer
@@ -135,6 +177,36 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout, path)
 		rendered = append(rendered, name+" "+roundWall(time.Since(drawing)))
 	}
+	return nil
+}
+
+// plotReplications writes the rate chart of k replications, with its band, to out (a
+// directory, or - for standard output).
+func plotReplications(ctx context.Context, e *env, sc *engine.Scenario, k int, out, base string, opt plotOptions) error {
+	set, err := replicateWithProgress(ctx, e, sc, k)
+	if err != nil {
+		return err
+	}
+	fig, err := plots.RateInterval(sc, set)
+	if err != nil {
+		return fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	if out == "-" {
+		var buf bytes.Buffer
+		if err := fig.Write(&buf, opt.format, opt.width, opt.height); err != nil {
+			return fmt.Errorf("rate chart: %w", err)
+		}
+		_, err := e.stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := ensureDir(out); err != nil {
+		return fmt.Errorf("--out %w", err)
+	}
+	path := filepath.Join(out, fmt.Sprintf("%s-rate-%dx.%s", base, k, opt.format))
+	if err := writeFigure(ctx, path, fig, opt); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, path)
 	return nil
 }
 
@@ -231,7 +303,8 @@ func writeGallery(ctx context.Context, e *env, dir string, names []string, opt p
 	md.WriteString("# Gallery\n\n<!-- Generated by `go run ./cmd/ratelab plot --gallery docs/`; do not edit. -->\n\n" +
 		"Every built-in scenario, run with its own seed, and every chart that applies to it. " +
 		"Colours mean one limiter kind everywhere: " + kindLegend() + ". " +
-		"Offered traffic is the grey area, refusals are black, bounds are dashed.\n\n")
+		"Offered traffic is the grey area, refusals are black (below zero in the rate charts), measured data are solid " +
+		"and references dashed or dotted: bounds, the configured limit, window and slot boundaries (thin lines in the kind's colour).\n\n")
 	for _, name := range names {
 		fmt.Fprintf(&md, "- [%s](#%s)\n", name, name)
 	}
@@ -257,6 +330,15 @@ func writeGallery(ctx context.Context, e *env, dir string, names []string, opt p
 			}
 			fmt.Fprintln(e.stdout, path)
 			fmt.Fprintf(&md, "![%s](img/%s)\n\n", fig.Title, file)
+			if chart == "timeline" && opt.format == "png" { // the teaching picture, animated
+				anim := plotOptions{format: "gif", width: opt.width, height: opt.height}
+				file := fmt.Sprintf("%s-%s.gif", name, chart)
+				if err := writeFigure(ctx, filepath.Join(img, file), fig, anim); err != nil {
+					return err
+				}
+				fmt.Fprintln(e.stdout, filepath.Join(img, file))
+				fmt.Fprintf(&md, "Animated, building up over virtual time: [%s](img/%s)\n\n", file, file)
+			}
 		}
 		writeMarkdownTable(&md, sc, res)
 	}

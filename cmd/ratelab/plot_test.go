@@ -43,12 +43,12 @@ func TestPlotOneChartAsSVGAtASize(t *testing.T) {
 func TestPlotUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{
-		{"plot", "boundary-attack"},                                  // no --out
-		{"plot", "boundary-attack", "--out", dir, "--chart", "pie"},  // unknown chart
-		{"plot", "boundary-attack", "--out", dir, "--format", "gif"}, // unknown format
-		{"plot", "boundary-attack", "--out", dir, "--width", "10"},   // too small
-		{"plot", "--gallery", dir, "boundary-attack"},                // the gallery takes no scenario
-		{"plot", "no-such-scenario", "--out", dir},                   // misspelt scenario
+		{"plot", "boundary-attack"},                                   // no --out
+		{"plot", "boundary-attack", "--out", dir, "--chart", "pie"},   // unknown chart
+		{"plot", "boundary-attack", "--out", dir, "--format", "jpeg"}, // unknown format
+		{"plot", "boundary-attack", "--out", dir, "--width", "10"},    // too small
+		{"plot", "--gallery", dir, "boundary-attack"},                 // the gallery takes no scenario
+		{"plot", "no-such-scenario", "--out", dir},                    // misspelt scenario
 	} {
 		_, _, err := ratelab(t, args...)
 		assert.True(t, isUsage(err), "%v: got %v, want a usage error", args, err)
@@ -101,4 +101,42 @@ func TestPlotGuaranteeWindowFlag(t *testing.T) {
 	assert.Contains(t, string(data), "most admitted in any 20ms window")
 	_, _, err = ratelab(t, "plot", "boundary-attack", "--window", "-1s", "--out", dir)
 	assert.True(t, isUsage(err))
+}
+
+// plot --format gif animates a time-axis chart; a chart without one is a usage error, and with
+// no --chart only the charts that animate are written.
+func TestPlotAnimatedGIF(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := ratelab(t, "plot", "burst-after-idle", "--chart", "timeline", "--format", "gif", "--out", dir)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "burst-after-idle-timeline.gif")
+	assert.Equal(t, path+"\n", out)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(data), "GIF89a"))
+
+	_, _, err = ratelab(t, "plot", "diurnal", "--chart", "waits", "--format", "gif", "--out", dir)
+	assert.True(t, isUsage(err), "%v", err)
+	assert.ErrorContains(t, err, "no time axis")
+	_, _, err = ratelab(t, "plot", "--gallery", dir, "--format", "gif")
+	assert.True(t, isUsage(err), "%v", err)
+}
+
+// --from and --to zoom the charts, and are checked against the run.
+func TestPlotZoom(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := ratelab(t, "plot", "boundary-attack", "--chart", "rate", "--from", "900ms", "--to", "1.1s", "--format", "svg", "--out", dir)
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(dir, "boundary-attack-rate.svg"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "time (ms)")
+	assert.Contains(t, string(data), "Shown: 900ms to 1.1s of a 3s run.")
+	for _, args := range [][]string{
+		{"--from", "2s", "--to", "1s"},
+		{"--to", "1h"},
+		{"--from", "-1s"},
+	} {
+		_, _, err := ratelab(t, append([]string{"plot", "boundary-attack", "--chart", "rate", "--out", dir}, args...)...)
+		assert.True(t, isUsage(err), "%v: %v", args, err)
+	}
 }

@@ -37,7 +37,10 @@ func TestReadmeScenarioFileExampleLoads(t *testing.T) {
 	require.True(t, ok)
 
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "peak.csv"), []byte("t\n0.5\n1.25\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "scenarios", "traces"), 0o755))
+	trace, err := os.ReadFile("../../scenarios/traces/api-gateway.csv")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "scenarios", "traces", "api-gateway.csv"), trace, 0o644))
 	path := filepath.Join(dir, "checkout.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(example), 0o644))
 	sc, err := scenarios.LoadFile(path)
@@ -56,7 +59,7 @@ func TestReadmeScenarioFileExampleLoads(t *testing.T) {
 	assert.Equal(t, engine.PolicyRetryAfter, sc.Lanes[2].Client.Policy)
 	require.NotNil(t, sc.Downstream)
 	assert.Len(t, sc.Downstream.Phases, 2)
-	assert.Equal(t, filepath.Join(dir, "peak.csv"), sc.Sources[6].TraceFile, "trace paths are relative to the file")
+	assert.Equal(t, filepath.Join(dir, "scenarios", "traces", "api-gateway.csv"), sc.Sources[6].TraceFile, "trace paths are relative to the file")
 
 	out, _, err := ratelab(t, "run", path, "--format", "csv")
 	require.NoError(t, err, "the example runs")
@@ -121,4 +124,47 @@ func TestReadmeSweepExampleIsReal(t *testing.T) {
 	same, err := cmpimg.EqualApprox("png", shown, drawn, 0.01)
 	require.NoError(t, err)
 	assert.True(t, same, "docs/img/replay-sweep-refused-pct.png is stale: rerun the README's command")
+}
+
+// The README's translate example is real: each text block is its command's output, with lines
+// left out but none changed or moved, and the chart is the one it draws.
+func TestReadmeTranslateExampleIsReal(t *testing.T) {
+	block := readmeBlock(t, "translate")
+	_, rest, ok := strings.Cut(block, "```sh\ngo run ./cmd/ratelab ")
+	require.True(t, ok)
+	command, rest, ok := strings.Cut(rest, "\n```")
+	require.True(t, ok)
+	args := strings.Fields(strings.ReplaceAll(command, "'", ""))
+	require.Equal(t, []string{"--chart", "docs/img/translate-probe.png"}, args[len(args)-2:])
+	path := filepath.Join(t.TempDir(), "translate-probe.png")
+	args[len(args)-1] = path
+	got, _, err := ratelab(t, args...)
+	require.NoError(t, err)
+	blocks := 0
+	for {
+		var part string
+		if _, rest, ok = strings.Cut(rest, "```text\n"); !ok {
+			break
+		}
+		part, rest, _ = strings.Cut(rest, "```")
+		lines := strings.Split(got, "\n")
+		for _, want := range strings.Split(strings.TrimSuffix(part, "\n"), "\n") {
+			for len(lines) > 0 && lines[0] != want {
+				lines = lines[1:]
+			}
+			if !assert.NotEmpty(t, lines, "README.md's translate output is stale (rerun its command): %q", want) {
+				break
+			}
+			lines = lines[1:]
+		}
+		blocks++
+	}
+	assert.Equal(t, 3, blocks)
+	shown, err := os.ReadFile("../../docs/img/translate-probe.png")
+	require.NoError(t, err)
+	drawn, err := os.ReadFile(path)
+	require.NoError(t, err)
+	same, err := cmpimg.EqualApprox("png", shown, drawn, 0.01)
+	require.NoError(t, err)
+	assert.True(t, same, "docs/img/translate-probe.png is stale: rerun the README's command")
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/replicate"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
@@ -66,17 +67,8 @@ func (f *scenarioFlags) load(ctx context.Context, e *env, fs *flag.FlagSet, posi
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if set["seed"] {
-		sc.Seed = f.seed
-	}
-	if set["horizon"] {
-		if f.horizon <= 0 {
-			return nil, usageErrorf("--horizon %v: must be positive", f.horizon)
-		}
-		if f.horizon >= engine.MaxTime {
-			return nil, usageErrorf("--horizon %v: must be less than 2^62ns (about 146 years)", f.horizon)
-		}
-		sc.Horizon = f.horizon
+	if err := applySeedHorizon(sc, set, f.seed, f.horizon); err != nil {
+		return nil, err
 	}
 	if set["bins"] {
 		if f.bins < 1 {
@@ -88,6 +80,24 @@ func (f *scenarioFlags) load(ctx context.Context, e *env, fs *flag.FlagSet, posi
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	return sc, nil
+}
+
+// applySeedHorizon sets sc's seed and horizon from --seed and --horizon where set says they
+// were given, refusing a horizon outside (0, 2^62ns).
+func applySeedHorizon(sc *engine.Scenario, set map[string]bool, seed uint64, horizon time.Duration) error {
+	if set["seed"] {
+		sc.Seed = seed
+	}
+	if set["horizon"] {
+		if horizon <= 0 {
+			return usageErrorf("--horizon %v: must be positive", horizon)
+		}
+		if horizon >= engine.MaxTime {
+			return usageErrorf("--horizon %v: must be less than 2^62ns (about 146 years)", horizon)
+		}
+		sc.Horizon = horizon
+	}
+	return nil
 }
 
 // parseLane reads a --limiter value: a stack of specs joined with +, optionally named first,
@@ -132,9 +142,17 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	bf.register(fs)
 	var asserts stringList
 	fs.Var(&asserts, "assert", "a `CHECK` LANES.METRIC OP VALUE that must hold, repeatable, e.g. 'all.refused% < 1' or 'token-bucket.p99 <= 50ms'; exit 1 when one fails (LANES: all, a lane's name or a kind)")
+	replications := fs.Int("replications", 0, replicationsUsage)
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	replicated := flagSet(fs, "replications")
+	if err := checkReplications(*replications, replicated); err != nil {
+		return err
+	}
+	if replicated && len(asserts) > 0 {
+		return usageErrorf("--assert checks one run's numbers; it does not combine with --replications")
 	}
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
 		return err
@@ -158,6 +176,9 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 		if _, err := a.selectLanes(sc); err != nil {
 			return err
 		}
+	}
+	if replicated {
+		return runReplications(ctx, e, sc, *replications, *format)
 	}
 	if *format != "json" {
 		sc.Trace = false // a trace is only printed in JSON
@@ -186,19 +207,58 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// runWithProgress runs sc, drawing a progress bar on stderr when it is a terminal and the
-// run takes longer than a second. Wall-clock time paces only the bar, never the results.
-//
-// A run over the budget (checkBudget) is refused before it starts. The bar says how long is
-// left, from the progress so far.
+// runReplications is run --replications K: the means and intervals in the chosen format.
+func runReplications(ctx context.Context, e *env, sc *engine.Scenario, k int, format string) error {
+	set, err := replicateWithProgress(ctx, e, sc, k)
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "json":
+		return writeReplicationsJSON(e.stdout, set)
+	case "csv":
+		return writeReplicationsCSV(e.stdout, set)
+	}
+	table, err := replicationsTable(set)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(e.stdout, table)
+	return err
+}
+
+// flagSet reports whether the flag called name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// runWithProgress runs sc, with a progress bar on a terminal that says how long is left. A
+// run over the budget (checkBudget) is refused before it starts.
 func runWithProgress(ctx context.Context, e *env, sc *engine.Scenario) (*engine.Results, error) {
 	if err := checkBudget(e, sc); err != nil {
 		return nil, err
 	}
 	progress := engine.NewProgress(sc)
+	var res *engine.Results
+	err := withProgressBar(e, sc.Name, progress.Fraction, func() error {
+		var err error
+		res, err = engine.Run(ctx, sc, progress)
+		return err
+	})
+	return res, err
+}
+
+// withProgressBar runs work, drawing a progress bar of fraction on stderr when it is a
+// terminal and the work takes longer than a second. Wall-clock time paces only the bar,
+// never the results.
+func withProgressBar(e *env, label string, fraction func() float64, work func() error) error {
 	done := make(chan struct{})
+	finished := make(chan struct{})
 	if e.stderrTTY {
 		go func() {
+			defer close(finished)
 			start := time.Now()
 			tick := time.NewTicker(100 * time.Millisecond)
 			defer tick.Stop()
@@ -215,14 +275,17 @@ func runWithProgress(ctx context.Context, e *env, sc *engine.Scenario) (*engine.
 						continue
 					}
 					drawn = true
-					fmt.Fprint(e.stderr, "\r"+progressBar(sc.Name, progress.Fraction(), 30)+timeLeft(time.Since(start), progress.Fraction()))
+					fmt.Fprint(e.stderr, "\r"+progressBar(label, fraction(), 30)+timeLeft(time.Since(start), fraction()))
 				}
 			}
 		}()
+	} else {
+		close(finished)
 	}
-	res, err := engine.Run(ctx, sc, progress)
+	err := work()
 	close(done)
-	return res, err
+	<-finished
+	return err
 }
 
 // timeLeft is "  about 12s left" from the time taken so far and the fraction done.
@@ -247,28 +310,18 @@ func writeJSON(w io.Writer, res *engine.Results) error {
 }
 
 // primaryWindow is the guarantee meter a table row shows: the lane's first stage's natural
-// window if it has one, else the first meter.
+// window if it has one, else the first meter (replicate.PrimaryWindow, so that one run's
+// table and the replications' show the same meter).
 func primaryWindow(lane engine.LaneSpec, r engine.LaneResult) (engine.WindowMeter, bool) {
-	for _, s := range lane.Stack {
-		if w := s.NaturalWindow(); w > 0 {
-			for _, m := range r.Windows {
-				if m.Length == w {
-					return m, true
-				}
-			}
-		}
-	}
-	if len(r.Windows) > 0 {
-		return r.Windows[0], true
-	}
-	return engine.WindowMeter{}, false
+	return replicate.PrimaryWindow(lane, r)
 }
 
 // summaryRow is one lane's table row. Its request counts add up: offered = admitted +
 // refused + timed out + gave up + waiting (engine.Totals).
 type summaryRow struct {
 	limiter, offered, admitted, refused, timedOut, gaveUp, waiting, admitPct string
-	window, maxInWindow, bound, maxInFlight, failed, p50, p99                string
+	window, maxInWindow, bound, maxInFlight, failed                          string
+	p50, p90, p99, p999, maxWait                                             string
 }
 
 // column is a column of the run table: its header, its abbreviation for narrow terminals,
@@ -280,7 +333,10 @@ type column struct {
 	// optional columns (the ways a request can end other than admitted or refused) are
 	// shown only when some lane has one, so a dropping client's table keeps its width.
 	optional bool
-	over     bool // shown in red when the lane admitted more in a window than its bound
+	// wait columns are shown only when some lane's longest wait is not 0: a client that
+	// never waits (it drops, or retries at once) has nothing to put in them.
+	wait bool
+	over bool // shown in red when the lane admitted more in a window than its bound
 }
 
 var summaryColumns = []column{
@@ -297,17 +353,20 @@ var summaryColumns = []column{
 	{header: "bound", short: "bound", value: func(r summaryRow) string { return r.bound }, group: 1},
 	{header: "max in flight", short: "in flight", value: func(r summaryRow) string { return r.maxInFlight }, group: 2},
 	{header: "ds failures", short: "ds fail", value: func(r summaryRow) string { return r.failed }, group: 2},
-	{header: "p50 wait", short: "p50", value: func(r summaryRow) string { return r.p50 }, group: 3},
-	{header: "p99 wait", short: "p99", value: func(r summaryRow) string { return r.p99 }, group: 3},
+	{header: "p50 wait", short: "p50", value: func(r summaryRow) string { return r.p50 }, group: 3, wait: true},
+	{header: "p90 wait", short: "p90", value: func(r summaryRow) string { return r.p90 }, group: 3, wait: true},
+	{header: "p99 wait", short: "p99", value: func(r summaryRow) string { return r.p99 }, group: 3, wait: true},
+	{header: "p99.9 wait", short: "p99.9", value: func(r summaryRow) string { return r.p999 }, group: 3, wait: true},
+	{header: "max wait", short: "max", value: func(r summaryRow) string { return r.maxWait }, group: 3, wait: true},
 }
 
 // tableColumns is summaryColumns without the optional ones no lane of rows has.
 func tableColumns(rows []summaryRow) []column {
 	var cols []column
 	for _, c := range summaryColumns {
-		keep := !c.optional
+		keep := !c.optional && !c.wait
 		for _, r := range rows {
-			keep = keep || c.value(r) != "0"
+			keep = keep || (c.optional && c.value(r) != "0") || (c.wait && r.maxWait != "0s")
 		}
 		if keep {
 			cols = append(cols, c)
@@ -347,7 +406,8 @@ func summarize(sc *engine.Scenario, res *engine.Results) []summaryRow {
 			waiting: fmt.Sprint(t.Waiting), admitPct: fmt.Sprintf("%.1f", 100*t.AdmitRatio()),
 			window: "-", maxInWindow: "-", bound: "-",
 			maxInFlight: fmt.Sprint(t.MaxInFlight), failed: fmt.Sprint(t.Failed),
-			p50: roundedDuration(r.Wait.P50), p99: roundedDuration(r.Wait.P99),
+			p50: roundedDuration(r.Wait.P50), p90: roundedDuration(r.Wait.P90), p99: roundedDuration(r.Wait.P99),
+			p999: roundedDuration(r.Wait.P999), maxWait: roundedDuration(r.Wait.Max),
 		}
 		if m, ok := primaryWindow(sc.Lanes[i], r); ok {
 			row.window = limiters.FormatDuration(m.Length)
@@ -383,10 +443,10 @@ func writeTable(e *env, sc *engine.Scenario, res *engine.Results) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		_, err := io.WriteString(e.stdout, keySection(res))
+		_, err := io.WriteString(e.stdout, keySection(res)+fleetSection(res))
 		return err
 	}
-	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width)+keySection(res))
+	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width)+keySection(res)+fleetSection(res))
 	return err
 }
 
@@ -400,7 +460,7 @@ func writeCSV(w io.Writer, sc *engine.Scenario, res *engine.Results) error {
 		"gave_up", "waiting", "attempts", "retried", "refused_attempts", "delayed", "never", "queued", "completed", "failed",
 		"wasted", "max_in_flight", "max_queue",
 		"admit_ratio", "window_ns", "max_in_window", "bound", "first_exceeded_ns", "min_spacing_ns",
-		"wait_p50_ns", "wait_p90_ns", "wait_p99_ns", "wait_max_ns", "wait_mean_ns"})
+		"wait_p50_ns", "wait_p90_ns", "wait_p99_ns", "wait_p999_ns", "wait_max_ns", "wait_mean_ns"})
 	for i, r := range res.Lanes {
 		t := r.Totals
 		m, _ := primaryWindow(sc.Lanes[i], r)
@@ -413,7 +473,7 @@ func writeCSV(w io.Writer, sc *engine.Scenario, res *engine.Results) error {
 			n(t.Never), n(t.Queued), n(t.Completed), n(t.Failed), n(t.Wasted), n(int64(t.MaxInFlight)), n(int64(t.MaxQueue)),
 			strconv.FormatFloat(t.AdmitRatio(), 'f', 6, 64), n(int64(m.Length)), n(m.MaxAdmitted), n(m.Bound),
 			n(int64(m.FirstExceeded)), n(int64(r.MinSpacing)),
-			n(int64(r.Wait.P50)), n(int64(r.Wait.P90)), n(int64(r.Wait.P99)), n(int64(r.Wait.Max)), n(int64(r.Wait.Mean))})
+			n(int64(r.Wait.P50)), n(int64(r.Wait.P90)), n(int64(r.Wait.P99)), n(int64(r.Wait.P999)), n(int64(r.Wait.Max)), n(int64(r.Wait.Mean))})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -6,9 +6,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,4 +222,55 @@ func TestRunBudget(t *testing.T) {
 	size, err := parseSize("1.5GiB")
 	require.NoError(t, err)
 	assert.Equal(t, int64(3<<29), size)
+}
+
+// tui --record needs no terminal: it writes the asciicast file (or standard output), the same
+// bytes each time; a bad --size is a usage error.
+func TestTUIRecord(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.cast")
+	_, errOut, err := ratelab(t, "tui", "burst-after-idle", "--record", file)
+	require.NoError(t, err)
+	assert.Equal(t, "recorded burst-after-idle (250ms of virtual time) to "+file+"\n", errOut)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	out, _, err := ratelab(t, "tui", "burst-after-idle", "--record", "-")
+	require.NoError(t, err)
+	assert.Equal(t, string(data), out)
+	assert.True(t, strings.HasPrefix(out, `{"version":2,"width":100,"height":30,`))
+	for _, size := range []string{"10x5", "100", "100x30x2", "80x23"} {
+		_, _, err = ratelab(t, "tui", "steady", "--record", "-", "--size", size)
+		assert.True(t, isUsage(err), size)
+	}
+}
+
+// A queueing client's waits are in every output: the table's p90, p99.9 and max columns, the
+// CSV's wait_*_ns, the same numbers as the results.
+func TestRunShowsTheWaitPercentiles(t *testing.T) {
+	out, _, err := ratelab(t, "run", "diurnal")
+	require.NoError(t, err)
+	for _, h := range []string{"p50 wait", "p90 wait", "p99 wait", "p99.9 wait", "max wait"} {
+		assert.Contains(t, out, h)
+	}
+	_, res := runScenario(t, "diurnal")
+	fixed := res.Lanes[3]
+	require.Equal(t, "fixed-window:limit=100,window=1s", fixed.Name)
+	require.Less(t, fixed.Wait.P90, fixed.Wait.P999, "the scenario spreads the fixed window's waits")
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), fixed.Name) {
+			f := strings.Fields(l)
+			assert.Equal(t, []string{roundedDuration(fixed.Wait.P50), roundedDuration(fixed.Wait.P90), roundedDuration(fixed.Wait.P99),
+				roundedDuration(fixed.Wait.P999), roundedDuration(fixed.Wait.Max)}, f[len(f)-5:], l)
+		}
+	}
+	csvOut, _, err := ratelab(t, "run", "diurnal", "--format", "csv")
+	require.NoError(t, err)
+	rows, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
+	require.NoError(t, err)
+	col := func(name string) int {
+		i := slices.Index(rows[0], name)
+		require.GreaterOrEqual(t, i, 0, name)
+		return i
+	}
+	assert.Equal(t, fmt.Sprint(int64(fixed.Wait.P999)), rows[4][col("wait_p999_ns")])
+	assert.Equal(t, fmt.Sprint(int64(fixed.Wait.Max)), rows[4][col("wait_max_ns")])
 }

@@ -36,9 +36,14 @@ func resolveScenario(ctx context.Context, e *env, arg string) (*engine.Scenario,
 		readingStdin(e, "a scenario file")
 		in, stop := newCtxReader(ctx, e.stdin)
 		defer stop()
-		data, err := io.ReadAll(in)
+		// One byte past the largest scenario file says it is too large: an endless stream
+		// (/dev/zero, a trace piped by mistake) is refused there, not read to its end.
+		data, err := io.ReadAll(io.LimitReader(in, scenarios.MaxFileSize+1))
 		if err != nil {
 			return nil, fmt.Errorf("reading a scenario file from standard input: %w", err)
+		}
+		if len(data) > scenarios.MaxFileSize {
+			return nil, fmt.Errorf("stdin: more than %d bytes: a scenario file may hold at most %d (16 MiB)", scenarios.MaxFileSize, scenarios.MaxFileSize)
 		}
 		return scenarios.Load("stdin", data)
 	}

@@ -73,6 +73,8 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 	stepsText := fs.String("steps", strconv.Itoa(sweep.DefaultSteps), "the `N` values of each LO..HI range, or NxM: N for the first --vary, M for the second")
 	scaleText := fs.String("scale", "linear", "how ranges are stepped, a `SCALE`: linear or log, or one per --vary (log,linear)")
 	shardText := fs.String("shard", "", "run only this `SHARD` of the cells, I/N: every N-th cell from the I-th, I from 0 to N−1, as CSV for ratelab sweep merge (default: every cell)")
+	var bf budgetFlags
+	bf.register(fs)
 	jobs := fs.Int("jobs", 0, "how many cells run at once, `N` (default: one per core, GOMAXPROCS)")
 	var o sweepOutput
 	o.register(fs, "table")
@@ -127,6 +129,12 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 	g, err := sweep.New(sc, dims)
 	if err != nil {
 		return varyUsage(err)
+	}
+	if err := bf.apply(e); err != nil {
+		return err
+	}
+	if err := checkSweepBudget(e, g, shard, shards); err != nil {
+		return err
 	}
 	rows, err := sweepWithProgress(ctx, e, g, sweep.Options{Workers: *jobs, Shard: shard, Shards: shards})
 	if err != nil {
@@ -273,38 +281,16 @@ func parseShard(text string) (i, n int, err error) {
 	return i, n, nil
 }
 
-// sweepWithProgress runs the grid, drawing a progress bar on stderr when it is a terminal and
-// the sweep takes longer than a second. Wall-clock time paces only the bar.
+// sweepWithProgress runs the grid, with run's progress bar (and the time left) on a terminal.
 func sweepWithProgress(ctx context.Context, e *env, g *sweep.Grid, opt sweep.Options) ([]sweep.Row, error) {
 	var progress sweep.Progress
 	opt.Progress = &progress
-	done := make(chan struct{})
-	if e.stderrTTY {
-		go func() {
-			start := time.Now()
-			tick := time.NewTicker(100 * time.Millisecond)
-			defer tick.Stop()
-			drawn := false
-			for {
-				select {
-				case <-done:
-					if drawn {
-						fmt.Fprint(e.stderr, "\r\033[K")
-					}
-					return
-				case <-tick.C:
-					if time.Since(start) < time.Second {
-						continue
-					}
-					drawn = true
-					n, total := progress.Done()
-					fmt.Fprintf(e.stderr, "\r%s %d/%d cells", progressBar("sweep "+g.Scenario.Name, progress.Fraction(), 30), n, total)
-				}
-			}
-		}()
-	}
-	rows, err := sweep.Run(ctx, g, opt)
-	close(done)
+	var rows []sweep.Row
+	err := withProgressBar(e, "sweep "+g.Scenario.Name, progress.Fraction, func() error {
+		var err error
+		rows, err = sweep.Run(ctx, g, opt)
+		return err
+	})
 	return rows, err
 }
 

@@ -71,8 +71,10 @@ func abbreviationKey(cols []column) string {
 	if slices.ContainsFunc(cols, func(c column) bool { return c.short == "t/o" }) {
 		parts = append(parts, "t/o: timed out in the queue")
 	}
-	parts = append(parts, "max/win: most admitted in one window", "in flight: most at once",
-		"ds fail: downstream failures", "p50, p99: wait percentiles")
+	parts = append(parts, "max/win: most admitted in one window", "in flight: most at once", "ds fail: downstream failures")
+	if slices.ContainsFunc(cols, func(c column) bool { return c.wait }) {
+		parts = append(parts, "p50 … p99.9: wait percentiles", "max: longest wait")
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 
 	"golang.org/x/term"
 
+	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/tui"
 )
 
@@ -20,6 +22,8 @@ func tuiCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("tui", flag.ContinueOnError)
 	var sf scenarioFlags
 	sf.register(fs)
+	record := fs.String("record", "", "play the scenario headless from start to end and write the screen as an asciicast v2 `FILE` (asciinema plays it; - is standard output), the same bytes on every run")
+	size := fs.String("size", "100x30", "the recorded screen's `SIZE`, COLSxROWS, with --record (at least 80x24)")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -27,6 +31,31 @@ func tuiCommand(ctx context.Context, e *env, args []string) error {
 	sc, err := sf.load(ctx, e, fs, positional)
 	if err != nil {
 		return err
+	}
+	if *record != "" {
+		var cols, rows int
+		if n, err := fmt.Sscanf(*size, "%dx%d", &cols, &rows); n != 2 || err != nil || fmt.Sprintf("%dx%d", cols, rows) != *size {
+			return usageErrorf("--size %s: not COLSxROWS, e.g. 100x30", *size)
+		}
+		if cols < 80 || rows < 24 || cols > 1000 || rows > 1000 {
+			return usageErrorf("--size %s: the workbench needs at least 80x24 (and at most 1000x1000)", *size)
+		}
+		if *record == "-" {
+			return tui.Record(sc, cols, rows, e.stdout)
+		}
+		o, err := createOutput(ctx, *record)
+		if err != nil {
+			return fmt.Errorf("--record %w", err)
+		}
+		defer o.Abort()
+		if err := tui.Record(sc, cols, rows, o); err != nil {
+			return err
+		}
+		if err := o.Commit(); err != nil {
+			return fmt.Errorf("--record %w", err)
+		}
+		fmt.Fprintf(e.stderr, "recorded %s (%s of virtual time) to %s\n", sc.Name, limiters.FormatDuration(sc.Horizon), *record)
+		return nil
 	}
 	if !e.stdoutTTY {
 		return errors.New("tui: standard output is not a terminal (`ratelab run` prints a table)")

@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/plots"
+	"github.com/ratelab/ratelab/translate"
+)
+
+// translateAbout is translate's help beyond its summary.
+const translateAbout = "An intent is rate=PERMITS/WINDOW,burst=N: ratelab's token-bucket:capacity=N,rate=PERMITS/WINDOW, the reference. " +
+	"For each library ratelab models (x/time/rate, NGINX, uber, Guava, Sentinel, resilience4j, Flash5, the two-counter estimate, and ratelab's own kinds) it prints the parameters, " +
+	"how exactly they say the intent (exact, the same requests later, or the closest there is) and what each does differently at the first requests, after an idle and at a window boundary; " +
+	"libraries it does not model (redis-cell, go-redis/redis_rate, throttled) are listed with their documented parameters, not run. " +
+	"Then it runs every translation on the same traffic, open loop — the built-in probe (the first requests, twice the rate, a burst after idle, a window boundary), a --scenario or an --in trace — " +
+	"and compares each lane with the reference request for request: identical, or the first request it decides otherwise, when, and each limiter's own sentence for why. " +
+	"A library that never refuses (uber) is compared wait for wait with the same bucket whose callers wait as long as it takes."
+
+func translateCommand(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
+	scenarioArg := fs.String("scenario", "", "run the translations on this `SCENARIO`'s traffic (a built-in, a scenario FILE, or - for standard input) instead of the probe (default: the probe)")
+	in := fs.String("in", "", "run them on this trace `FILE` instead, CSV with a t_ns or t column and optional permits; - is standard input (default: the probe)")
+	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
+	chart := fs.String("chart", "", "also draw each lane's admissions so far minus its reference's to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
+	seed := fs.Uint64("seed", 0, "a --scenario's random seed, a whole number `N` (default: the scenario's)")
+	horizon := fs.Duration("horizon", 0, "how much of a --scenario's traffic to run, a `DURATION` such as 30s (default: the scenario's)")
+	positional, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	switch {
+	case len(positional) == 0:
+		return usageErrorf("translate: an intent is required, e.g. ratelab translate 'rate=100/1s,burst=20'")
+	case len(positional) > 1:
+		return usageErrorf("translate: one intent, got %d: %s (quote it: 'rate=100/1s,burst=20')", len(positional), strings.Join(positional, " "))
+	}
+	intent, err := translate.ParseIntent(positional[0])
+	if err != nil {
+		return usageErrorf("translate %s: %v", quoteArg(positional[0]), err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if (set["seed"] || set["horizon"]) && *scenarioArg == "" {
+		return usageErrorf("translate: --seed and --horizon apply to a --scenario, not to %s", map[bool]string{true: "a trace", false: "the probe"}[*in != ""])
+	}
+	var (
+		sc     *engine.Scenario
+		phases []translate.Phase
+	)
+	switch {
+	case *scenarioArg != "" && *in != "":
+		return usageErrorf("translate: either --scenario or --in, not both")
+	case *scenarioArg != "":
+		if sc, err = resolveScenario(ctx, e, *scenarioArg); err != nil {
+			return err
+		}
+		if err := applySeedHorizon(sc, set, *seed, *horizon); err != nil {
+			return err
+		}
+	case *in != "":
+		path, name := *in, *in
+		if *in == "-" {
+			readingStdin(e, "the trace")
+			spooled, remove, err := spool(ctx, e.stdin)
+			if err != nil {
+				return fmt.Errorf("standard input: %w", err)
+			}
+			defer remove()
+			path, name = spooled, "standard input"
+		}
+		if sc, err = traceScenario(path, name); err != nil {
+			return err
+		}
+	default:
+		sc, phases = translate.ProbeScenario(intent)
+		sc.Name = "the probe"
+	}
+	rep, err := translate.Run(ctx, sc, intent, translate.Translate(intent), phases)
+	if err != nil {
+		return fmt.Errorf("translate: %w", err)
+	}
+	if *chart != "" {
+		fig, err := plots.Translation(rep)
+		if err != nil {
+			return err
+		}
+		if err := writeChart(ctx, e, *chart, fig); err != nil {
+			return err
+		}
+	}
+	switch *format {
+	case "json":
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	case "csv":
+		return writeTranslateCSV(e.stdout, rep)
+	}
+	return writeTranslateTable(e.stdout, rep, intent)
+}
+
+// traceScenario is a trace file as a scenario: its requests, to just after the last one.
+func traceScenario(path, name string) (*engine.Scenario, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, cause(err))
+	}
+	defer f.Close()
+	r, err := engine.NewTraceReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	last, rows := time.Duration(-1), 0
+	for {
+		row, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		last, rows = row.At, rows+1
+	}
+	if rows == 0 {
+		return nil, fmt.Errorf("%s: the trace has no requests", name)
+	}
+	return &engine.Scenario{Name: name, Seed: 1, Horizon: last + 1, Client: engine.Client{Policy: engine.PolicyDrop},
+		Sources: []engine.Source{{Kind: engine.SourceTrace, TraceFile: path}}}, nil
+}
+
+func writeTranslateTable(w io.Writer, rep *translate.Report, intent translate.Intent) error {
+	dur := limiters.FormatDuration
+	fmt.Fprintf(w, "%s means %s (T = %s): %d at once after idle, then one per %s.\n",
+		rep.Intent, rep.Reference, dur(intent.Interval()), intent.Burst, dur(intent.Interval()))
+	fmt.Fprintln(w, "In each library's terms, and what each does differently:")
+	const width, indent = 100, "              "
+	for _, l := range rep.Lanes {
+		fmt.Fprintf(w, "\n%s — %s (%s)\n", l.Lane, l.Fit, l.Library)
+		row := func(name, text string) {
+			if text != "" && text != "-" {
+				fmt.Fprintf(w, "  %-10s  %s\n", name, wrap(text, width-len(indent), indent))
+			}
+		}
+		row("write", l.Config)
+		if l.Spec != "" && !strings.HasPrefix(l.Config, l.Spec) {
+			spec := l.Spec
+			if l.MaxWait > 0 && l.MaxWait < translate.Forever {
+				spec += ", callers waiting up to " + dur(l.MaxWait)
+			}
+			row("ratelab", spec)
+		}
+		row("why", l.Why)
+		row("first", l.Translation.First)
+		row("after idle", l.Idle)
+		row("boundary", l.Boundary)
+		if l.Ran {
+			row("run", runVerdict(rep, l))
+		}
+	}
+	fmt.Fprintf(w, "\nDecisions on %s: %d requests over %s, open loop (a refused request is dropped), every lane the same requests.\n",
+		rep.Traffic, rep.Requests, dur(rep.Horizon))
+	if len(rep.Phases) > 0 {
+		var parts []string
+		for _, p := range rep.Phases {
+			parts = append(parts, fmt.Sprintf("%s %d requests in [%s, %s)", p.Name, p.Requests, dur(p.From), dur(p.To)))
+		}
+		fmt.Fprintf(w, "Admitted per phase: %s.\n", strings.Join(parts, "; "))
+	}
+	fmt.Fprintln(w)
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', tabwriter.AlignRight)
+	name := len("lane")
+	for _, l := range rep.Lanes {
+		name = max(name, len(l.Lane))
+	}
+	header := []string{fmt.Sprintf("%-*s", name, "lane")}
+	for _, p := range rep.Phases {
+		header = append(header, p.Name)
+	}
+	header = append(header, "admitted", "refused", "delayed", "max wait", "differing", "")
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	for _, l := range rep.Lanes {
+		if !l.Ran {
+			continue
+		}
+		cells := []string{fmt.Sprintf("%-*s", name, l.Lane)}
+		for _, n := range l.PerPhase {
+			cells = append(cells, strconv.FormatInt(n, 10))
+		}
+		diff := "—"
+		if l.Fit != translate.FitReference {
+			diff = strconv.FormatInt(l.Differing, 10)
+		}
+		cells = append(cells, strconv.FormatInt(l.Admitted, 10), strconv.FormatInt(l.Refused, 10), strconv.FormatInt(l.Delayed, 10),
+			roundedDuration(l.LongestWait), diff, "")
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		if line != "" {
+			fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+		}
+	}
+	first := true
+	for _, l := range rep.Lanes {
+		f := l.FirstDifference
+		if f == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nThe first request each lane decides otherwise, and why (each limiter's own words):")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s: request %d at %s (%d permit%s)\n", l.Lane, f.Request, dur(f.At), f.Permits, plural(f.Permits))
+		against := "reference"
+		if l.Against == translate.WaitingReference {
+			against = "waiting"
+		}
+		for _, d := range []struct {
+			who string
+			d   translate.Decision
+		}{{"it", f.Lane}, {against, f.Reference}} {
+			fmt.Fprintf(w, "    %-9s  %s\n", d.who, wrap(d.d.String()+": "+d.d.Reason, width-15, "               "))
+		}
+	}
+	return nil
+}
+
+// runVerdict is a lane's line in the table: identical, or how many requests differ and where.
+func runVerdict(rep *translate.Report, l translate.LaneReport) string {
+	against := "the reference"
+	if l.Against == translate.WaitingReference {
+		against = "the waiting reference (request for request and wait for wait)"
+	}
+	if l.Fit == translate.FitReference {
+		return fmt.Sprintf("%d admitted, %d refused, %d after a wait", l.Admitted, l.Refused, l.Delayed)
+	}
+	if l.Differing == 0 {
+		s := fmt.Sprintf("identical to %s: the same %d admitted, %d refused", against, l.Admitted, l.Refused)
+		if l.Delayed > 0 && l.Against == translate.Reference {
+			s += fmt.Sprintf("; %d of them after a wait (at most %s)", l.Delayed, roundedDuration(l.LongestWait))
+		}
+		return s
+	}
+	where := ""
+	if len(l.DifferingPerPhase) > 0 {
+		var parts []string
+		for i, n := range l.DifferingPerPhase {
+			if n > 0 {
+				parts = append(parts, fmt.Sprintf("%s: %d", rep.Phases[i].Name, n))
+			}
+		}
+		where = " (" + strings.Join(parts, ", ") + ")"
+	}
+	f := l.FirstDifference
+	return fmt.Sprintf("differs from %s in %d requests%s; the first is request %d at %s: %s, the reference %s. %d admitted, %d refused",
+		against, l.Differing, where, f.Request, limiters.FormatDuration(f.At), f.Lane, f.Reference, l.Admitted, l.Refused)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func writeTranslateCSV(w io.Writer, rep *translate.Report) error {
+	cw := csv.NewWriter(w)
+	header := []string{"lane", "library", "fit", "config", "spec", "max_wait_ns", "ran", "against", "admitted", "refused", "delayed",
+		"longest_wait_ns", "differing", "first_request", "first_t_ns", "first_decision", "first_reference_decision", "first_reason", "first_reference_reason"}
+	for _, p := range rep.Phases {
+		header = append(header, "admitted_"+strings.ReplaceAll(strings.ReplaceAll(p.Name, " ", "_"), "×", "x"))
+	}
+	cw.Write(header)
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, l := range rep.Lanes {
+		row := []string{l.Lane, l.Library, string(l.Fit), l.Config, l.Spec, n(int64(l.MaxWait)), strconv.FormatBool(l.Ran), l.Against}
+		if !l.Ran {
+			row = append(row, "", "", "", "", "", "", "", "", "", "", "")
+		} else {
+			row = append(row, n(l.Admitted), n(l.Refused), n(l.Delayed), n(int64(l.LongestWait)), n(l.Differing))
+			if f := l.FirstDifference; f != nil {
+				row = append(row, strconv.FormatUint(f.Request, 10), n(int64(f.At)), f.Lane.String(), f.Reference.String(), f.Lane.Reason, f.Reference.Reason)
+			} else {
+				row = append(row, "", "", "", "", "", "")
+			}
+		}
+		for i := range rep.Phases {
+			if l.Ran {
+				row = append(row, n(l.PerPhase[i]))
+			} else {
+				row = append(row, "")
+			}
+		}
+		cw.Write(row)
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,294 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// Fleet is the scenario's service run as Instances instances behind one balancer: every
+// request is routed to one live instance, and each lane with a LaneSpec.Fleet decides it there
+// by its coordination model. A lane without one is a single process: the baseline the fleet is
+// measured against. 3 instances of token-bucket:capacity=10,rate=10/1s, local, round-robin,
+// 100 requests at once: each instance admits 10, the fleet 30 against the limit of 10.
+type Fleet struct {
+	Instances int
+	Balancer  Balancer
+}
+
+// MaxInstances is the most instances a fleet may have.
+const MaxInstances = 1024
+
+// Balancer names how requests are routed to the live instances.
+type Balancer string
+
+// The balancers.
+const (
+	BalanceRoundRobin Balancer = "round-robin" // the next live instance in turn, whatever the key
+	BalanceRandom     Balancer = "random"      // a live instance drawn from the scenario's seed
+	BalanceHash       Balancer = "hash"        // FNV-1a of the key modulo the live instances: a join or leave moves most keys
+	BalanceSticky     Balancer = "sticky"      // a key stays on the instance it first went to (chosen round-robin) while that one lives
+)
+
+// Balancers lists every balancer, in the order documentation shows them.
+func Balancers() []Balancer {
+	return []Balancer{BalanceRoundRobin, BalanceRandom, BalanceHash, BalanceSticky}
+}
+
+// Coordination names how a lane's instances share its limit.
+type Coordination string
+
+// The coordination models.
+const (
+	// CoordLocal: each instance has its own limiter of the lane's spec, the full limit: N
+	// instances admit up to N × the limit.
+	CoordLocal Coordination = "local"
+	// CoordSplit: each instance has the spec divided by N (SplitSpec): the fleet admits the
+	// limit when traffic is spread evenly, and refuses a key that one instance gets while the
+	// others idle.
+	CoordSplit Coordination = "split"
+	// CoordCentral: one shared store decides every request atomically; each decision waits a
+	// round trip (Latency), and one that takes longer than Timeout (or meets an outage) is
+	// decided by the failure policy instead.
+	CoordCentral Coordination = "central"
+	// CoordAsync: gubernator's GLOBAL behaviour. Each instance decides locally; a non-owner
+	// queues every hit and sends the sum to the owner Sync after its first queued hit; the
+	// owner applies them (taking at most what it has left: DRAIN_OVER_LIMIT) and, Sync after
+	// the first change it has not yet broadcast, sends what it has left to every other instance,
+	// whose limiter then holds exactly that. Messages take Latency one way.
+	CoordAsync Coordination = "async"
+)
+
+// Coordinations lists every model, in the order documentation shows them.
+func Coordinations() []Coordination {
+	return []Coordination{CoordLocal, CoordSplit, CoordCentral, CoordAsync}
+}
+
+// StoreClock is whose clock a central store decides by.
+type StoreClock string
+
+// The store clocks.
+const (
+	// ClockStore: the store's own (Redis TIME): every instance is judged on one clock, and an
+	// instance's clock offset changes nothing.
+	ClockStore StoreClock = "store"
+	// ClockCaller: each instance sends its own time and names the window by it, as a client
+	// that INCRs "key:{now / window}" does: the store keeps one limiter per window of the
+	// callers' clocks, so an instance ahead by δ opens the next window δ early while the others
+	// still fill the current one.
+	ClockCaller StoreClock = "caller"
+)
+
+// LaneFleet is how one lane's instances coordinate.
+type LaneFleet struct {
+	Model Coordination
+	// Latency is the store's round trip for central, and each sync message's one-way delay
+	// for async. A zero Kind is no latency.
+	Latency Distribution
+	// Sync is async's GlobalSyncWait: a non-owner sends its queued hits Sync after the first,
+	// and the owner broadcasts Sync after the first change since its last broadcast.
+	Sync time.Duration
+	// Owner is the instance that owns the limit under async (0 when unset).
+	Owner int
+	// Clock is whose clock a central store decides by ("" is ClockStore).
+	Clock StoreClock
+	// OnFailure is a central lane's policy when the store cannot decide within Timeout: an
+	// outage, or a round trip longer than Timeout. FailLocal decides by a limiter of the
+	// lane's spec on each instance.
+	OnFailure limiters.FailureMode
+	Timeout   time.Duration
+}
+
+// FaultKind names one fault of the timeline.
+type FaultKind string
+
+// The faults.
+const (
+	FaultOutage  FaultKind = "outage"  // the store is unreachable From…Until (for Instances only, when listed: a partition)
+	FaultLatency FaultKind = "latency" // Add is added to every store round trip and sync message From…Until
+	FaultClock   FaultKind = "clock"   // Instance's clock reads Offset ahead of true time, all run long
+	FaultLeave   FaultKind = "leave"   // Instance stops taking requests At
+	FaultJoin    FaultKind = "join"    // Instance starts taking requests At, with a fresh limiter (absent before, if it never left)
+)
+
+// Fault is one event of the scenario's fault timeline (Scenario.Faults).
+type Fault struct {
+	Kind        FaultKind
+	From, Until time.Duration // outage, latency: the half-open period [From, Until)
+	Add         time.Duration // latency
+	Instances   []int         // outage: the instances cut off from the store; empty: all of them
+	Instance    int           // clock, leave, join
+	Offset      time.Duration // clock: how far ahead the instance's clock reads
+	At          time.Duration // leave, join
+}
+
+// validateFleet checks the fleet, the faults and each lane's coordination, naming fields.
+func (sc *Scenario) validateFleet() error {
+	if sc.Fleet == nil {
+		if len(sc.Faults) > 0 {
+			return fieldErr("faults", "a fault timeline needs a fleet: block")
+		}
+		for i, lane := range sc.Lanes {
+			if lane.Fleet != nil {
+				return fieldErr(fmt.Sprintf("limiters[%d].fleet", i), "a lane's coordination needs the scenario's fleet: block")
+			}
+		}
+		return nil
+	}
+	f := sc.Fleet
+	if f.Instances < 1 || f.Instances > MaxInstances {
+		return fieldErr("fleet.instances", "must be between 1 and %d, got %d", MaxInstances, f.Instances)
+	}
+	if !slices.Contains(Balancers(), f.Balancer) {
+		return fieldErr("fleet.balancer", "unknown balancer %q (round-robin, random, hash, sticky)", f.Balancer)
+	}
+	instance := func(field string, i int) error {
+		if i < 0 || i >= f.Instances {
+			return fieldErr(field, "no instance %d: instances are numbered 0 to %d", i, f.Instances-1)
+		}
+		return nil
+	}
+	for i, ft := range sc.Faults {
+		field := fmt.Sprintf("faults[%d]", i)
+		switch ft.Kind {
+		case FaultOutage, FaultLatency:
+			if ft.From < 0 {
+				return fieldErr(field+".from", "must not be negative, got %v", ft.From)
+			}
+			if ft.Until <= ft.From {
+				return fieldErr(field+".until", "must be after from=%v, got %v", ft.From, ft.Until)
+			}
+			if err := inRange(field+".until", ft.Until); err != nil {
+				return err
+			}
+			if ft.Kind == FaultLatency {
+				if ft.Add <= 0 {
+					return fieldErr(field+".add", "must be positive, got %v", ft.Add)
+				}
+				if err := inRange(field+".add", ft.Add); err != nil {
+					return err
+				}
+			}
+			for j, k := range ft.Instances {
+				if err := instance(fmt.Sprintf("%s.instances[%d]", field, j), k); err != nil {
+					return err
+				}
+			}
+		case FaultClock:
+			if err := instance(field+".instance", ft.Instance); err != nil {
+				return err
+			}
+			if ft.Offset < 0 {
+				return fieldErr(field+".offset", "must not be negative (an instance behind is the others ahead), got %v", ft.Offset)
+			}
+			if err := inRange(field+".offset", ft.Offset); err != nil {
+				return err
+			}
+		case FaultLeave, FaultJoin:
+			if err := instance(field+".instance", ft.Instance); err != nil {
+				return err
+			}
+			if ft.At < 0 {
+				return fieldErr(field+".at", "must not be negative, got %v", ft.At)
+			}
+			if err := inRange(field+".at", ft.At); err != nil {
+				return err
+			}
+		default:
+			return fieldErr(field+".kind", "unknown fault %q (outage, latency, clock, leave, join)", ft.Kind)
+		}
+	}
+	for i, lane := range sc.Lanes {
+		if lane.Fleet == nil {
+			continue
+		}
+		if err := lane.validateFleet(fmt.Sprintf("limiters[%d]", i), f); err != nil {
+			return err
+		}
+	}
+	for i, lane := range sc.Lanes {
+		if lane.Fleet != nil && lane.Fleet.Model == CoordAsync {
+			for j, ft := range sc.Faults {
+				if (ft.Kind == FaultLeave || ft.Kind == FaultJoin) && ft.Instance == lane.Fleet.Owner {
+					return fieldErr(fmt.Sprintf("faults[%d].instance", j), "instance %d owns limiters[%d]'s async limit and cannot %s", ft.Instance, i, ft.Kind)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (l LaneSpec) validateFleet(field string, f *Fleet) error {
+	c := l.Fleet
+	field += ".fleet"
+	if !slices.Contains(Coordinations(), c.Model) {
+		return fieldErr(field+".model", "unknown coordination %q (local, split, central, async)", c.Model)
+	}
+	if l.MaxWait > 0 {
+		return fieldErr(field, "a fleet lane decides at once: max_wait is not supported")
+	}
+	for j, spec := range l.Stack {
+		inner := spec
+		if ks, ok := spec.(limiters.KeyedSpec); ok {
+			inner = ks.Spec
+			if c.Model == CoordAsync {
+				return fieldErr(field, "stage %d: async syncs one limit: a keyed stage is not supported", j+1)
+			}
+		}
+		if inner.NaturalWindow() <= 0 {
+			return fieldErr(field, "stage %d: %s has no time axis: a fleet lane's stages must be rate limits", j+1, spec)
+		}
+		if c.Model == CoordSplit && l.Build == nil {
+			if _, err := SplitSpec(spec, f.Instances); err != nil {
+				return fieldErr(field+".model", "stage %d: %v", j+1, err)
+			}
+		}
+	}
+	if c.Model == CoordAsync && len(l.Stack) != 1 {
+		return fieldErr(field, "async syncs one limit: the stack must have one stage, got %d", len(l.Stack))
+	}
+	if c.Latency.Kind != "" {
+		if err := c.Latency.validate(field + ".latency"); err != nil {
+			return err
+		}
+	}
+	switch c.Model {
+	case CoordCentral:
+		switch c.OnFailure {
+		case limiters.FailOpen, limiters.FailClosed, limiters.FailLocal:
+		default:
+			return fieldErr(field+".on_failure", "a central store needs a failure policy: fail-open, fail-closed or local")
+		}
+		if c.Timeout <= 0 {
+			return fieldErr(field+".timeout", "must be positive, got %v", c.Timeout)
+		}
+		if err := inRange(field+".timeout", c.Timeout); err != nil {
+			return err
+		}
+		if c.Clock != "" && c.Clock != ClockStore && c.Clock != ClockCaller {
+			return fieldErr(field+".clock", "unknown clock %q (store, caller)", c.Clock)
+		}
+	case CoordAsync:
+		if c.Sync <= 0 {
+			return fieldErr(field+".sync", "must be positive, got %v", c.Sync)
+		}
+		if err := inRange(field+".sync", c.Sync); err != nil {
+			return err
+		}
+		if c.Owner < 0 || c.Owner >= f.Instances {
+			return fieldErr(field+".owner", "no instance %d: instances are numbered 0 to %d", c.Owner, f.Instances-1)
+		}
+	}
+	if c.Model != CoordCentral && (c.OnFailure != 0 || c.Timeout != 0 || c.Clock != "") {
+		return fieldErr(field, "on_failure, timeout and clock are a central store's; %s has none", c.Model)
+	}
+	if c.Model != CoordAsync && (c.Sync != 0 || c.Owner != 0) {
+		return fieldErr(field, "sync and owner are async's; %s has none", c.Model)
+	}
+	if (c.Model == CoordLocal || c.Model == CoordSplit) && c.Latency.Kind != "" {
+		return fieldErr(field+".latency", "%s has no store to wait for", c.Model)
+	}
+	return nil
+}
