@@ -271,10 +271,37 @@ type keyCounts struct {
 	lastKey   string
 	last      int32
 	scratch   KeyCount // where untracked keys are counted, and forgotten
+	// single: every request of the lane carries one key known before the run (no population,
+	// trace or scripted key, no keyed stage), so the counts would never be reported (report
+	// is nil for one key): slot is −1 at once, and nothing is counted.
+	single bool
+}
+
+// singleKey reports whether every arrival of sources carries the same key, known before the
+// run: no key population, no trace (whose rows name keys), no scripted key but that one.
+func singleKey(sources []Source) bool {
+	if len(sources) == 0 {
+		return true
+	}
+	key := sources[0].Key
+	for _, src := range sources {
+		if src.Keys != nil || src.Kind == SourceTrace || src.Key != key {
+			return false
+		}
+		for _, a := range src.Script {
+			if a.Key != "" && a.Key != key {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // slot is key's counter slot, made on its first request; −1 past MaxTrackedKeys.
 func (c *keyCounts) slot(key string) int32 {
+	if c.single {
+		return -1
+	}
 	if c.index != nil && key == c.lastKey {
 		return c.last
 	}

@@ -262,7 +262,6 @@ func (r *recorder) failed() {
 // advance closes every bin that ends at or before t. busy and queued are the lane's requests
 // at the downstream and in the queue, which the next bin's maxima start from.
 func (r *recorder) advance(t int64, stack *Stack, busy, queued int) {
-	r.svc.advance(t, busy)
 	if t < r.mark {
 		return
 	}

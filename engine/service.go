@@ -62,7 +62,8 @@ type serviceMeter struct {
 }
 
 // advance extends the busy area to t, busy requests having been in service since the last
-// event.
+// call: the lane calls it where busy changes (a start, a completion) and before it reports,
+// not at every event (the area of a constant stretch is the same in one piece or many).
 func (m *serviceMeter) advance(t int64, busy int) {
 	if t > m.at {
 		m.busyArea.add(int64(busy), t-m.at)

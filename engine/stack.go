@@ -109,6 +109,12 @@ func (s *Stack) Stages() []limiters.Limiter { return s.stages }
 func (s *Stack) Acquire(now time.Duration, permits int, before *limiters.State) (d limiters.Decision, stage int, wasted int64) {
 	if before == nil {
 		// Unobserved (every lane that is not traced): no state to keep, none to clear.
+		if len(s.stages) == 1 { // most lanes: nothing to give back
+			if d = s.stages[0].AcquireAt(now, permits); d != limiters.Admitted {
+				return d, 0, 0
+			}
+			return limiters.Admitted, 1, 0
+		}
 		for k, lim := range s.stages {
 			if d = lim.AcquireAt(now, permits); d != limiters.Admitted {
 				if k > 0 {
