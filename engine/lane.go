@@ -401,21 +401,27 @@ func (l *Lane) Result() LaneResult {
 // newReq puts a request arrived at at, asking for permits with key, in a free slot, or a
 // new one, and returns the slot.
 func (l *Lane) newReq(at int64, permits int, key string) int32 {
+	l.nextID++
+	keySlot := l.keys.slot(key)
+	l.keys.at(keySlot).Offered++
+	return l.fillReq(at, permits, key, keySlot, 0)
+}
+
+// fillReq puts request l.nextID in a free slot, or a new one, and returns the slot.
+func (l *Lane) fillReq(at int64, permits int, key string, keySlot int32, attempts int) int32 {
 	i := l.takeSlot()
 	// Field by field, not *r = request{...}: the composite is built on the stack and copied
 	// in wide loads that cannot forward from its narrow stores, a stall on every arrival.
 	r := &l.reqs[i]
-	l.nextID++
 	r.id = l.nextID
 	r.gen++
 	r.state = reqPending
-	r.attempts = 0
+	r.attempts = attempts
 	r.permits = permits
 	r.arrived = at
 	r.started = 0
 	r.key = key
-	r.keySlot = l.keys.slot(key)
-	l.keys.at(r.keySlot).Offered++
+	r.keySlot = keySlot
 	return i
 }
 
@@ -471,18 +477,7 @@ func (l *Lane) decideAtOnce(at int64, permits int, key string) {
 	d, _, wasted := l.stack.Acquire(time.Duration(l.now), permits, nil)
 	l.rec.wasted(wasted)
 	if d == limiters.Admitted {
-		i := l.takeSlot()
-		r := &l.reqs[i]
-		r.id = l.nextID
-		r.gen++
-		r.state = reqPending
-		r.attempts = 1
-		r.permits = permits
-		r.arrived = at
-		r.started = 0
-		r.key = key
-		r.keySlot = keySlot
-		l.admitted(i) // Acquire's admissions never wait: the stack does not shape
+		l.admitted(l.fillReq(at, permits, key, keySlot, 1)) // Acquire's admissions never wait: the stack does not shape
 		return
 	}
 	l.rec.refusedAttempt()

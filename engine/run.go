@@ -48,31 +48,9 @@ func Run(ctx context.Context, sc *Scenario, progress *Progress) (*Results, error
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
-	lanes := make([]*Lane, len(sc.Lanes))
-	for i := range sc.Lanes {
-		l, err := NewLane(sc, i)
-		if err != nil {
-			for _, made := range lanes[:i] {
-				made.closeStreams()
-			}
-			return nil, err
-		}
-		lanes[i] = l
-	}
-	errs := make([]error, len(lanes))
-	var wg sync.WaitGroup
-	for i, l := range lanes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = l.run(ctx, progress, i)
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("lane %d (%s): %w", i+1, lanes[i].Spec.Label(), err)
-		}
+	lanes, err := runLanes(sc, func(i int, l *Lane) error { return l.run(ctx, progress, i) })
+	if err != nil {
+		return nil, err
 	}
 	res := &Results{Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Horizon: sc.Horizon}
 	for _, l := range lanes {
@@ -127,46 +105,9 @@ func TraceWindow(ctx context.Context, sc *Scenario, res *Results, from, to time.
 	if len(res.Lanes) != len(sc.Lanes) {
 		return fmt.Errorf("engine: TraceWindow: %d lanes of results for a scenario of %d", len(res.Lanes), len(sc.Lanes))
 	}
-	lanes := make([]*Lane, len(sc.Lanes))
-	for i := range sc.Lanes {
-		l, err := NewLane(&win, i)
-		if err != nil {
-			for _, made := range lanes[:i] {
-				made.closeStreams()
-			}
-			return err
-		}
-		lanes[i] = l
-	}
-	errs := make([]error, len(lanes))
-	var wg sync.WaitGroup
-	for i, l := range lanes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer l.closeStreams()
-			for n := 1; ; n++ {
-				if e, _ := l.nextEvent(); e == nil || e.at >= int64(to) {
-					return
-				}
-				if _, err := l.Step(); err != nil {
-					errs[i] = err
-					return
-				}
-				if n&(1<<14-1) == 0 {
-					if err := ctx.Err(); err != nil {
-						errs[i] = err
-						return
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return fmt.Errorf("lane %d (%s): %w", i+1, lanes[i].Spec.Label(), err)
-		}
+	lanes, err := runLanes(&win, func(_ int, l *Lane) error { return l.runUntil(ctx, int64(to)) })
+	if err != nil {
+		return err
 	}
 	for i, l := range lanes {
 		lr := &res.Lanes[i]
@@ -177,4 +118,55 @@ func TraceWindow(ctx context.Context, sc *Scenario, res *Results, from, to time.
 		}
 	}
 	return nil
+}
+
+// runLanes makes every lane of sc and runs each on its own goroutine with run, which must
+// close the lane's streams; the first lane's error, in lane order, names its lane.
+func runLanes(sc *Scenario, run func(i int, l *Lane) error) ([]*Lane, error) {
+	lanes := make([]*Lane, len(sc.Lanes))
+	for i := range sc.Lanes {
+		l, err := NewLane(sc, i)
+		if err != nil {
+			for _, made := range lanes[:i] {
+				made.closeStreams()
+			}
+			return nil, err
+		}
+		lanes[i] = l
+	}
+	errs := make([]error, len(lanes))
+	var wg sync.WaitGroup
+	for i, l := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = run(i, l)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("lane %d (%s): %w", i+1, lanes[i].Spec.Label(), err)
+		}
+	}
+	return lanes, nil
+}
+
+// runUntil steps the lane through its events before to (untraced before the trace's window,
+// the window traced), checking ctx every 16384 events, and closes its streams.
+func (l *Lane) runUntil(ctx context.Context, to int64) error {
+	defer l.closeStreams()
+	for n := 1; ; n++ {
+		if e, _ := l.nextEvent(); e == nil || e.at >= to {
+			return nil
+		}
+		if _, err := l.Step(); err != nil {
+			return err
+		}
+		if n&(1<<14-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
 }
