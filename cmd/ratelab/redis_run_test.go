@@ -168,7 +168,7 @@ func TestRunRedisKilledMidRun(t *testing.T) {
 		m := regexp.MustCompile(regexp.QuoteMeta(lane.Name) + `: (\d+) decisions Redis did not make, decided ` + c.mode + ` instead`).FindStringSubmatch(errOut.String())
 		require.NotNil(t, m, "standard error names %s: %s", lane.Name, errOut.String())
 		failed, _ := strconv.ParseInt(m[1], 10, 64)
-		require.Greater(t, failed, int64(1000), "%s: most of the run came after the kill", lane.Name)
+		require.Greater(t, failed, int64(500), "%s: half of its run or more came after the kill", lane.Name)
 		require.Equal(t, inProcess.Lanes[c.lane].Fleet.StoreFailures+failed, lane.Fleet.StoreFailures, lane.Name)
 		last := lane.Bins[len(lane.Bins)-100:] // the last second
 		var offered, admitted int64
