@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,7 +61,9 @@ func TestRunRedisCentralLanesMatchInProcess(t *testing.T) {
 				before := redisStat(t, c, "commandstats", "cmdstat_evalsha")
 				got, stderr, err := ratelab(t, "run", scenario, "--format", "json", "--redis", srv.Addr)
 				require.NoError(t, err, stderr)
-				require.True(t, got == want, "run %d: --redis changed the JSON", rerun+1)
+				if got != want {
+					t.Fatalf("run %d: --redis changed the JSON: %s", rerun+1, firstDifference(want, got))
+				}
 				require.Regexp(t, `^central stores in Redis at 127\.0\.0\.1:\d+, keys ratelab:run:[a-z-]+:\d+:[0-9a-f]{8}:\*: \d+ keys, deleted after the run\n$`, stderr)
 				sent := redisStat(t, c, "commandstats", "cmdstat_evalsha") - before
 				require.Greater(t, sent, int64(2000), "run %d: the decisions went to Redis", rerun+1)
@@ -70,6 +73,17 @@ func TestRunRedisCentralLanesMatchInProcess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// firstDifference is the first line where got differs from want, with the line before it.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range min(len(w), len(g)) {
+		if w[i] != g[i] {
+			return fmt.Sprintf("line %d, after %q: want %q, got %q", i+1, w[max(i-1, 0)], w[i], g[i])
+		}
+	}
+	return fmt.Sprintf("want %d lines, got %d", len(w), len(g))
 }
 
 // TestRunRedisRefusals: what Redis cannot hold is refused before any work, naming the lane
