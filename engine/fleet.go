@@ -16,6 +16,40 @@ import (
 type Fleet struct {
 	Instances int
 	Balancer  Balancer
+	// Store, when set, builds the limiters of every central lane's shared store instead of
+	// in-process ones of the lane's spec (StoreFactory): `ratelab run --redis` keeps them in
+	// a real Redis. The simulation around them (instances, balancer, latency, faults, the
+	// failure policy) is the same either way.
+	Store StoreFactory
+}
+
+// StoreFactory makes one limiter of a central lane's shared store, of spec on clock (the
+// lane's virtual clock; decisions come at its times), in place of spec.New(clock). It is
+// called wherever the in-process store would make a fresh limiter, and what it returns must
+// be fresh (a full bucket, an empty window): once per central lane; under ClockCaller once
+// per window of the callers' clocks; and for a keyed stage (keys(…):spec, whose table, bound
+// and eviction stay in process) each time a key enters the table, spec being the inner one.
+// A central lane it serves must have one stage. Lanes run in parallel, so it must be safe for
+// concurrent use. An error is for a spec it cannot serve, and ends the run (within a keyed
+// table, which cannot fail, a panic): a store it cannot reach should instead give a limiter
+// whose decisions fail, which implements StoreFailer.
+type StoreFactory func(slot StoreSlot, spec limiters.Spec, clock limiters.Clock) (limiters.Limiter, error)
+
+// StoreSlot says which limiter of which store a StoreFactory makes.
+type StoreSlot struct {
+	Lane   int    // the lane's index in Scenario.Lanes
+	Window int64  // under ClockCaller, the window's index, ⌊caller's time / natural window⌋; else 0
+	Key    string // a keyed stage's client key; "" for a stage that is not keyed
+}
+
+// StoreFailer is a store limiter that can fail to decide, as a store across a network does.
+// After each decision the lane asks StoreErr; an error means the decision returned was not the
+// store's, and the lane's failure policy (LaneFleet.OnFailure) decides instead, as in an
+// outage: counted in FleetResult.StoreFailures, with Timeout as its latency.
+type StoreFailer interface {
+	// StoreErr is why the last AcquireAt was not decided by the store, or nil; reading it
+	// clears it.
+	StoreErr() error
 }
 
 // MaxInstances is the most instances a fleet may have.

@@ -96,6 +96,7 @@ func (q *fleetEvents) Pop() any {
 type fleetStage struct {
 	cfg     LaneFleet
 	fleet   Fleet
+	lane    int             // the lane's index in the scenario
 	specs   []limiters.Spec // the global stack: names the stage and gives the bounds
 	build   func(limiters.Clock) (*Stack, error)
 	clock   limiters.Clock
@@ -124,7 +125,7 @@ type fleetStage struct {
 // the model says), the store, and the fault timeline's joins and leaves.
 func newFleetStage(sc *Scenario, i int, clock limiters.Clock) (*fleetStage, error) {
 	spec := sc.Lanes[i]
-	f := &fleetStage{cfg: *spec.Fleet, fleet: *sc.Fleet, specs: spec.Stack, clock: clock, faults: sc.Faults,
+	f := &fleetStage{cfg: *spec.Fleet, fleet: *sc.Fleet, lane: i, specs: spec.Stack, clock: clock, faults: sc.Faults,
 		rng:    rand.New(rand.NewPCG(sc.Seed, 0xf1ee7)),
 		lat:    rand.New(rand.NewPCG(sc.Seed^uint64(i), 0x1a7e)),
 		sticky: map[string]int{}}
@@ -184,12 +185,27 @@ func newFleetStage(sc *Scenario, i int, clock limiters.Clock) (*fleetStage, erro
 		f.inst[k].stack = st
 	}
 	if f.cfg.Model == CoordCentral {
-		st, err := f.build(clock)
+		if f.fleet.Store != nil && (spec.Build != nil || len(spec.Stack) != 1) {
+			return nil, fmt.Errorf("limiters[%d].fleet: a store made by Fleet.Store decides one stage given by its spec; this lane has %d stages%s",
+				i, len(spec.Stack), map[bool]string{true: " built by code", false: ""}[spec.Build != nil])
+		}
+		f.windows = map[int64]*Stack{}
+		var st *Stack
+		var err error
+		if f.cfg.Clock == ClockCaller && f.fleet.Store != nil {
+			// Under the callers' clocks every decision goes to a window's store, and f.store
+			// only shows a fresh limit (AvailableAt): in process, as without Fleet.Store, and
+			// window 0's made now, so that a factory that cannot serve the spec says so here.
+			if st, err = f.build(clock); err == nil {
+				f.windows[0], err = f.newStore(0)
+			}
+		} else {
+			st, err = f.newStore(0)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("limiters[%d] %w", i, err)
 		}
 		f.store = st
-		f.windows = map[int64]*Stack{}
 	}
 	f.maxN = f.inst[0].stack.Stage(0).MaxPermits()
 	for _, st := range f.inst[0].stack.Stages()[1:] {
@@ -448,6 +464,11 @@ func (f *fleetStage) central(now, local time.Duration, k, n int) limiters.Decisi
 		store = f.windowStore(local)
 	}
 	d := f.onStack(store, at, n)
+	if failer, ok := store.Stage(0).(StoreFailer); ok && failer.StoreErr() != nil {
+		// A real store that gave no decision (Fleet.Store): the policy decides, as in an outage.
+		f.latency.add(int64(f.cfg.Timeout))
+		return f.fail(local, k, n)
+	}
 	if rtt > f.cfg.Timeout {
 		f.latency.add(int64(f.cfg.Timeout))
 		return f.fail(local, k, n)
@@ -462,7 +483,7 @@ func (f *fleetStage) windowStore(local time.Duration) *Stack {
 	if st, ok := f.windows[w]; ok {
 		return st
 	}
-	st, err := f.build(f.clock)
+	st, err := f.newStore(w)
 	if err != nil {
 		return f.store
 	}
@@ -473,6 +494,51 @@ func (f *fleetStage) windowStore(local time.Duration) *Stack {
 	}
 	f.windows[w] = st
 	return st
+}
+
+// newStore makes a central store's limiters: in process from the lane's spec, or by the
+// fleet's StoreFactory for window (ClockCaller's window index, else 0). A keyed stage keeps
+// its table in process and has the factory make each key's limiter as the key enters it.
+func (f *fleetStage) newStore(window int64) (*Stack, error) {
+	factory := f.fleet.Store
+	if factory == nil {
+		return f.build(f.clock)
+	}
+	spec := f.specs[0]
+	ks, keyed := spec.(limiters.KeyedSpec)
+	if !keyed {
+		lim, err := factory(StoreSlot{Lane: f.lane, Window: window}, spec, f.clock)
+		if err != nil {
+			return nil, &StageError{Stage: 1, Err: err}
+		}
+		return StackOf([]limiters.Limiter{lim}), nil
+	}
+	made := &storeSpec{Spec: ks.Spec, make: func(c limiters.Clock) (limiters.Limiter, error) {
+		return factory(StoreSlot{Lane: f.lane, Window: window, Key: f.key}, ks.Spec, c)
+	}}
+	st, err := NewStack([]limiters.Spec{limiters.KeyedSpec{Keys: ks.Keys, Spec: made}}, f.clock)
+	if err != nil {
+		return nil, err
+	}
+	made.armed = true
+	return st, nil
+}
+
+// storeSpec is a keyed store's inner spec whose New asks the StoreFactory. The table makes a
+// key's limiter only inside Bind, for the key being decided (fleetStage.key), so the factory
+// is told that key. Before it is armed (NewKeyed's check of the spec, the limiter a keyed stage
+// shows before its first key) New makes in-process ones, which decide nothing.
+type storeSpec struct {
+	limiters.Spec
+	make  func(limiters.Clock) (limiters.Limiter, error)
+	armed bool
+}
+
+func (s *storeSpec) New(c limiters.Clock) (limiters.Limiter, error) {
+	if !s.armed {
+		return s.Spec.New(c)
+	}
+	return s.make(c)
 }
 
 // fail is the failure policy's decision on instance k: its local limiter for FailLocal.

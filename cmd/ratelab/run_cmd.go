@@ -143,6 +143,8 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	var asserts stringList
 	fs.Var(&asserts, "assert", "a `CHECK` LANES.METRIC OP VALUE that must hold, repeatable, e.g. 'all.refused% < 1' or 'token-bucket.p99 <= 50ms'; exit 1 when one fails (LANES: all, a lane's name or a kind)")
 	replications := fs.Int("replications", 0, replicationsUsage)
+	var rf redisRunFlags
+	rf.register(fs)
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -153,6 +155,12 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	}
 	if replicated && len(asserts) > 0 {
 		return usageErrorf("--assert checks one run's numbers; it does not combine with --replications")
+	}
+	if rf.addr == "" && (flagSet(fs, "redis-prefix") || flagSet(fs, "redis-timeout")) {
+		return usageErrorf("--redis-prefix and --redis-timeout set where the central stores' keys go: they need --redis ADDR")
+	}
+	if rf.addr != "" && replicated {
+		return usageErrorf("--redis runs one run's central stores in Redis; it does not combine with --replications")
 	}
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
 		return err
@@ -183,6 +191,13 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	if *format != "json" {
 		sc.Trace = false // a trace is only printed in JSON
 	}
+	var store *redisRun
+	if rf.addr != "" {
+		if store, err = startRedisRun(ctx, sc, rf); err != nil {
+			return err
+		}
+		defer store.abandon(e.stderr) // a run that fails before finish still deletes its keys
+	}
 	res, err := runWithProgress(ctx, e, sc)
 	if err != nil {
 		return err
@@ -197,6 +212,15 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if store != nil {
+		lines, err := store.finish()
+		for _, line := range lines {
+			fmt.Fprintln(e.stderr, line)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if err := checkAssertions(checks, sc, res); err != nil {
 		return err
