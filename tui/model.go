@@ -80,6 +80,7 @@ type Model struct {
 	showHelp      bool
 	helpTop       int  // the first line of the help page on screen
 	exact         bool // the log shows durations exact instead of rounded
+	topKeys       bool // keyed lanes show their top keys instead of their chart (k)
 
 	sim     *sim
 	picker  picker
@@ -236,6 +237,9 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 		if m.exact {
 			m.status = "the log shows durations exact, to the nanosecond (x: rounded)"
 		}
+	case key.Matches(msg, m.keys.TopKeys):
+		m.topKeys = !m.topKeys
+		m.status = m.topKeysStatus()
 	case key.Matches(msg, m.keys.Play):
 		if m.playing {
 			m.playing = false
