@@ -215,14 +215,17 @@ func TestTopKeysAtTheEnd120x40(t *testing.T) {
 			"each lane; per key only the neighbour is refused (fairness 0.94 against 0.03).", view)
 }
 
-// k on a scenario without keys says so and changes no lane.
+// k on a scenario without keys says so, every time, and changes no lane.
 func TestTopKeysWithoutKeysSaysSo(t *testing.T) {
 	m := open(t, "burst-after-idle", 80, 24)
 	press(m, ".", ".")
 	before := m.View()
-	press(m, "k")
+	press(m, "k", "k")
 	view := m.View()
 	mustContain(t, view, "top keys: no lane has seen two keys yet")
+	if m.topKeys {
+		t.Error("k turned the top-keys view on with no keyed lane to show")
+	}
 	if strings.Count(view, "TAT") != strings.Count(before, "TAT") {
 		t.Errorf("a lane without keys changed under k:\n%s", view)
 	}

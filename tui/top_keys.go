@@ -86,19 +86,23 @@ func (m *Model) topKeysView(lane *engine.Lane, kr *engine.KeyResults, width, row
 	return lines
 }
 
-// topKeysStatus says what k just did: which lanes show their top keys, or why none does.
-func (m *Model) topKeysStatus() string {
-	if !m.topKeys {
-		return "charts and limiters' state again (k: top keys)"
-	}
+// toggleTopKeys switches the keyed lanes between their top keys and their charts (k), and
+// says which lanes show what; with no lane that has seen two keys it changes nothing.
+func (m *Model) toggleTopKeys() {
 	keyed := 0
 	for _, lane := range m.sim.lanes {
 		if lane.Result().Keys != nil {
 			keyed++
 		}
 	}
-	if keyed == 0 {
-		return "top keys: no lane has seen two keys yet (a source's keys:, a keys(…) stage)"
+	switch {
+	case m.topKeys:
+		m.topKeys = false
+		m.status = "charts and limiters' state again (k: top keys)"
+	case keyed == 0:
+		m.status = "top keys: no lane has seen two keys yet (a source's keys:, a keys(…) stage)"
+	default:
+		m.topKeys = true
+		m.status = fmt.Sprintf("top keys of %d of %d lanes: busiest and most refused (k: charts)", keyed, len(m.sim.lanes))
 	}
-	return fmt.Sprintf("top keys of %d of %d lanes: busiest and most refused (k: charts)", keyed, len(m.sim.lanes))
 }
