@@ -34,9 +34,9 @@ func (m *Model) fleetPanel(lane *engine.Lane, f *engine.FleetResult, width, rows
 	if rows <= 1 {
 		return []string{total}
 	}
-	cut := m.cutOff(lane)
+	note := m.instanceNotes(lane)
 	if rows <= len(f.Instances) {
-		return []string{compactInstances(f.Instances, cut, width), total}
+		return []string{compactInstances(f.Instances, note, width), total}
 	}
 	var okW, noW int
 	for _, in := range f.Instances {
@@ -48,8 +48,8 @@ func (m *Model) fleetPanel(lane *engine.Lane, f *engine.FleetResult, width, rows
 	for k, in := range f.Instances {
 		label := fmt.Sprintf("#%-*d ", idW, k)
 		text := fmt.Sprintf(" ok %*d · no %*d", okW, in.Admitted, noW, in.Offered-in.Admitted)
-		if cut[k] {
-			text += " · cut off"
+		if note[k] != "" {
+			text += " · " + note[k]
 		}
 		bar := ""
 		if barW := min(width-ansi.StringWidth(label)-ansi.StringWidth(text), fleetBarWidth); barW >= 4 {
@@ -62,12 +62,12 @@ func (m *Model) fleetPanel(lane *engine.Lane, f *engine.FleetResult, width, rows
 
 // compactInstances is every instance on one line, "ok/no #0 100/0 #1 100/0 #2 100/0"; the
 // instances that do not fit are counted at its end instead ("+7 more").
-func compactInstances(instances []engine.InstanceResult, cut map[int]bool, width int) string {
+func compactInstances(instances []engine.InstanceResult, note []string, width int) string {
 	parts := make([]string, len(instances))
 	for k, in := range instances {
 		parts[k] = fmt.Sprintf("#%d %d/%d", k, in.Admitted, in.Offered-in.Admitted)
-		if cut[k] {
-			parts[k] += " cut off"
+		if note[k] != "" {
+			parts[k] += " " + note[k]
 		}
 	}
 	line := "ok/no " + strings.Join(parts, " ")
@@ -134,21 +134,30 @@ func (m *Model) storeDown(lane *engine.Lane) bool {
 	return false
 }
 
-// cutOff is the instances a partition (an outage fault that lists them) cuts off from a
-// central or async lane's store now.
-func (m *Model) cutOff(lane *engine.Lane) map[int]bool {
-	cut := map[int]bool{}
+// instanceNotes is what each instance of a fleet lane is besides its counts now: "down" when
+// the balancer sends it nothing (a leave fault, or a join not yet come), "cut off" when a
+// partition (an outage fault that lists it) cuts it from a central or async lane's store.
+func (m *Model) instanceNotes(lane *engine.Lane) []string {
+	live := lane.InstancesLive()
+	note := make([]string, len(live))
+	for k, up := range live {
+		if !up {
+			note[k] = "down"
+		}
+	}
 	if !hasStore(lane) {
-		return cut
+		return note
 	}
 	for _, ft := range m.sim.sc.Faults {
 		if ft.Kind == engine.FaultOutage && ft.From <= m.sim.now && m.sim.now < ft.Until {
 			for _, k := range ft.Instances {
-				cut[k] = true
+				if k < len(note) && note[k] == "" {
+					note[k] = "cut off"
+				}
 			}
 		}
 	}
-	return cut
+	return note
 }
 
 func hasStore(lane *engine.Lane) bool {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -23,7 +24,9 @@ func seek(m *Model, t string) {
 
 // checkFleetNumbers fails unless every fleet lane's instance counts on screen are the
 // engine's: each instance's admitted and refused (offered − admitted) in the row or the
-// shared line that the layout gives it, and the total their sum, which is the lane's.
+// shared line that the layout gives it (the shared line may count the last instances
+// instead), "down" beside each instance that is not live, and the total their sum, which is
+// the lane's.
 func checkFleetNumbers(t *testing.T, m *Model, view string, full bool) {
 	t.Helper()
 	for i, lane := range m.sim.lanes {
@@ -32,20 +35,32 @@ func checkFleetNumbers(t *testing.T, m *Model, view string, full bool) {
 		if f == nil {
 			continue
 		}
+		live := lane.InstancesLive()
 		var sum int64
 		var compact []string
 		for k, in := range f.Instances {
 			sum += in.Admitted
+			down := ""
+			if !live[k] {
+				down = " down"
+			}
 			if full {
-				row := regexp.MustCompile(fmt.Sprintf(`#%d \[[█░]+\] ok +%d · no +%d`, k, in.Admitted, in.Offered-in.Admitted))
+				row := regexp.MustCompile(fmt.Sprintf(`#%d \[[█░]+\] ok +%d · no +%d%s(?: · cut off)?(?:\n|$)`,
+					k, in.Admitted, in.Offered-in.Admitted, strings.ReplaceAll(down, " ", " · ")))
 				if !row.MatchString(view) {
-					t.Errorf("lane %d: no row for instance %d with ok %d · no %d:\n%s", i+1, k, in.Admitted, in.Offered-in.Admitted, view)
+					t.Errorf("lane %d: no row for instance %d with ok %d · no %d%s:\n%s", i+1, k, in.Admitted, in.Offered-in.Admitted, down, view)
 				}
 			}
-			compact = append(compact, fmt.Sprintf("#%d %d/%d", k, in.Admitted, in.Offered-in.Admitted))
+			compact = append(compact, fmt.Sprintf("#%d %d/%d%s", k, in.Admitted, in.Offered-in.Admitted, down))
 		}
 		if !full {
-			mustContain(t, view, "│ ok/no "+strings.Join(compact, " "))
+			found := strings.Contains(view, "│ ok/no "+strings.Join(compact, " ")+"\n")
+			for n := 1; n < len(compact) && !found; n++ {
+				found = strings.Contains(view, fmt.Sprintf("│ ok/no %s +%d more\n", strings.Join(compact[:n], " "), len(compact)-n))
+			}
+			if !found {
+				t.Errorf("lane %d: no shared line of %q:\n%s", i+1, compact, view)
+			}
 		}
 		if sum != res.Totals.Admitted {
 			t.Errorf("lane %d: the instances admitted %d, the lane %d", i+1, sum, res.Totals.Admitted)
@@ -262,4 +277,32 @@ func TestPausedFleetSchedulesNoTick(t *testing.T) {
 	if m.playing {
 		t.Error("a key started the play")
 	}
+}
+
+// An instance that left takes nothing more and says so, in its row and on the shared line:
+// the fleet scenario with instance 1 leaving at 2s, at 3s. Local's instance 1 stopped at the
+// 200 requests of its first 2s; the other two took its share since (100 + 50/s each: 350).
+func TestALeftInstanceSaysDown(t *testing.T) {
+	sc, err := scenarios.Get("fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Faults = append(sc.Faults, engine.Fault{Kind: engine.FaultLeave, Instance: 1, At: 2 * time.Second})
+	m, err := New(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	seek(m, "1s")
+	if strings.Contains(m.View(), "down") {
+		t.Errorf("an instance is down at 1s, before it left:\n%s", m.View())
+	}
+	seek(m, "3s")
+	checkLegible(t, m, "instance 1 left, 80×24")
+	checkFleetNumbers(t, m, m.View(), false)
+	mustContain(t, m.View(), "│ ok/no #0 350/0 #1 200/0 down #2 350/0\n")
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	checkLegible(t, m, "instance 1 left, 120×40")
+	checkFleetNumbers(t, m, m.View(), true)
+	mustContain(t, m.View(), "│ #1 [████████████] ok 200 · no 0 · down\n")
 }

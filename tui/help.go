@@ -40,6 +40,7 @@ func (m *Model) helpSections() []helpSection {
 		{"Fleets and keys", []helpEntry{
 			{"#0 [██░░] ok · no", "a fleet lane's instance 0: its requests admitted (ok) and refused (no) so far, the bar its admitted of its offered"},
 			{"ok/no #0 5/2", "the same for every instance on one line, when the lane has no row for each (+n more: instances left out)"},
+			{"down", "the balancer sends the instance nothing: it left (a fault), or has not joined yet"},
 			{"total ok n", "what all the instances admitted; limit l (r×): the most one limiter of the lane's spec admits from 0 to now, what one process keeps to, and r = n/l"},
 			{"1s max a/b", "the most the fleet admitted in one window of the spec (a) against one limiter's bound for it (b): run's overshoot is a/b"},
 			{"store down", "a fault cut the shared store: central lanes decide by their failure policy, async ones stop syncing; cut off: that instance alone"},

@@ -351,7 +351,7 @@ func TestHelpExplainsEveryKeyAndGlyph(t *testing.T) {
 	// Every glyph and symbol the lanes, states and log draw (lane_view.go, state_view.go).
 	for _, glyph := range []string{"▸", "ok", "no", "▁", "█", "TAT", "T", "τ", "●", "▓", "·", "├", "┤",
 		"backlog+T", "ramp[", "━", "╸", "~n", "│", "#", "[██░░]", "pool", "queue", "window [", "1:", "req #", "t=",
-		"#0 [", "ok/no", "+n more", "total ok", "limit", "×", "max", "store down", "cut off", // fleet_view.go
+		"#0 [", "ok/no", "+n more", "total ok", "limit", "×", "max", "store down", "cut off", "down", // fleet_view.go
 		"most offered", "most refused", "fairness", "held", "evicted", "full"} { // top_keys.go
 		if !strings.Contains(page, glyph) {
 			t.Errorf("the help page does not explain %q", glyph)
