@@ -604,3 +604,20 @@ func (f *fleetStage) String() string      { return StackString(f.specs) }
 func (f *fleetStage) Snapshot(now time.Duration) limiters.State {
 	return f.inst[0].stack.Stage(0).Snapshot(now)
 }
+
+// InstancesLive is, for a fleet lane, whether each instance takes requests now: false from a
+// leave fault on, and before the join of one whose first membership event is a join. nil for
+// a lane that is not a fleet. Like Result, it first runs the fleet's events due by now, which
+// the next decision would run before deciding anyway: reading it changes no decision. Three
+// instances, instance 2 joining at 1s and instance 0 leaving at 2s: at 1.5s, [true true true].
+func (l *Lane) InstancesLive() []bool {
+	if l.fleet == nil {
+		return nil
+	}
+	l.fleet.runUntil(time.Duration(l.now))
+	live := make([]bool, len(l.fleet.inst))
+	for k := range l.fleet.inst {
+		live[k] = l.fleet.inst[k].live
+	}
+	return live
+}

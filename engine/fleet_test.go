@@ -155,3 +155,34 @@ func TestFleetValidation(t *testing.T) {
 	sc.Lanes[0] = fleetLane(t, "concurrency:max=3", LaneFleet{Model: CoordLocal})
 	require.ErrorContains(t, sc.Validate(), "has no time axis")
 }
+
+// InstancesLive follows the joins and leaves as the next decision would see them (a join at
+// 1s takes the requests at 1s), and reading it at every step changes nothing the lane decides.
+func TestInstancesLiveFollowsJoinsAndLeaves(t *testing.T) {
+	sc := &Scenario{Horizon: 3 * sec, Sources: []Source{burstOf(0, "", 30), burstOf(sec, "", 30), burstOf(2*sec, "", 30)},
+		Fleet:  &Fleet{Instances: 3, Balancer: BalanceRoundRobin},
+		Faults: []Fault{{Kind: FaultJoin, Instance: 2, At: sec}, {Kind: FaultLeave, Instance: 0, At: 2 * sec}},
+		Lanes: []LaneSpec{fleetLane(t, "token-bucket:capacity=10,rate=1/1h", LaneFleet{Model: CoordLocal}),
+			stacks(t, "token-bucket:capacity=10,rate=1/1h")[0]}}
+	require.NoError(t, sc.Validate())
+	lane, err := NewLane(sc, 0)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		at   time.Duration
+		live []bool
+	}{{0, []bool{true, true, false}}, {sec / 2, []bool{true, true, false}}, {sec, []bool{true, true, true}},
+		{2 * sec, []bool{false, true, true}}, {3 * sec, []bool{false, true, true}}} {
+		require.NoError(t, lane.RunUntil(c.at))
+		require.Equal(t, c.live, lane.InstancesLive(), "at %v", c.at)
+	}
+	require.Nil(t, func() []bool { l, err := NewLane(sc, 1); require.NoError(t, err); return l.InstancesLive() }(), "not a fleet")
+
+	read, err := NewLane(sc, 0)
+	require.NoError(t, err)
+	for !read.Done() {
+		_ = read.InstancesLive()
+		_, err := read.Step()
+		require.NoError(t, err)
+	}
+	require.Equal(t, run(t, sc).Lanes[0], read.Result(), "reading at every step changed the run")
+}

@@ -392,3 +392,28 @@ func (k KeyCount) String() string {
 	}
 	return s
 }
+
+// TopOffered is up to n of the lane's keys that were offered the most requests so far, most
+// first (ties in order of first arrival), with what each was admitted and refused: where
+// KeyResults.TopRefused lists the most refused, this lists the busiest. It reads every
+// tracked key (KeyResults.PerKey lists only the first KeyListLimit), in O(keys × n), and
+// changes nothing: the workbench asks it mid-run. 101 keys of which one sends 60%: that one
+// first.
+func (l *Lane) TopOffered(n int) []KeyCount {
+	top := make([]KeyCount, 0, min(n, len(l.keys.counts)))
+	for _, k := range l.keys.counts {
+		if len(top) == n && (n == 0 || k.Offered <= top[n-1].Offered) {
+			continue
+		}
+		at := len(top)
+		for at > 0 && top[at-1].Offered < k.Offered { // strictly more: an earlier key keeps its tie
+			at--
+		}
+		if len(top) < n {
+			top = append(top, KeyCount{})
+		}
+		copy(top[at+1:], top[at:len(top)-1])
+		top[at] = k
+	}
+	return top
+}

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -201,4 +203,50 @@ func TestKeyedLaneIsDeterministic(t *testing.T) {
 	assert.Equal(t, a.Lanes, b.Lanes)
 	assert.Positive(t, a.Lanes[0].Keys.Tables[0].Evicted)
 	assert.Positive(t, a.Lanes[1].Keys.Tables[0].Full, "fresh refuses new keys while 100 are busy")
+}
+
+// TopOffered mid-run is the busiest keys of every key counted, past the KeyListLimit that
+// PerKey stops at: a Zipf population of 3000 keys, read at 2s, agrees with a stable sort of
+// all the counters (ties in order of first arrival), and reading it changes no later decision.
+func TestTopOfferedReadsEveryKeyMidRun(t *testing.T) {
+	sc := &Scenario{Seed: 3, Horizon: 4 * sec, Bins: 4,
+		Sources: []Source{{Kind: SourcePoisson, Rate: 5000, Keys: &KeyPopulation{Kind: PopulationZipf, Clients: 3000, Exponent: 0.8}}},
+		Lanes:   stacks(t, "keys(max=5000):token-bucket:capacity=2,rate=1/1s"),
+	}
+	require.NoError(t, sc.Validate())
+	lane, err := NewLane(sc, 0)
+	require.NoError(t, err)
+	require.NoError(t, lane.RunUntil(2*sec))
+	counts := append([]KeyCount(nil), lane.keys.counts...)
+	require.Greater(t, len(counts), KeyListLimit, "the population must outgrow PerKey")
+	slices.SortStableFunc(counts, func(a, b KeyCount) int { return cmp.Compare(b.Offered, a.Offered) })
+	top := lane.TopOffered(10)
+	assert.Equal(t, counts[:10], top)
+	assert.Equal(t, "client-0", top[0].Key, "Zipf's first key is the busiest")
+	assert.Empty(t, lane.TopOffered(0))
+	assert.Len(t, lane.TopOffered(len(counts)+5), len(counts), "at most every key")
+
+	require.NoError(t, lane.RunUntil(sc.Horizon))
+	quiet := run(t, sc).Lanes[0]
+	assert.Equal(t, quiet.Totals, lane.Result().Totals, "reading the top keys mid-run changed the run")
+}
+
+// Keys offered alike keep the order they first came in: 12 requests cycling over 5 keys are
+// 3, 3, 2, 2, 2, and the top 4 are attacker-0 to attacker-3.
+func TestTopOfferedKeepsArrivalOrderOnTies(t *testing.T) {
+	sc := &Scenario{Seed: 1, Horizon: 12 * sec, Bins: 1,
+		Sources: []Source{{Kind: SourceConstant, Rate: 1, Keys: &KeyPopulation{Kind: PopulationCycle, Clients: 5}}},
+		Lanes:   stacks(t, "token-bucket:capacity=1,rate=1/1s"),
+	}
+	require.NoError(t, sc.Validate())
+	lane, err := NewLane(sc, 0)
+	require.NoError(t, err)
+	require.NoError(t, lane.RunUntil(sc.Horizon))
+	var got []string
+	var offered []int64
+	for _, k := range lane.TopOffered(4) {
+		got, offered = append(got, k.Key), append(offered, k.Offered)
+	}
+	assert.Equal(t, []string{"attacker-0", "attacker-1", "attacker-2", "attacker-3"}, got)
+	assert.Equal(t, []int64{3, 3, 2, 2}, offered)
 }

@@ -37,6 +37,17 @@ func (m *Model) helpSections() []helpSection {
 			{"admitted a/o", "a of the o requests offered so far were admitted; then refused, timed out, gave up and waiting: each request ends as one of them"},
 			{"1: 2:", "the stages of a stack, first to last; a request must pass every one"},
 		}},
+		{"Fleets and keys", []helpEntry{
+			{"#0 [██░░] ok · no", "a fleet lane's instance 0: its requests admitted (ok) and refused (no) so far, the bar its admitted of its offered"},
+			{"ok/no #0 5/2", "the same for every instance on one line, when the lane has no row for each (+n more: instances left out)"},
+			{"down", "the balancer sends the instance nothing: it left (a fault), or has not joined yet"},
+			{"total ok n", "what all the instances admitted; limit l (r×): the most one limiter of the lane's spec admits from 0 to now, what one process keeps to, and r = n/l"},
+			{"1s max a/b", "the most the fleet admitted in one window of the spec (a) against one limiter's bound for it (b): run's overshoot is a/b"},
+			{"store down", "a fault cut the shared store: central lanes decide by their failure policy, async ones stop syncing; cut off: that instance alone"},
+			{"most offered", "k: a keyed lane's busiest keys, beside its most refused, each with its requests offered, admitted (ok) and not (no: refused, timed out, gave up) so far"},
+			{"fairness", "Jain's index of the permits admitted over the keys offered: 1 when every key got the same, 1/n when one key got everything"},
+			{"table h/m held", "a keys(max=m) stage's table: keys it holds, keys it evicted to make room, requests refused because it was full and could evict none"},
+		}},
 		{"Token and leaky bucket, warm-up (GCRA)", []helpEntry{
 			{"T", "the emission interval: one permit every T (1/rate; 10ms at 100/s)"},
 			{"TAT", "theoretical arrival time: when the next permit is due; TAT ≤ now means the bucket is full"},

@@ -13,6 +13,7 @@ type KeyMap struct {
 	End      key.Binding
 	Seek     key.Binding
 	Exact    key.Binding
+	TopKeys  key.Binding
 
 	Burst     key.Binding
 	Predict   key.Binding
@@ -44,6 +45,7 @@ func DefaultKeyMap() KeyMap {
 		Home:      key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "back to t=0")),
 		End:       key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "on to the end")),
 		Seek:      key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "go to a typed time")),
+		TopKeys:   key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "keyed lanes: top keys instead of the chart (again: the chart)")),
 		Exact:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "exact durations in the log (again: rounded)")),
 		Burst:     key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "send a burst now (recorded in the run)")),
 		Predict:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "predict mode: pause before a burst or a full window's boundary, guess, see")),
@@ -84,7 +86,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Play, k.Step, k.StepBack, k.PrevMark, k.NextMark, k.Home, k.End, k.Seek},
 		{k.Faster, k.Slower, k.Restart},
-		{k.Focus, k.Back, k.Edit, k.Add, k.Duplicate},
+		{k.Focus, k.Back, k.Edit, k.Add, k.Duplicate, k.TopKeys},
 		{k.Predict, k.Burst, k.BurstSize, k.RateUp, k.RateDown, k.Export, k.Exact, k.Switch, k.Help, k.Quit},
 	}
 }

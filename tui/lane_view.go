@@ -79,43 +79,32 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 	if t.Wasted > 0 {
 		counters = append(counters, fmt.Sprintf("wasted %d", t.Wasted))
 	}
+	if res.Fleet != nil && m.storeDown(lane) {
+		counters = append(counters, "store down")
+	}
 	lines := []string{laneTitle(marker, lane.Spec.Label(), counters, must, width, nameStyle)}
+
+	if m.topKeys && res.Keys != nil {
+		return append(lines, m.topKeysView(lane, res.Keys, width, rows)...)
+	}
 
 	okRows := (rows + 1) / 2
 	noRows := rows - okRows
 	stateW := stateWidth(width)
 	chartCols := cw.cols
 
-	// The state panel: each stage's drawing, then the downstream when there is one.
+	// The state panel: each stage's drawing (a fleet lane's instances instead), then the
+	// downstream when there is one.
 	var panel []string
-	stages := len(lane.Stages)
 	downstream := s.sc.Downstream != nil && rows >= 3
 	room := rows
 	if downstream {
 		room--
 	}
-	for k, stage := range lane.Stages {
-		per := room / stages
-		if k < room%stages {
-			per++
-		}
-		if per == 0 {
-			continue
-		}
-		st := stage.Snapshot(s.now)
-		prefix := ""
-		if stages > 1 {
-			prefix = fmt.Sprintf("%d:", k+1)
-		}
-		for j, l := range stateLines(st, stateW-len(prefix), per, sty) {
-			l = fitWords(l, stateW-len(prefix))
-			if j == 0 {
-				l = prefix + l
-			} else {
-				l = strings.Repeat(" ", len(prefix)) + l
-			}
-			panel = append(panel, l)
-		}
+	if res.Fleet != nil {
+		panel = m.fleetPanel(lane, res.Fleet, stateW, room)
+	} else {
+		panel = m.statePanel(lane, stateW, room)
 	}
 	if downstream {
 		client := s.sc.Client
@@ -148,6 +137,37 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 		lines = append(lines, ansi.Truncate(line, width, ""))
 	}
 	return lines
+}
+
+// statePanel is each of lane's stages drawn the way the algorithms document draws it, in
+// room rows of width cells shared among the stages, a stack's numbered 1:, 2:, ….
+func (m *Model) statePanel(lane *engine.Lane, width, room int) []string {
+	var panel []string
+	stages := len(lane.Stages)
+	for k, stage := range lane.Stages {
+		per := room / stages
+		if k < room%stages {
+			per++
+		}
+		if per == 0 {
+			continue
+		}
+		st := stage.Snapshot(m.sim.now)
+		prefix := ""
+		if stages > 1 {
+			prefix = fmt.Sprintf("%d:", k+1)
+		}
+		for j, l := range stateLines(st, width-len(prefix), per, m.styles) {
+			l = fitWords(l, width-len(prefix))
+			if j == 0 {
+				l = prefix + l
+			} else {
+				l = strings.Repeat(" ", len(prefix)) + l
+			}
+			panel = append(panel, l)
+		}
+	}
+	return panel
 }
 
 // minNameWidth is the least of a lane's name the title keeps before it drops counters.

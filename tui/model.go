@@ -4,8 +4,12 @@
 // log that reads each decision as a sentence with the limiter's real numbers.
 //
 // The simulation is the engine's, run in lockstep (every lane RunUntil the same time);
-// wall-clock time only paces the animation. While paused the model schedules nothing, so an
-// idle workbench costs no CPU.
+// wall-clock time only paces the animation. While paused the model schedules nothing: the
+// frame already on its way when play stops is the last, and no key but play starts a tick
+// (save a re-simulation too long for one key's budget — a move back, an edit, a burst — which
+// goes on in frames until it arrives). What still wakes an idle workbench is bubbletea's
+// renderer, whose ticker (60 a second) compares the unchanged frame with the last one drawn:
+// the program cannot stop it short of replacing the renderer.
 package tui
 
 import (
@@ -80,6 +84,7 @@ type Model struct {
 	showHelp      bool
 	helpTop       int  // the first line of the help page on screen
 	exact         bool // the log shows durations exact instead of rounded
+	topKeys       bool // keyed lanes show their top keys instead of their chart (k)
 
 	sim     *sim
 	picker  picker
@@ -236,6 +241,8 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 		if m.exact {
 			m.status = "the log shows durations exact, to the nanosecond (x: rounded)"
 		}
+	case key.Matches(msg, m.keys.TopKeys):
+		m.toggleTopKeys()
 	case key.Matches(msg, m.keys.Play):
 		if m.playing {
 			m.playing = false

@@ -337,7 +337,7 @@ func TestHelpExplainsEveryKeyAndGlyph(t *testing.T) {
 	view := m.View()
 	checkFits(t, view, 80, 24)
 	mustContain(t, view, "ratelab · help", "space  play/pause", ",/←    step back one event",
-		"[      back to the last burst/refusal", "g      go to a typed time", "↑/↓ scroll (lines 1–22 of", "? or esc closes · q quit")
+		"[      back to the last burst/refusal", "g      go to a typed time", "k          keyed lanes: top keys instead of the chart (again: the chart)", "↑/↓ scroll (lines 1–22 of", "? or esc closes · q quit")
 	golden(t, "help-80x24", "the help page (?) at 80×24, first page: the time keys first; ↑/↓ scrolls to the rest.", view)
 
 	page := strings.Join(m.helpLines(80), "\n")
@@ -350,7 +350,9 @@ func TestHelpExplainsEveryKeyAndGlyph(t *testing.T) {
 	}
 	// Every glyph and symbol the lanes, states and log draw (lane_view.go, state_view.go).
 	for _, glyph := range []string{"▸", "ok", "no", "▁", "█", "TAT", "T", "τ", "●", "▓", "·", "├", "┤",
-		"backlog+T", "ramp[", "━", "╸", "~n", "│", "#", "[██░░]", "pool", "queue", "window [", "1:", "req #", "t="} {
+		"backlog+T", "ramp[", "━", "╸", "~n", "│", "#", "[██░░]", "pool", "queue", "window [", "1:", "req #", "t=",
+		"#0 [", "ok/no", "+n more", "total ok", "limit", "×", "max", "store down", "cut off", "down", // fleet_view.go
+		"most offered", "most refused", "fairness", "held", "evicted", "full"} { // top_keys.go
 		if !strings.Contains(page, glyph) {
 			t.Errorf("the help page does not explain %q", glyph)
 		}
