@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -317,4 +318,58 @@ func TestNginxZoneMatchesReference(t *testing.T) {
 	}
 	t.Logf("%d requests compared, %d nodes removed", checked, removed)
 	assert.Greater(t, removed, 1000, "the traffic exercises expiry")
+}
+
+// Goroutines racing through one zone at a frozen instant: 8 of them, each with 100 keys of
+// its own, 4 requests a key at burst=2. With room for every key, nothing is removed and each
+// key gets exactly burst + 1 = 3. In a zone of 16 the full zone removes nodes under the
+// callers' feet (a key whose node went comes back new, with 3 more): the zone never holds
+// more than 16, every removal is counted (created − removed = held), no key is refused a
+// node, and no key gets fewer than 3. At 61s, after the same traffic at 0s, new keys expire
+// idle nodes as well, by the same counts.
+func TestNginxZoneRaces(t *testing.T) {
+	const workers, keysEach, asks = 8, 100, 4
+	race := func(k *KeyedLimiter, at time.Duration, prefix string) [][]int {
+		admitted := make([][]int, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			admitted[w] = make([]int, keysEach)
+			wg.Go(func() {
+				for i := range keysEach {
+					key := fmt.Sprintf("%s%d-%d", prefix, w, i)
+					for range asks {
+						if k.AcquireKeyAt(at, key, 1) == Admitted {
+							admitted[w][i]++
+						}
+						if k.Len() > k.Config().MaxKeys {
+							t.Errorf("the zone holds %d > %d", k.Len(), k.Config().MaxKeys)
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return admitted
+	}
+	const spec = "nginx:rate=1r/s,burst=2,delay=nodelay"
+	roomy := keyed(t, spec, "max=4096,evict=nginx", zeroClock{})
+	for w, keys := range race(roomy, 0, "k") {
+		for i, n := range keys {
+			require.Equal(t, 3, n, "worker %d key %d", w, i)
+		}
+	}
+	assert.Equal(t, KeyedStats{Keys: workers * keysEach, Created: workers * keysEach}, roomy.Stats())
+
+	small := keyed(t, spec, "max=16,evict=nginx", zeroClock{})
+	for _, at := range []time.Duration{0, 61 * time.Second} {
+		for w, keys := range race(small, at, fmt.Sprintf("k%s-", at)) {
+			for i, n := range keys {
+				require.GreaterOrEqual(t, n, 3, "at %s worker %d key %d", at, w, i)
+			}
+		}
+		st := small.Stats()
+		assert.LessOrEqual(t, st.Keys, 16)
+		assert.Equal(t, st.Created-st.Evicted, uint64(st.Keys), "at %s: every removal counted", at)
+		assert.Zero(t, st.Full)
+	}
 }
