@@ -34,6 +34,7 @@ func Catalogue() []*Guarantee {
 		keyedPerKeyBound,
 		keyedLRUAttacker,
 		keyedPeers,
+		keyedNginxZone,
 		fleetLocal,
 		fleetSplit,
 		fleetAsync,

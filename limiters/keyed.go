@@ -23,10 +23,14 @@ import (
 //     later request as a new limiter would), so eviction never changes a decision. When none
 //     of the least recently used keys looked at is fresh, the new key's request is refused and
 //     counted as Full: the table trades memory for correctness openly instead of quietly.
+//   - nginx: NGINX's own zone expiry, for nginx: limiters only (EvictNginx, nginx_zone.go): a
+//     new key first removes up to 2 least recently used keys idle 60s with their excess
+//     drained, full or not; at a full table it then removes the least recently used key
+//     unconditionally (and up to 2 more idle ones). A new key is never refused.
 //
-// Both look at the evictScan least recently used keys of the shard and take the first that
-// qualifies; lru never takes a key of a releasing kind (a bulkhead) that holds permits, as its
-// callers still owe them back.
+// lru and fresh look at the evictScan least recently used keys of the shard and take the
+// first that qualifies; lru never takes a key of a releasing kind (a bulkhead) that holds
+// permits, as its callers still owe them back.
 //
 // # Locking
 //
@@ -39,7 +43,8 @@ import (
 // on a limiter that another is evicting. With 64 shards, callers on different keys rarely
 // meet. A table below 4096 keys has one shard, so that its LRU order is exact over all keys
 // (what the golden guarantees derive formulas from); above, each shard keeps its own order
-// and an equal part of MaxKeys.
+// and an equal part of MaxKeys. An nginx table has one shard at any size, one lock and one
+// queue, as an nginx zone has (nginx locks the zone's shared memory for every lookup).
 //
 // # Cost
 //
@@ -62,8 +67,8 @@ var _ Keyed = (*KeyedLimiter)(nil)
 // KeyedConfig bounds a keyed table: "max=1000,evict=lru".
 type KeyedConfig struct {
 	MaxKeys int   // the most keys held at once, at least 1
-	Evict   Evict // lru (the default when empty) or fresh
-	Shards  int   // a power of two, at most MaxKeys; 0: 1 below 4096 keys, else up to 64
+	Evict   Evict // lru (the default when empty), fresh or nginx
+	Shards  int   // a power of two, at most MaxKeys; 0: 1 below 4096 keys, else up to 64 (nginx: 1)
 }
 
 // Evict names an eviction policy.
@@ -165,42 +170,56 @@ func (c KeyedConfig) policy() Evict {
 	return c.Evict
 }
 
-// Validate refuses MaxKeys outside [1, 2³⁰], an unknown policy and a shard count that is
-// not a power of two or exceeds MaxKeys, with a *ConfigError naming the field.
+// Validate refuses MaxKeys outside [1, 2³⁰], an unknown policy, a shard count that is not a
+// power of two or exceeds MaxKeys, and more than one shard for nginx (whose zone has one
+// queue), with a *ConfigError naming the field.
 func (c KeyedConfig) Validate() error {
 	if c.MaxKeys < 1 || c.MaxKeys > MaxKeyedKeys {
 		return configError("keys", "max", fmt.Sprint(c.MaxKeys), "must be between 1 and 2^30")
 	}
-	if p := c.policy(); p != EvictLRU && p != EvictFresh {
-		return configError("keys", "evict", string(c.Evict), "must be lru or fresh")
+	p := c.policy()
+	if p != EvictLRU && p != EvictFresh && p != EvictNginx {
+		return configError("keys", "evict", string(c.Evict), "must be lru, fresh or nginx")
 	}
 	if c.Shards < 0 || c.Shards > c.MaxKeys || (c.Shards > 0 && c.Shards&(c.Shards-1) != 0) {
 		return configError("keys", "shards", fmt.Sprint(c.Shards), fmt.Sprintf("must be a power of two at most max=%d (0: automatic)", c.MaxKeys))
 	}
+	if p == EvictNginx && c.Shards > 1 {
+		return configError("keys", "shards", fmt.Sprint(c.Shards), "must be 1 (or 0) with evict=nginx: an nginx zone has one LRU queue")
+	}
 	return nil
 }
 
-// shardCount is Shards, or automatically 1 below 4096 keys, else the power of two nearest
-// MaxKeys/4096 from below, at most 64.
+// shardCount is Shards, or automatically 1 below 4096 keys (and for nginx), else the power of
+// two nearest MaxKeys/4096 from below, at most 64.
 func (c KeyedConfig) shardCount() int {
 	if c.Shards > 0 {
 		return c.Shards
 	}
-	if c.MaxKeys < 4096 {
+	if c.MaxKeys < 4096 || c.policy() == EvictNginx {
 		return 1
 	}
 	return min(64, 1<<(bits.Len(uint(c.MaxKeys/4096))-1))
 }
 
 // NewKeyed returns a keyed table of limiters of spec on clock, bounded by config. It refuses
-// what spec.Validate and config.Validate refuse, and a spec New cannot build on clock.
+// what spec.Validate and config.Validate refuse, a spec New cannot build on clock, and
+// evict=nginx for a spec that is not nginx:… (or whose limiter is not NginxZoned).
 func NewKeyed(spec Spec, config KeyedConfig, clock Clock) (*KeyedLimiter, error) {
 	if err := config.Validate(); err != nil {
 		return nil, err
 	}
+	if config.policy() == EvictNginx {
+		if err := checkNginxZone(spec); err != nil {
+			return nil, err
+		}
+	}
 	probe, err := spec.New(clock) // the spec and the clock, checked once
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := probe.(NginxZoned); config.policy() == EvictNginx && !ok {
+		return nil, configError("keys", "evict", string(EvictNginx), fmt.Sprintf("needs a limiter whose node the zone can read (limiters.NginxZoned); %T is not one", probe))
 	}
 	n := config.shardCount()
 	k := &KeyedLimiter{spec: spec, config: config, clock: clock, shards: make([]keyedShard, n), shift: 64,
@@ -225,6 +244,7 @@ type keyedShard struct {
 	mu         sync.Mutex
 	index      map[string]int32
 	slots      []keyedSlot
+	free       []int32 // slots emptied by removal, to be reused before slots grows
 	head, tail int32
 	capacity   int32
 	created    uint64
@@ -237,6 +257,7 @@ type keyedSlot struct {
 	key        string
 	limiter    Limiter
 	prev, next int32 // towards head, towards tail; −1 at the ends
+	born       int64 // ms (nginxMs) of the key's arrival: nginx's last for a node not yet accounted
 }
 
 // fnv1a is the 64-bit FNV-1a hash of key, with murmur3's finalizer so that its top bits (the
@@ -349,19 +370,27 @@ func (k *KeyedLimiter) Peek(key string) (Limiter, bool) {
 func (k *KeyedLimiter) KeyState(key string) (Limiter, bool) { return k.Peek(key) }
 
 // insert makes key's limiter in s (locked): in a free slot, or in the slot of the key the
-// policy evicts.
+// policy evicts. Under nginx, the zone's expiry removes first (KeyEvicted when it removed any).
 func (k *KeyedLimiter) insert(s *keyedShard, now time.Duration, key string) (Limiter, KeyOutcome) {
-	i, outcome := int32(len(s.slots)), KeyCreated
-	if i >= s.capacity {
-		if i = s.victim(now, k.config.policy()); i < 0 {
+	outcome := KeyCreated
+	if policy := k.config.policy(); policy == EvictNginx {
+		if s.nginxAllocate(now) > 0 {
+			outcome = KeyEvicted
+		}
+	} else if int32(len(s.index)) >= s.capacity {
+		i := s.victim(now, policy)
+		if i < 0 {
 			s.full++
 			return nil, KeyFull
 		}
-		s.unlink(i)
-		delete(s.index, s.slots[i].key)
-		s.evicted++
+		s.remove(i)
 		outcome = KeyEvicted
+	}
+	var i int32
+	if n := len(s.free); n > 0 {
+		i, s.free = s.free[n-1], s.free[:n-1]
 	} else {
+		i = int32(len(s.slots))
 		s.slots = append(s.slots, keyedSlot{})
 	}
 	lim, err := k.spec.New(k.clock)
@@ -369,7 +398,7 @@ func (k *KeyedLimiter) insert(s *keyedShard, now time.Duration, key string) (Lim
 		panic(fmt.Sprintf("limiters: keyed %s: %v", k.spec, err))
 	}
 	key = strings.Clone(key) // the caller's string may share a larger buffer
-	s.slots[i] = keyedSlot{key: key, limiter: lim, prev: -1, next: -1}
+	s.slots[i] = keyedSlot{key: key, limiter: lim, prev: -1, next: -1, born: nginxMs(now)}
 	s.index[key] = i
 	s.pushFront(i)
 	s.created++
@@ -403,6 +432,15 @@ func evictable(l Limiter, now time.Duration, policy Evict) bool {
 		return canTell && f.FreshAt(now)
 	}
 	return true
+}
+
+// remove forgets slot i's key (an eviction): its slot goes to the free list.
+func (s *keyedShard) remove(i int32) {
+	s.unlink(i)
+	delete(s.index, s.slots[i].key)
+	s.slots[i] = keyedSlot{prev: -1, next: -1}
+	s.free = append(s.free, i)
+	s.evicted++
 }
 
 func (s *keyedShard) touch(i int32) {
@@ -488,7 +526,8 @@ const keyedPrefix = "keys("
 // IsKeyedSpec reports whether text is written as a keyed spec ("keys(…):…").
 func IsKeyedSpec(text string) bool { return strings.HasPrefix(strings.TrimSpace(text), keyedPrefix) }
 
-// ParseKeyedSpec reads "keys(max=1000,evict=lru):token-bucket:capacity=3,rate=100/1s".
+// ParseKeyedSpec reads "keys(max=1000,evict=lru):token-bucket:capacity=3,rate=100/1s";
+// evict=nginx only over an nginx:… spec.
 func ParseKeyedSpec(text string) (KeyedSpec, error) {
 	rest := strings.TrimSpace(text)
 	if !strings.HasPrefix(rest, keyedPrefix) {
@@ -510,6 +549,11 @@ func ParseKeyedSpec(text string) (KeyedSpec, error) {
 	if err != nil {
 		return KeyedSpec{}, err
 	}
+	if keys.policy() == EvictNginx {
+		if err := checkNginxZone(spec); err != nil {
+			return KeyedSpec{}, err
+		}
+	}
 	return KeyedSpec{Spec: spec, Keys: keys}, nil
 }
 
@@ -526,6 +570,11 @@ func (s KeyedSpec) Validate() error {
 	}
 	if err := s.Keys.Validate(); err != nil {
 		return err
+	}
+	if s.Keys.policy() == EvictNginx {
+		if err := checkNginxZone(s.Spec); err != nil {
+			return err
+		}
 	}
 	return s.Spec.Validate()
 }

@@ -147,7 +147,7 @@ func TestKeyedConfigErrors(t *testing.T) {
 		"":                      "max=: missing",
 		"max=0":                 "max=0: must be between 1 and 2^30",
 		"max=x":                 `max=x: "x" is not a whole number`,
-		"max=10,evict=random":   "evict=random: must be lru or fresh",
+		"max=10,evict=random":   "evict=random: must be lru, fresh or nginx",
 		"max=10,shards=3":       "shards=3: must be a power of two",
 		"max=10,evikt=lru":      "evikt=lru: not a field of keys (did you mean evict?)",
 		"max=10,max=11":         "max=11: given twice",

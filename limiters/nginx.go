@@ -82,6 +82,10 @@ const FamilyNginx Family = "nginx"
 // further on, which nginx's own stacked limit_req zones do not charge either); later they
 // give back nothing, as nginx keeps counting a held request whose client went away.
 //
+// An Nginx is one key's node. The zone of nodes, with nginx's own expiry of idle nodes and of
+// the least recently used one when the zone is full, is a keyed table:
+// keys(max=N,evict=nginx):nginx:… (EvictNginx, with the zone size in nodes).
+//
 // The zero value grants nothing: every request is Never; NewNginx makes a working one.
 type Nginx struct {
 	mu    sync.Mutex

@@ -52,7 +52,7 @@ func TestLoadKeysErrorsAreLocated(t *testing.T) {
 		"horizon: 1s\nsources: [{kind: constant, rate: 1, keys: {clients: 3}}]\nlimiters: [leaky-bucket:rate=1/1s]\n":                           "f.yaml:2:43: sources[0].keys.kind: missing",
 		"horizon: 1s\nsources: [{kind: constant, rate: 1, keys: {kind: zipf, clients: 3, exponent: -1}}]\nlimiters: [leaky-bucket:rate=1/1s]\n": "sources[0].keys.exponent: must be in (0, 10]",
 		"horizon: 1s\nsources: [{kind: constant, rate: 1}]\nlimiters:\n  - spec: leaky-bucket:rate=1/1s\n    keys: {max: 0}\n":                  "f.yaml:5:17: limiters[0].keys.max: must be between 1 and 2^30",
-		"horizon: 1s\nsources: [{kind: constant, rate: 1}]\nlimiters:\n  - spec: leaky-bucket:rate=1/1s\n    keys: {max: 5, evict: random}\n":   "limiters[0].keys.evict: must be lru or fresh",
+		"horizon: 1s\nsources: [{kind: constant, rate: 1}]\nlimiters:\n  - spec: leaky-bucket:rate=1/1s\n    keys: {max: 5, evict: random}\n":   "limiters[0].keys.evict: must be lru, fresh or nginx",
 		"horizon: 1s\nsources: [{kind: constant, rate: 1}]\nlimiters:\n  - spec: leaky-bucket:rate=1/1s\n    keys: {max: 5, evikt: lru}\n":      "limiters[0].keys.evikt: unknown field",
 		"horizon: 1s\nsources: [{kind: constant, rate: 1}]\nlimiters: ['keys(max=5,evict=random):leaky-bucket:rate=1/1s']\n":                    "f.yaml:3:12: limiters[0]:",
 	} {
