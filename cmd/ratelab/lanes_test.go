@@ -43,6 +43,9 @@ func TestParseLane(t *testing.T) {
 		"fixed-window:limit=5,window=1s+concurrency:max=3":      {"", "fixed-window:limit=5,window=1s+concurrency:max=3"},
 		"both=fixed-window:limit=5,window=1s+concurrency:max=3": {"both", "fixed-window:limit=5,window=1s+concurrency:max=3"},
 		" spaced name =concurrency:max=5":                       {"spaced name", "concurrency:max=5"},
+		// keys(…)'s = comes before the kind's colon: still a spec, not a lane named "keys(max".
+		"keys(max=50,evict=lru):token-bucket:capacity=3,rate=10/1s":   {"", "keys(max=50,evict=lru):token-bucket:capacity=3,rate=10/1s"},
+		"z=keys(max=50,evict=lru):token-bucket:capacity=3,rate=10/1s": {"z", "keys(max=50,evict=lru):token-bucket:capacity=3,rate=10/1s"},
 	} {
 		lane, err := parseLane(text)
 		require.NoError(t, err, text)

@@ -101,8 +101,9 @@ func applySeedHorizon(sc *engine.Scenario, set map[string]bool, seed uint64, hor
 }
 
 // parseLane reads a --limiter value: a stack of specs joined with +, optionally named first,
-// NAME=SPEC. The text before the first = is a name only when it holds no ":" (in a spec, a
-// field's = always comes after its kind's colon), so every spec reads as it always did.
+// NAME=SPEC. The text before the first = is a name only when it holds no ":" and no "(" (in a
+// spec, a field's = always comes after its kind's colon or inside keys(…)), so every spec
+// reads as it always did.
 func parseLane(text string) (engine.LaneSpec, error) {
 	name, spec, named := splitLaneName(text)
 	if named {
@@ -127,7 +128,7 @@ func parseLane(text string) (engine.LaneSpec, error) {
 // spec.
 func splitLaneName(text string) (name, spec string, named bool) {
 	before, after, ok := strings.Cut(text, "=")
-	if !ok || strings.Contains(before, ":") {
+	if !ok || strings.ContainsAny(before, ":(") {
 		return "", text, false
 	}
 	return strings.TrimSpace(before), after, true
