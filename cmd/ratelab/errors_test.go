@@ -15,7 +15,7 @@ import (
 // its value; unknown names get "did you mean" and the list of what there is. Every one is a
 // usage error (exit 2) of one line.
 func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
-	runFlags := "(flags: --assert, --bins, --format, --horizon, --limiter, --max-events, --max-memory, --replications, --seed)"
+	runFlags := "(flags: --assert, --bins, --format, --horizon, --limiter, --max-events, --max-memory, --redis, --redis-prefix, --redis-timeout, --replications, --seed)"
 	for _, tc := range []struct {
 		args []string
 		want string
