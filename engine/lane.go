@@ -137,6 +137,9 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		l.atOnce = !l.shapes && !l.stack.Keyed()
 	}
 	l.rec = newRecorder(sc, spec, l.stack.Len())
+	if l.fleet != nil {
+		l.fleet.setBins(l.rec.binWidth, len(l.rec.result.Bins))
+	}
 	for k, src := range sc.Sources {
 		st, err := newStream(src, k, sc.Seed, sc.Horizon)
 		if err != nil {
