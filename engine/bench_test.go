@@ -247,3 +247,17 @@ func (h *floorHeap) pop() floorEvent {
 	}
 	return top
 }
+
+// BenchmarkFleetLane is one event of a fleet lane: Poisson traffic at 10,000/s through three
+// instances behind a round-robin balancer, each with the full token bucket (local) or a third
+// of it (split), in the default 1000 bins; every admission also counts in its instance's bin.
+func BenchmarkFleetLane(b *testing.B) {
+	for _, model := range []Coordination{CoordLocal, CoordSplit} {
+		lane := stacks(b, "token-bucket:capacity=30,rate=6000/1s")[0]
+		lane.Fleet = &LaneFleet{Model: model}
+		sc := &Scenario{Horizon: 24 * time.Hour, Client: Client{Policy: PolicyDrop}, Lanes: []LaneSpec{lane},
+			Fleet:   &Fleet{Instances: 3, Balancer: BalanceRoundRobin},
+			Sources: []Source{{Kind: SourcePoisson, Rate: 10_000}}}
+		b.Run(string(model), func(b *testing.B) { benchLane(b, sc, 0) })
+	}
+}

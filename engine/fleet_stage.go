@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
@@ -39,6 +40,9 @@ type InstanceResult struct {
 	Offered  int64   `json:"offered"`  // attempts routed to it
 	Admitted int64   `json:"admitted"` // of those, admitted
 	Share    float64 `json:"share"`    // its part of the fleet's admissions
+	// Bins is its admissions in each of the lane's bins (LaneResult.Bins): summed over the
+	// instances, bin b's counts are Bins[b].Admitted. 3 instances in 1000 bins: 3000 counts.
+	Bins []int64 `json:"bins"`
 }
 
 // fleetInstance is one instance of a fleet lane: its own limiters (local, split, async, and a
@@ -49,8 +53,9 @@ type fleetInstance struct {
 	live     bool
 	offered  int64
 	admitted int64
-	hits     int64 // async: hits queued for the owner
-	flushing bool  // async: a flush is scheduled
+	bins     []int64 // admissions per bin of the lane's (setBins)
+	hits     int64   // async: hits queued for the owner
+	flushing bool    // async: a flush is scheduled
 }
 
 // fleetEvent is one step of the fleet's own timeline, run before any decision at or after its
@@ -113,6 +118,9 @@ type fleetStage struct {
 	sticky  map[string]int
 	key     string
 	maxN    int
+	// binWidth is the lane's bin width (recorder.binWidth): an admission at t counts in
+	// instance k's bins[t/binWidth].
+	binWidth int64
 
 	broadcasting bool // async: the owner's broadcast is scheduled
 	storeOps     int64
@@ -212,6 +220,14 @@ func newFleetStage(sc *Scenario, i int, clock limiters.Clock) (*fleetStage, erro
 		f.maxN = min(f.maxN, st.MaxPermits())
 	}
 	return f, nil
+}
+
+// setBins gives each instance n bins of width, the lane's: allocated once, O(instances × n).
+func (f *fleetStage) setBins(width int64, n int) {
+	f.binWidth = width
+	for k := range f.inst {
+		f.inst[k].bins = make([]int64, n)
+	}
 }
 
 func (f *fleetStage) push(e fleetEvent) {
@@ -433,6 +449,9 @@ func (f *fleetStage) decide(now time.Duration, n int) limiters.Decision {
 	}
 	if d == limiters.Admitted {
 		in.admitted++
+		if n := len(in.bins); n > 0 { // decisions come before the horizon; the last bin holds any at it
+			in.bins[min(int(int64(now)/f.binWidth), n-1)]++
+		}
 	}
 	return d
 }
@@ -560,7 +579,7 @@ func (f *fleetStage) report(windows []WindowMeter) *FleetResult {
 		total += in.admitted
 	}
 	for k, in := range f.inst {
-		res.Instances[k] = InstanceResult{Offered: in.offered, Admitted: in.admitted}
+		res.Instances[k] = InstanceResult{Offered: in.offered, Admitted: in.admitted, Bins: slices.Clone(in.bins)}
 		if total > 0 {
 			res.Instances[k].Share = float64(in.admitted) / float64(total)
 		}

@@ -156,6 +156,7 @@ func TestFleetValidation(t *testing.T) {
 	require.ErrorContains(t, sc.Validate(), "has no time axis")
 }
 
+<<<<<<< HEAD
 // InstancesLive follows the joins and leaves as the next decision would see them (a join at
 // 1s takes the requests at 1s), and reading it at every step changes nothing the lane decides.
 func TestInstancesLiveFollowsJoinsAndLeaves(t *testing.T) {
@@ -185,4 +186,47 @@ func TestInstancesLiveFollowsJoinsAndLeaves(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, run(t, sc).Lanes[0], read.Result(), "reading at every step changed the run")
+=======
+// Each instance's admissions per bin: exact for joins and leaves, and summed over the
+// instances equal to the lane's own per-bin admissions under every coordination model.
+func TestFleetBinsSumToTheLanesAdmissions(t *testing.T) {
+	sc := &Scenario{Horizon: 3 * sec, Bins: 3, Sources: []Source{burstOf(0, "", 30), burstOf(sec, "", 30), burstOf(2*sec, "", 30)},
+		Fleet:  &Fleet{Instances: 3, Balancer: BalanceRoundRobin},
+		Faults: []Fault{{Kind: FaultJoin, Instance: 2, At: sec}, {Kind: FaultLeave, Instance: 0, At: 2 * sec}},
+		Lanes:  []LaneSpec{fleetLane(t, "token-bucket:capacity=10,rate=1/1h", LaneFleet{Model: CoordLocal})}}
+	in := run(t, sc).Lanes[0].Fleet.Instances
+	require.Equal(t, [][]int64{{10, 0, 0}, {10, 0, 0}, {0, 10, 0}}, [][]int64{in[0].Bins, in[1].Bins, in[2].Bins},
+		"instances 0 and 1 spend their 10 at 0s; instance 2 joins at 1s with a fresh 10")
+
+	latency := Distribution{Kind: DistConstant, Mean: 2 * ms}
+	sc = &Scenario{Horizon: 4 * sec, Bins: 40, Seed: 7, Sources: []Source{{Kind: SourcePoisson, Rate: 300}},
+		Fleet:  &Fleet{Instances: 4, Balancer: BalanceRandom},
+		Faults: []Fault{{Kind: FaultOutage, From: sec, Until: 2 * sec}, {Kind: FaultLeave, Instance: 3, At: 3 * sec}},
+		Lanes: []LaneSpec{
+			fleetLane(t, "token-bucket:capacity=20,rate=100/1s", LaneFleet{Model: CoordLocal}),
+			fleetLane(t, "token-bucket:capacity=20,rate=100/1s", LaneFleet{Model: CoordSplit}),
+			fleetLane(t, "token-bucket:capacity=20,rate=100/1s", LaneFleet{Model: CoordCentral, Latency: latency,
+				OnFailure: limiters.FailLocal, Timeout: 20 * ms}),
+			fleetLane(t, "token-bucket:capacity=20,rate=100/1s", LaneFleet{Model: CoordAsync, Sync: 50 * ms, Latency: latency}),
+		}}
+	for _, lane := range run(t, sc).Lanes {
+		require.Len(t, lane.Bins, 40)
+		for b, bin := range lane.Bins {
+			var sum int64
+			for _, in := range lane.Fleet.Instances {
+				require.Len(t, in.Bins, 40)
+				sum += in.Bins[b]
+			}
+			require.Equal(t, bin.Admitted, sum, "%s: bin %d", lane.Name, b)
+		}
+		for k, in := range lane.Fleet.Instances {
+			var total int64
+			for _, n := range in.Bins {
+				total += n
+			}
+			require.Equal(t, in.Admitted, total, "%s: instance %d", lane.Name, k)
+		}
+		require.Zero(t, lane.Fleet.Instances[3].Bins[35], "%s: instance 3 has left", lane.Name)
+	}
+>>>>>>> fleetchart
 }

@@ -138,6 +138,9 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 	}
 	l.rec = newRecorder(sc, spec, l.stack.Len())
 	l.keys.single = !l.stack.Keyed() && singleKey(sc.Sources)
+	if l.fleet != nil {
+		l.fleet.setBins(l.rec.binWidth, len(l.rec.result.Bins))
+	}
 	for k, src := range sc.Sources {
 		st, err := newStream(src, k, sc.Seed, sc.Horizon)
 		if err != nil {

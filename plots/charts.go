@@ -32,6 +32,7 @@ var Charts = []Chart{
 	{"guarantee", "the most admitted in a rolling window against the limiter's documented bound", hasWindow, Guarantee},
 	{"warmup", "a warm-up bucket's admitted rate against its documented curve and the token bucket", hasWarmUp, WarmUp},
 	{"downstream", "requests in flight against the downstream's pool, and the requests the pool refused", hasDownstream, Downstream},
+	{"fleet", "each fleet lane's admissions per bin, stacked by instance, against the global limit, with the fault timeline", hasFleet, Fleet},
 	{"waits", "each lane's wait-time distribution: a histogram on a log axis and the percentile curve (runs where requests wait)", hasWaits, Waits},
 }
 

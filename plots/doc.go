@@ -1,20 +1,21 @@
 // Package plots draws ratelab's runs as documentation-quality figures with gonum/plot.
 //
 // Every chart is a pure function from a scenario and its results to a *Figure (Build, or the
-// chart functions Timeline, Rate, State, Guarantee, WarmUp, Downstream and Waits; BuildView
-// and the …View functions for a stretch of virtual time, View{From, To}); rendering is a
-// separate step (Figure.Write for PNG, SVG or an animated GIF, Figure.Draw onto any gonum
+// chart functions Timeline, Rate, State, Guarantee, WarmUp, Downstream, Fleet and Waits;
+// BuildView and the …View functions for a stretch of virtual time, View{From, To}); rendering
+// is a separate step (Figure.Write for PNG, SVG or an animated GIF, Figure.Draw onto any gonum
 // canvas, Figure.Plots for the panels as *plot.Plot). A Figure holds the plotted data, not
 // pixels, so Figure.Dump prints it as reviewable text: the golden files in testdata/ pin the
 // charts' points.
 //
 // One style everywhere (style.go): each limiter kind has one Okabe–Ito colour in every chart
-// (KindColor); offered traffic is a grey area; measured data are solid lines, marks, bands and
-// bars; dashes and dots are kept for references — bounds and documented curves black, the
-// configured limit grey dotted, window and slot boundaries (limiters.Grid) thin lines in the
-// kind's colour; refusals are black, drawn below zero in the rate chart so that they never hide
-// under an equal admitted line. The legend is a row above the panels, so it never covers data;
-// titles name the scenario, subtitles its parameters, axes their units.
+// (KindColor), and in the fleet chart each instance one of six (InstanceColor); offered
+// traffic is a grey area; measured data are solid lines, marks, bands and bars; dashes and
+// dots are kept for references — bounds and documented curves black, the configured limit
+// grey dotted, window and slot boundaries (limiters.Grid) thin lines in the kind's colour;
+// refusals are black, drawn below zero in the rate chart so that they never hide under an
+// equal admitted line. The legend is a row above the panels, so it never covers data; titles
+// name the scenario, subtitles its parameters, axes their units.
 //
 // Long runs cost the same to draw as short ones: charts come from the engine's bins, rates are
 // grouped to at most 150 bins, the state chart draws more than 150/columns bins as each span's

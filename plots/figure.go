@@ -333,7 +333,7 @@ func (p *Panel) yRange() [2]float64 {
 	}
 	hi, lo := math.Inf(-1), math.Inf(1)
 	for _, s := range p.Series {
-		if s.Role == RoleMarker || s.Role == RoleBoundary || s.Role == RoleNow {
+		if s.Role == RoleMarker || s.Role == RoleBoundary || s.Role == RoleNow || s.Role == RoleFault {
 			continue
 		}
 		for _, v := range s.Y {
@@ -498,6 +498,12 @@ func seriesPlotters(s Series, xmin, xmax float64, columns int) []plot.Plotter {
 		return []plot.Plotter{sc}
 	case RoleInterval:
 		return []plot.Plotter{intervalArea{xs: s.X, ys: s.Y, fill: intervalFill(s.Color)}}
+	case RoleStacked:
+		return []plot.Plotter{stackArea{xs: s.X, lo: s.Lo, hi: s.Y, c: s.Color}}
+	case RoleFault:
+		return []plot.Plotter{faultArea{xs: s.X, c: s.Color}}
+	case RoleLimit:
+		return []plot.Plotter{limitLine{xs: s.X, ys: s.Y}}
 	case RoleMarker, RoleBoundary, RoleNow:
 		var out []plot.Plotter
 		for i, x := range s.X {
@@ -726,6 +732,14 @@ func drawThumb(c *draw.Canvas, e LegendEntry) {
 		intervalThumb(c, colors)
 		return
 	}
+	if e.Role == RoleStacked {
+		stackedThumb(c, colors[0])
+		return
+	}
+	if e.Role == RoleFault {
+		faultThumb(c, colors[0])
+		return
+	}
 	if e.Role == RoleOffered {
 		c.FillPolygon(lightFill, []vg.Point{c.Min, {X: c.Max.X, Y: c.Min.Y}, c.Max, {X: c.Min.X, Y: c.Max.Y}})
 		return
@@ -812,6 +826,12 @@ func (f *Figure) Dump(w io.Writer) error {
 					fmt.Fprintf(bw, " %s", g(x))
 				}
 				fmt.Fprintln(bw)
+				continue
+			}
+			if s.Role == RoleFault { // intervals: from where to where
+				for i := 0; i+1 < len(s.X); i += 2 {
+					fmt.Fprintf(bw, "    [%s, %s)\n", g(s.X[i]), g(s.X[i+1]))
+				}
 				continue
 			}
 			value := func(i int) string {

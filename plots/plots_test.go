@@ -61,6 +61,8 @@ var goldenCases = []struct {
 	{"slow-downstream", "downstream", bins(60),
 		"after 10s only the token bucket alone overfills the pool of 20; the concurrency limit keeps refusals at 0"},
 	{"burst-after-idle", "state", bins(25), "the token bucket's available permits fall from 3 at each burst and refill at 100/s"},
+	{"fleet", "fleet", bins(20),
+		"per 500ms: local stacks its three instances' 50 to 150, twice the limit of 75; split and central hold 75 (25 each) after the first burst; while the store is down (4s to 6s) central fail-open admits 150, fail-closed 0; async 145"},
 	{"poisson", "guarantee", func(sc *engine.Scenario) { sc.Trace = false; sc.Bins = 40; sc.Horizon = 4 * time.Second },
 		"without a trace the rolling 1s count is summed from 100ms bins; every lane stays within its bound"},
 }

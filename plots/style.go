@@ -60,6 +60,25 @@ func LaneColor(spec engine.LaneSpec) color.Color {
 	return KindColor(spec.Stack[0].Kind())
 }
 
+// instanceColors are a fleet's instances in the fleet chart, instance k in the k-th: the
+// Okabe–Ito blue, orange, bluish green, reddish purple, sky blue and vermillion, which stay
+// distinct under the common forms of colour blindness. They are registry kinds' colours too
+// (so the GIF palette has them and their tints), but a fleet chart's panel is one lane, one
+// kind: there they name instances.
+var instanceColors = []color.RGBA{
+	{0x00, 0x72, 0xb2, 0xff}, {0xe6, 0x9f, 0x00, 0xff}, {0x00, 0x9e, 0x73, 0xff},
+	{0xcc, 0x79, 0xa7, 0xff}, {0x56, 0xb4, 0xe9, 0xff}, {0xd5, 0x5e, 0x00, 0xff},
+}
+
+// InstanceColor is the colour of a fleet's instance k, the same in every panel of the fleet
+// chart; past the six colours the chart sums the remaining instances in grey.
+func InstanceColor(k int) color.Color {
+	if k < 0 || k >= len(instanceColors) {
+		return midGrey
+	}
+	return instanceColors[k]
+}
+
 // Font sizes, in points at 96 dpi: chosen so that a 1000-pixel-wide figure scaled down to a
 // README's ~880 pixels keeps tick labels at about 12 pixels.
 const (
@@ -116,7 +135,7 @@ const (
 // not what the run measured: an animation shows it whole from the first frame.
 func (r Role) reference() bool {
 	switch r {
-	case RoleBound, RoleNominal, RoleCurve, RoleMarker, RoleBoundary:
+	case RoleBound, RoleNominal, RoleCurve, RoleMarker, RoleBoundary, RoleFault, RoleLimit:
 		return true
 	}
 	return false
@@ -172,7 +191,7 @@ func lineStyle(role Role, c color.Color) draw.LineStyle {
 	switch role {
 	case RoleAdmitted, RoleRolling, RoleAvailable, RoleLaneInFlow, RolePercentile:
 		return draw.LineStyle{Color: c, Width: vg.Points(1.8)}
-	case RoleHistogram:
+	case RoleHistogram, RoleStacked:
 		return draw.LineStyle{Color: c, Width: vg.Points(1)}
 	case RoleBand:
 		return draw.LineStyle{Color: c, Width: vg.Points(1.2)}
@@ -186,6 +205,8 @@ func lineStyle(role Role, c color.Color) draw.LineStyle {
 		return draw.LineStyle{Color: black, Width: vg.Points(1.3), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
 	case RoleCurve:
 		return draw.LineStyle{Color: black, Width: vg.Points(1.3), Dashes: []vg.Length{vg.Points(8), vg.Points(2.5), vg.Points(1.5), vg.Points(2.5)}}
+	case RoleLimit:
+		return draw.LineStyle{Color: darkGrey, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2.5)}}
 	case RoleNominal:
 		return draw.LineStyle{Color: midGrey, Width: vg.Points(1.4), Dashes: []vg.Length{vg.Points(1.5), vg.Points(2.5)}}
 	case RoleFailed:

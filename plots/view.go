@@ -47,6 +47,7 @@ var zoomable = map[string]func(*engine.Scenario, *engine.Results, View) (*Figure
 	},
 	"warmup":     WarmUpView,
 	"downstream": DownstreamView,
+	"fleet":      FleetView,
 }
 
 // BuildView makes the chart called name for the stretch of time v.

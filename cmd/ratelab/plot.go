@@ -157,7 +157,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 		}
 		if opt.format == "gif" && !fig.TimeAxis {
 			if len(charts) > 0 {
-				return usageErrorf("--format gif: the %s chart has no time axis to animate (animate timeline, rate, state, guarantee, warmup or downstream)", name)
+				return usageErrorf("--format gif: the %s chart has no time axis to animate (animate timeline, rate, state, guarantee, warmup, downstream or fleet)", name)
 			}
 			continue // every chart that applies: the ones that animate
 		}
