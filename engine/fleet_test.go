@@ -156,7 +156,6 @@ func TestFleetValidation(t *testing.T) {
 	require.ErrorContains(t, sc.Validate(), "has no time axis")
 }
 
-<<<<<<< HEAD
 // InstancesLive follows the joins and leaves as the next decision would see them (a join at
 // 1s takes the requests at 1s), and reading it at every step changes nothing the lane decides.
 func TestInstancesLiveFollowsJoinsAndLeaves(t *testing.T) {
@@ -186,7 +185,8 @@ func TestInstancesLiveFollowsJoinsAndLeaves(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, run(t, sc).Lanes[0], read.Result(), "reading at every step changed the run")
-=======
+}
+
 // Each instance's admissions per bin: exact for joins and leaves, and summed over the
 // instances equal to the lane's own per-bin admissions under every coordination model.
 func TestFleetBinsSumToTheLanesAdmissions(t *testing.T) {
@@ -228,5 +228,4 @@ func TestFleetBinsSumToTheLanesAdmissions(t *testing.T) {
 		}
 		require.Zero(t, lane.Fleet.Instances[3].Bins[35], "%s: instance 3 has left", lane.Name)
 	}
->>>>>>> fleetchart
 }
