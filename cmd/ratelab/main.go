@@ -103,7 +103,8 @@ type command struct {
 var commands = []command{
 	{"run", "[SCENARIO | FILE | -] [flags]", "run a scenario through every limiter and print one row per limiter",
 		"SCENARIO is a built-in scenario (see ratelab list); FILE is a scenario file (YAML, whatever its name); - reads the scenario file from standard input. " +
-			"Without one, the default scenario runs. On a terminal the table fits its width; piped, it is plain text in a stable layout.",
+			"Without one, the default scenario runs. On a terminal the table fits its width; piped, it is plain text in a stable layout. " +
+			"With --redis ADDR, a fleet scenario's central lanes keep their shared store in that real Redis, decided at the run's virtual times.",
 		runCommand},
 	{"list", "", "list the built-in scenarios and the limiter kinds", "", listCommand},
 	{"show", "[SCENARIO | FILE | -] [flags]", "print a scenario as the YAML file it would be (run loads it back to the same results)",
