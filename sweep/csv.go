@@ -22,11 +22,14 @@ import (
 //     (y_field and y empty for one dimension), the cell's stack;
 //   - the counts (offered = admitted + refused + timed_out + gave_up + waiting), failed,
 //     the waits in ns, the window meter, the first stage's nominal rate;
+//   - keys, fairness: the distinct keys and Jain's index of what they were admitted
+//     (Metrics.Keys, Metrics.Fairness; 0 and empty when the cell kept no per-key results),
+//     the index in the shortest form that reads back to the same float;
 //   - refused_pct, not_admitted_pct, rate_overshoot, overshoot: derived from the columns
 //     before them, for reading (empty when a cell has none); merge checks them.
 var Header = []string{"sweep", "scenario", "seed", "horizon_ns", "cell", "cells", "lane", "x_field", "x", "y_field", "y", "spec",
 	"offered", "admitted", "refused", "timed_out", "gave_up", "waiting", "failed", "wait_p50_ns", "wait_p99_ns",
-	"window_ns", "max_in_window", "bound", "nominal_rate", "refused_pct", "not_admitted_pct", "rate_overshoot", "overshoot"}
+	"window_ns", "max_in_window", "bound", "nominal_rate", "keys", "fairness", "refused_pct", "not_admitted_pct", "rate_overshoot", "overshoot"}
 
 // WriteCSV writes rows under Header.
 func WriteCSV(w io.Writer, rows []Row) error {
@@ -48,7 +51,10 @@ func (r Row) record() []string {
 	rec := []string{r.Sweep, r.Scenario, strconv.FormatUint(r.Seed, 10), n(int64(r.Horizon)), strconv.Itoa(r.Cell), strconv.Itoa(r.Cells),
 		r.Lane, r.Fields[0], r.Values[0], r.Fields[1], r.Values[1], r.Spec,
 		n(r.Offered), n(r.Admitted), n(r.Refused), n(r.TimedOut), n(r.GaveUp), n(r.Waiting), n(r.Failed),
-		n(int64(r.WaitP50)), n(int64(r.WaitP99)), n(int64(r.Window)), n(r.MaxInWindow), n(r.Bound), rate}
+		n(int64(r.WaitP50)), n(int64(r.WaitP99)), n(int64(r.Window)), n(r.MaxInWindow), n(r.Bound), rate, strconv.Itoa(r.Keys), ""}
+	if r.Keys > 0 {
+		rec[len(rec)-1] = strconv.FormatFloat(r.Fairness, 'g', -1, 64)
+	}
 	return append(rec, r.Metrics.derived()...)
 }
 
@@ -64,6 +70,9 @@ func (m Metrics) derived() []string {
 	bound, okBound := m.Overshoot()
 	return []string{f(m.Share(m.Refused), true), f(m.Share(m.Refused+m.TimedOut+m.GaveUp), true), f(over, okOver), f(bound, okBound)}
 }
+
+// derivedColumn is the first of the columns derived from the others (refused_pct).
+const derivedColumn = 27
 
 // ReadCSV reads a sweep CSV that WriteCSV wrote (a shard's, or a whole sweep's). Errors name
 // the input, its line and column, and the column's name: "a.csv:3:14: offered: "x" is not
@@ -140,6 +149,20 @@ func parseRecord(rec []string) (r Row, col int, err error) {
 			return r, 24, err
 		}
 	}
+	if m.Keys = int(integer(25, 0)); err != nil {
+		return r, col, err
+	}
+	switch {
+	case m.Keys == 0 && rec[26] != "":
+		return r, 26, fmt.Errorf("%q for no keys: a cell without keys has no fairness", rec[26])
+	case m.Keys > 0:
+		// Jain's index lies in [1/keys, 1]; the float may pass 1 by a rounding.
+		f, e := strconv.ParseFloat(rec[26], 64)
+		if e != nil || !(f > 0 && f <= 1+1e-9) {
+			return r, 26, fmt.Errorf("%q is not a fairness index, a number in (0, 1]", rec[26])
+		}
+		m.Fairness = f
+	}
 	switch {
 	case r.Cell >= r.Cells:
 		return r, 4, fmt.Errorf("cell %d of a grid of %d", r.Cell, r.Cells)
@@ -149,8 +172,8 @@ func parseRecord(rec []string) (r Row, col int, err error) {
 		return r, 12, fmt.Errorf("%d offered is not admitted + refused + timed_out + gave_up + waiting = %d", m.Offered, m.Admitted+m.Refused+m.TimedOut+m.GaveUp+m.Waiting)
 	}
 	for i, want := range m.derived() {
-		if rec[25+i] != want {
-			return r, 25 + i, fmt.Errorf("%q does not follow from the counts (%q)", rec[25+i], want)
+		if rec[derivedColumn+i] != want {
+			return r, derivedColumn + i, fmt.Errorf("%q does not follow from the counts (%q)", rec[derivedColumn+i], want)
 		}
 	}
 	return r, 0, nil

@@ -127,7 +127,8 @@ func parseLane(text string) (engine.LaneSpec, error) {
 // spec.
 func splitLaneName(text string) (name, spec string, named bool) {
 	before, after, ok := strings.Cut(text, "=")
-	if !ok || strings.Contains(before, ":") {
+	// keys(max=1000):spec is a keyed stage, not a lane called "keys(max".
+	if !ok || strings.Contains(before, ":") || limiters.IsKeyedSpec(text) {
 		return "", text, false
 	}
 	return strings.TrimSpace(before), after, true

@@ -130,6 +130,11 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return varyUsage(err)
 	}
+	for _, m := range metrics {
+		if err := g.Check(m); err != nil {
+			return metricUsage(m, err)
+		}
+	}
 	if err := bf.apply(e); err != nil {
 		return err
 	}
@@ -145,6 +150,9 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 	}
 	res, err := sweep.Assemble(rows)
 	if err != nil {
+		return err
+	}
+	if err := checkResultMetrics(res, metrics); err != nil {
 		return err
 	}
 	if o.out != "" {
@@ -204,6 +212,9 @@ func sweepMergeCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkResultMetrics(res, metrics); err != nil {
+		return err
+	}
 	if o.out != "" {
 		if err := writeSweepFigures(ctx, e, o, metrics, res, nil, fileBase(&engine.Scenario{Name: res.Scenario}, nil)); err != nil {
 			return err
@@ -224,6 +235,22 @@ func readSweepCSV(ctx context.Context, path string) ([]sweep.Row, error) {
 	in, stop := newCtxReader(ctx, f)
 	defer stop()
 	return sweep.ReadCSV(in, path)
+}
+
+// metricUsage is a metric the sweep cannot have, as a usage error naming --metric.
+func metricUsage(m sweep.Metric, err error) error {
+	return usageErrorf("--metric %s: %s", m.Name, strings.TrimPrefix(err.Error(), "sweep: "+m.Name+": "))
+}
+
+// checkResultMetrics refuses a metric none of the sweep's cells has (per-key fairness when no
+// cell kept per-key results: a trace without keys).
+func checkResultMetrics(res *sweep.Result, metrics []sweep.Metric) error {
+	for _, m := range metrics {
+		if err := res.Check(m); err != nil {
+			return metricUsage(m, err)
+		}
+	}
+	return nil
 }
 
 // varyUsage makes the sweep package's complaints about --vary usage errors in the CLI's
@@ -407,7 +434,7 @@ func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric) err
 }
 
 // tableValue is a cell's value as the table prints it: shares to 0.1% (exactly none as 0),
-// waits rounded, ratios to 0.001, "-" where a cell has none.
+// waits rounded, ratios and indices to 0.001, "-" where a cell has none.
 func tableValue(m sweep.Metric, cell sweep.Metrics) string {
 	v, ok := m.Value(cell)
 	if !ok {
@@ -424,7 +451,7 @@ func tableValue(m sweep.Metric, cell sweep.Metrics) string {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	case sweep.Wait:
 		return roundedDuration(time.Duration(v))
-	case sweep.Ratio:
+	case sweep.Ratio, sweep.Index:
 		return strconv.FormatFloat(v, 'f', 3, 64)
 	}
 	return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
