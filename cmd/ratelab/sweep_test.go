@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -233,4 +234,29 @@ func TestSweepFairness(t *testing.T) {
 	_, _, err = ratelab(t, "sweep", "merge", path, "--format", "table", "--metric", "fairness")
 	require.Error(t, err)
 	assert.Equal(t, "--metric fairness: scenario steady has no keys: its requests all carry one key and no stage is keyed, so there is no per-key fairness to measure (sweep a scenario whose sources draw keys, such as noisy-neighbour)", err.Error())
+}
+
+// A sweep of 5000 cells, run on one machine and as 7 shards merged, is the same bytes: the
+// merge streams the shards (sweep.MergeCSV) and writes each row as it comes, after a first
+// pass that finds them whole. A shard left out writes nothing.
+func TestSweepMergeOfManyCellsStreams(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"sweep", "steady", "--horizon", "50ms", "--vary", "token-bucket.capacity=1..100", "--vary", "token-bucket.rate=10/1s..1000/1s", "--steps", "100x50"}
+	whole, _, err := ratelab(t, append(base, "--format", "csv")...)
+	require.NoError(t, err)
+	require.Equal(t, 5001, strings.Count(whole, "\n"))
+	var files []string
+	for i := range 7 {
+		out, _, err := ratelab(t, append(base, "--shard", strconv.Itoa(i)+"/7")...)
+		require.NoError(t, err)
+		path := filepath.Join(dir, "shard-"+strconv.Itoa(i)+".csv")
+		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+		files = append(files, path)
+	}
+	merged, _, err := ratelab(t, append([]string{"sweep", "merge"}, files...)...)
+	require.NoError(t, err)
+	assert.True(t, merged == whole, "the merged CSV is the one-machine CSV, byte for byte")
+	out, _, err := ratelab(t, append([]string{"sweep", "merge"}, files[1:]...)...)
+	assert.EqualError(t, err, "sweep merge: 4285 of 5000 cells, missing 0, 7, 14, 21, 28, …: a shard left out?")
+	assert.Empty(t, out, "nothing written from shards that are not a whole sweep")
 }
