@@ -524,17 +524,18 @@ func (d *decoder) integer(dst *int) fieldFunc {
 	}
 }
 
-func (d *decoder) uinteger(dst *uint64) fieldFunc {
+// seed reads a seed as ParseSeed does: decimal digits.
+func (d *decoder) seed(dst *uint64) fieldFunc {
 	return func(n *yaml.Node, path string) error {
 		v, err := d.scalar(n, path, "a whole number")
 		if err != nil {
 			return err
 		}
-		i, err := strconv.ParseUint(v, 10, 64)
+		seed, err := ParseSeed(v)
 		if err != nil {
-			return d.fail(n, path, "expected a whole number >= 0, got %q", v)
+			return d.fail(n, path, "%q: %v", v, err)
 		}
-		*dst = i
+		*dst = seed
 		return nil
 	}
 }
@@ -599,7 +600,7 @@ func (d *decoder) scenario(n *yaml.Node, sc *engine.Scenario) error {
 			sc.Description = strings.TrimSpace(sc.Description) // a folded block (>) ends in a newline
 			return err
 		},
-		"seed":    d.uinteger(&sc.Seed),
+		"seed":    d.seed(&sc.Seed),
 		"horizon": d.duration(&sc.Horizon),
 		"bins":    d.integer(&sc.Bins),
 		"trace":   d.boolean(&sc.Trace),

@@ -307,7 +307,8 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 		[3]string{"`pool`", "0 (unlimited) or more", ""},
 		[3]string{"`sigma`", fmt.Sprintf("more than 0, at most %v", engine.MaxSigma),
 			"e^(5σ) already spans ten orders of magnitude; drawn service times are capped at 2^62 ns"},
-		[3]string{"`seed`, `--seed`", "0 to 2^64−1", ""},
+		[3]string{"`seed`, `--seed`", "decimal digits, 0 to 2^64−1, in a scenario file and on the command line alike; hex, octal and binary (`0x1f`), a leading zero (`010`) and `_` (`1_000`) are refused, saying what they would have meant (`0x1f`: " + refusal(ParseSeed("0x1f")) + ")",
+			"Go's flag package read `--seed 0x1f` as 31 and `010` as 8, where the scenario file refused the one and read the other as 10: a seed that means one thing in one place and another elsewhere is refused everywhere"},
 		[3]string{"`trace: true`", fmt.Sprintf("keeps the first %d decisions of each lane", engine.TraceLimit),
 			"later ones are dropped and the lane says its trace was truncated"},
 	)
@@ -339,6 +340,12 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 			"a document whose aliases nest into billions of nodes (an alias bomb) is refused in time linear in its size; an alias inside the node it names is refused"},
 	)
 	p("## Limiter specs\n\n")
+	_, trailing := engine.ParseStack("token-bucket:capacity=10,rate=100/1s,")
+	_, plus := engine.ParseStack("token-bucket:capacity=10,rate=100/1s+")
+	p("A spec is `KIND:FIELD=VALUE,…`, a stack specs joined by `+`, a keyed stage `keys(max=N,…):SPEC`, the\n")
+	p("same in a scenario file and in every `--limiter`. Fields and stages are joined by single commas and\n")
+	p("`+`: an empty one (a trailing comma or `+`, two in a row, one at the start) is refused rather than\n")
+	p("skipped, as a field lost in an edit may be: `%s`; `%s`.\n\n", trailing, plus)
 	p("Each kind's `Validate` (and the constructor behind it) refuses what is outside these ranges; in a\n")
 	p("scenario, a stage's window must also be less than 2^62 ns (above).\n\n")
 	p("| Kind | Field | Accepted | Why |\n|---|---|---|---|\n")
@@ -346,4 +353,12 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 		p("| `%s` | `%s` | %s | %s |\n", r.kind, r.field, r.accepted, r.why)
 	}
 	return b.String()
+}
+
+// refusal is the reason err gives, for a row that quotes the code's own words.
+func refusal(_ uint64, err error) string {
+	if err == nil {
+		panic("limits doc: the example is accepted")
+	}
+	return err.Error()
 }
