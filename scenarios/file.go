@@ -79,6 +79,21 @@ func LoadFile(path string) (*engine.Scenario, error) {
 
 // regularFile refuses, naming path, what is not a regular file or is larger than MaxFileSize.
 func regularFile(path string, info os.FileInfo) error {
+	if err := CheckFileKind(path, info); err != nil {
+		return err
+	}
+	if info.Size() > MaxFileSize {
+		return tooLarge(path, info.Size())
+	}
+	return nil
+}
+
+// CheckFileKind refuses, naming path, what is not a regular file: a directory, a FIFO, a
+// device, a socket. Every way a scenario file is named (path.yaml, or a path of any other
+// name, which ratelab reads to see whether it is a scenario file) is checked by it before it
+// is opened: opening a FIFO waits for a writer, and a device (/dev/zero) never ends. A
+// scenario from a pipe comes on standard input (-).
+func CheckFileKind(path string, info os.FileInfo) error {
 	mode := info.Mode()
 	switch {
 	case mode.IsDir():
@@ -91,8 +106,6 @@ func regularFile(path string, info os.FileInfo) error {
 		return fmt.Errorf("%s: is a device, not a scenario file: only regular files are read", path)
 	case !mode.IsRegular():
 		return fmt.Errorf("%s: is not a regular file (%v): only regular files are read", path, mode.Type())
-	case info.Size() > MaxFileSize:
-		return tooLarge(path, info.Size())
 	}
 	return nil
 }

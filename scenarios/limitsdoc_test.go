@@ -332,8 +332,8 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 	table(
 		[3]string{"size", fmt.Sprintf("at most %d bytes (16 MiB)", MaxFileSize),
 			"far beyond any hand-written scenario; a wrong path (a log, a disk image) is refused at once instead of read into memory"},
-		[3]string{"kind of file", "a regular file (a symlink to one is followed)",
-			"a directory, a FIFO, a device or a socket is refused before it is opened (a FIFO would block the open)"},
+		[3]string{"kind of file", "a regular file (a symlink to one is followed), whatever it is called: `s.yaml`, or a path of another name, which is read to see whether it is a scenario file; a scenario from a pipe comes on standard input, `-`",
+			"a directory, a FIFO, a device or a socket is refused before it is opened, by any name (a FIFO would block the open, a device never ends)"},
 		[3]string{"YAML documents", "one (an empty one after it, such as a trailing `---`, is ignored)",
 			"a second document is refused where it starts rather than silently ignored"},
 		[3]string{"anchors and aliases", fmt.Sprintf("`&name`, `*name` and merge keys `<<: *name`, adding at most %d nodes once expanded", MaxAliasNodes),
