@@ -22,11 +22,11 @@ func ParseSeed(text string) (uint64, error) {
 	case err == nil && (len(text) == 1 || text[0] != '0'):
 		return v, nil
 	case errors.Is(err, strconv.ErrRange):
-		return 0, fmt.Errorf("too large: a seed is at most %d (2^64−1)", uint64(1<<64-1))
+		return 0, fmt.Errorf("too large (at most %d)", uint64(1<<64-1))
 	case text == "":
-		return 0, fmt.Errorf("empty: a seed is a whole number, 0 to %d", uint64(1<<64-1))
+		return 0, fmt.Errorf("empty: a seed is a whole number from 0 to %d", uint64(1<<64-1))
 	case strings.HasPrefix(text, "-"):
-		return 0, fmt.Errorf("a seed is 0 or more")
+		return 0, fmt.Errorf("must be 0 or more")
 	}
 	lower := strings.ToLower(text)
 	for _, p := range []struct{ prefix, base string }{{"0x", "hex"}, {"0o", "octal"}, {"0b", "binary"}} {
@@ -52,5 +52,5 @@ func ParseSeed(text string) (uint64, error) {
 			return 0, fmt.Errorf("a seed is written in decimal digits without _: write %s", digits)
 		}
 	}
-	return 0, fmt.Errorf("not a whole number: a seed is decimal digits, 0 to %d", uint64(1<<64-1))
+	return 0, fmt.Errorf("not a whole number")
 }

@@ -25,11 +25,11 @@ func TestParseSeed(t *testing.T) {
 		"09":                   "a seed is written in decimal digits without a leading 0: write 9",
 		"00":                   "a seed is written in decimal digits without a leading 0: write 0",
 		"1_000":                "a seed is written in decimal digits without _: write 1000",
-		"-1":                   "a seed is 0 or more",
-		"+1":                   "not a whole number: a seed is decimal digits, 0 to 18446744073709551615",
-		"1e3":                  "not a whole number: a seed is decimal digits, 0 to 18446744073709551615",
-		"18446744073709551616": "too large: a seed is at most 18446744073709551615 (2^64−1)",
-		"":                     "empty: a seed is a whole number, 0 to 18446744073709551615",
+		"-1":                   "must be 0 or more",
+		"+1":                   "not a whole number",
+		"1e3":                  "not a whole number",
+		"18446744073709551616": "too large (at most 18446744073709551615)",
+		"":                     "empty: a seed is a whole number from 0 to 18446744073709551615",
 	} {
 		_, err := ParseSeed(text)
 		assert.EqualError(t, err, want, text)

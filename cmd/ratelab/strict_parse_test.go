@@ -29,7 +29,7 @@ func TestSeedIsDecimalEverywhere(t *testing.T) {
 			"0x1f":  "--seed 0x1f: a seed is written in decimal digits: 0x1f is hex for 31, so write 31",
 			"010":   "--seed 010: a seed is written in decimal digits without a leading 0: 010 is 10 in decimal but 8 in octal, so write 10 (or 8)",
 			"1_000": "--seed 1_000: a seed is written in decimal digits without _: write 1000",
-			"-1":    "--seed -1: a seed is 0 or more",
+			"-1":    "--seed -1: must be 0 or more",
 		} {
 			_, _, err := ratelab(t, append(append([]string(nil), args...), "--seed", seed)...)
 			require.Error(t, err, "%v --seed %s", args, seed)
