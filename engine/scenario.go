@@ -113,7 +113,14 @@ func StackString(stack []limiters.Spec) string {
 // is a bucket per client in front of one bulkhead for all.
 func ParseStack(text string) ([]limiters.Spec, error) {
 	var stack []limiters.Spec
-	for _, part := range strings.Split(text, "+") {
+	parts, empty := limiters.SplitList(text, "+", "stage")
+	if empty != "" {
+		return nil, &limiters.SpecError{Spec: text, Reason: empty + ": a stack is specs joined by single +"}
+	}
+	if len(parts) == 0 {
+		return nil, &limiters.SpecError{Spec: text, Reason: "empty: a spec is KIND:FIELD=VALUE,…, e.g. token-bucket:capacity=10,rate=100/1s"}
+	}
+	for _, part := range parts {
 		if limiters.IsKeyedSpec(part) {
 			spec, err := limiters.ParseKeyedSpec(part)
 			if err != nil {

@@ -113,10 +113,11 @@ func ParseKeyedConfig(text string) (KeyedConfig, error) {
 		return KeyedConfig{}, &SpecError{Spec: "keys(" + text + ")", Field: field, Value: value, Reason: reason}
 	}
 	seen := map[string]bool{}
-	for _, part := range strings.Split(text, ",") {
-		if strings.TrimSpace(part) == "" {
-			continue
-		}
+	parts, empty := SplitList(text, ",", "field")
+	if empty != "" {
+		return fail("", "", empty+": fields are FIELD=VALUE joined by single commas")
+	}
+	for _, part := range parts {
 		key, value, ok := strings.Cut(part, "=")
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 		if !ok {

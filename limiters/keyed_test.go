@@ -144,17 +144,19 @@ func TestKeyedShardsBoundTheWhole(t *testing.T) {
 // Bad configurations name their field.
 func TestKeyedConfigErrors(t *testing.T) {
 	for text, want := range map[string]string{
-		"":                      "max=: missing",
-		"max=0":                 "max=0: must be between 1 and 2^30",
-		"max=x":                 `max=x: "x" is not a whole number`,
-		"max=10,evict=random":   "evict=random: must be lru, fresh or nginx",
-		"max=10,shards=3":       "shards=3: must be a power of two",
-		"max=10,evikt=lru":      "evikt=lru: not a field of keys (did you mean evict?)",
-		"max=10,max=11":         "max=11: given twice",
-		"max=10,shards=16":      "shards=16: must be a power of two at most max=10",
-		"max=2000000000":        "must be between 1 and 2^30",
-		"max=10,evict":          "evict=: expected key=value",
-		"max=10,evict=lru,x=1,": "x=1: not a field of keys",
+		"":                     "max=: missing",
+		"max=0":                "max=0: must be between 1 and 2^30",
+		"max=x":                `max=x: "x" is not a whole number`,
+		"max=10,evict=random":  "evict=random: must be lru, fresh or nginx",
+		"max=10,shards=3":      "shards=3: must be a power of two",
+		"max=10,evikt=lru":     "evikt=lru: not a field of keys (did you mean evict?)",
+		"max=10,max=11":        "max=11: given twice",
+		"max=10,shards=16":     "shards=16: must be a power of two at most max=10",
+		"max=2000000000":       "must be between 1 and 2^30",
+		"max=10,evict":         "evict=: expected key=value",
+		"max=10,evict=lru,x=1": "x=1: not a field of keys",
+		"max=10,evict=lru,":    "an empty field at the end (a trailing comma)",
+		"max=10,,evict=lru":    "an empty field after max=10 (two commas in a row)",
 	} {
 		_, err := ParseKeyedConfig(text)
 		if assert.Error(t, err, text) {

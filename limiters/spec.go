@@ -86,10 +86,11 @@ func ParseSpec(text string) (Spec, error) {
 	}
 	fields, done := info.parse()
 	seen := map[string]bool{}
-	for _, text := range strings.Split(params, ",") {
-		if strings.TrimSpace(text) == "" {
-			continue
-		}
+	parts, empty := SplitList(params, ",", "field")
+	if empty != "" {
+		return fail("", "", empty+": fields are FIELD=VALUE joined by single commas")
+	}
+	for _, text := range parts {
 		key, value, hasValue := strings.Cut(text, "=")
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 		if !hasValue {
@@ -115,6 +116,40 @@ func ParseSpec(text string) (Spec, error) {
 		}
 	}
 	return done(), nil
+}
+
+// SplitList splits text at sep into its items, trimmed of spaces, for a spec's fields ("," in
+// token-bucket:capacity=10,rate=100/1s) and a stack's stages ("+"). An empty item (a trailing
+// separator, a doubled one, one at the start) is refused, the same in a scenario file and on
+// the command line, rather than skipped: empty says where, e.g. "an empty field at the end (a
+// trailing comma)" for token-bucket:capacity=10,rate=100/1s, — what is meant is not clear (a
+// field lost in an edit, or none). Text of spaces only is no items.
+func SplitList(text, sep, item string) (items []string, empty string) {
+	if strings.TrimSpace(text) == "" {
+		return nil, ""
+	}
+	parts := strings.Split(text, sep)
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+	}
+	one, two := sep, sep+" signs"
+	if sep == "," {
+		one, two = "comma", "commas"
+	}
+	for i, p := range parts {
+		if p != "" {
+			continue
+		}
+		switch {
+		case i == len(parts)-1:
+			return nil, fmt.Sprintf("an empty %s at the end (a trailing %s)", item, one)
+		case i == 0:
+			return nil, fmt.Sprintf("an empty %s at the start (a %s before %s)", item, one, parts[1])
+		default:
+			return nil, fmt.Sprintf("an empty %s after %s (two %s in a row)", item, parts[i-1], two)
+		}
+	}
+	return parts, ""
 }
 
 // Parse reads a spec and builds its limiter on clock.

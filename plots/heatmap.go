@@ -225,7 +225,8 @@ func (b *ColorBar) draw(c draw.Canvas, x, ymin, ymax vg.Length, slack float64) {
 }
 
 // sweepValues is metric m of every cell, in its display unit (a wait in ms), NaN where the
-// cell has none, and the scale they span: from 0 for shares, counts and waits.
+// cell has none, and the scale they span: from 0 for shares, counts and waits, 0 to 1 for an
+// index.
 func sweepValues(res *sweep.Result, m sweep.Metric) ([]float64, float64, float64) {
 	out := make([]float64, len(res.Rows))
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -241,8 +242,8 @@ func sweepValues(res *sweep.Result, m sweep.Metric) ([]float64, float64, float64
 		out[i] = v
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	if math.IsInf(lo, 1) {
-		lo, hi = 0, 1
+	if math.IsInf(lo, 1) || m.Kind == sweep.Index {
+		lo, hi = 0, 1 // an index's scale is its whole range: 0.5 reads the same in every sweep
 	}
 	if m.Kind != sweep.Ratio {
 		lo = min(lo, 0)
@@ -257,7 +258,7 @@ func sweepValues(res *sweep.Result, m sweep.Metric) ([]float64, float64, float64
 }
 
 // cellText prints a cell's value for its heatmap cell: shares to 0.1%, waits to three digits
-// (in ms), ratios to 0.01, counts whole.
+// (in ms), ratios and indices to 0.01, counts whole.
 func cellText(m sweep.Metric, v float64) string {
 	if math.IsNaN(v) {
 		return "–"
@@ -271,7 +272,7 @@ func cellText(m sweep.Metric, v float64) string {
 			return "<0.1"
 		}
 		return strconv.FormatFloat(v, 'f', 1, 64)
-	case sweep.Ratio:
+	case sweep.Ratio, sweep.Index:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	case sweep.Wait:
 		return strconv.FormatFloat(v, 'g', 3, 64)
@@ -408,7 +409,12 @@ func templateTitle(res *sweep.Result, name string, arrows ...string) string {
 			if d.Kind != s.Kind() {
 				continue
 			}
-			kind, params, _ := strings.Cut(parts[i], ":")
+			keys, spec := "", parts[i]
+			if _, keyed := s.(limiters.KeyedSpec); keyed { // keys(max=…):kind:fields
+				end := strings.Index(spec, "):") + 2
+				keys, spec = spec[:end], spec[end:]
+			}
+			kind, params, _ := strings.Cut(spec, ":")
 			fields := strings.Split(params, ",")
 			set := false
 			for j, f := range fields {
@@ -419,7 +425,7 @@ func templateTitle(res *sweep.Result, name string, arrows ...string) string {
 			if !set {
 				fields = append(fields, d.Field+"="+arrows[k])
 			}
-			parts[i] = kind + ":" + strings.Join(fields, ",")
+			parts[i] = keys + kind + ":" + strings.Join(fields, ",")
 		}
 	}
 	return strings.Join(parts, "+")

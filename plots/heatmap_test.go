@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -174,4 +175,28 @@ func TestSweepLine(t *testing.T) {
 	assert.Equal(t, []float64{0, 1}, f.Panels[0].Series[0].X)
 	var b bytes.Buffer
 	require.NoError(t, f.Write(&b, "png", 0, 0))
+}
+
+// Per-key fairness draws on the index's whole range, 0 to 1, with a colour bar that says it is
+// Jain's index; a keyed template's title keeps its keys(…) and puts the arrows in its spec.
+func TestHeatmapOfFairness(t *testing.T) {
+	res := sweepResult(t, "noisy-neighbour", sweep.Steps{N: 3}, "token-bucket.capacity=1..100", "token-bucket.rate=5/1s..50/1s")
+	m, ok := sweep.LookupMetric("fairness")
+	require.True(t, ok)
+	f, err := Sweep(res, m, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "Jain index, 1 = fair", f.ColorBar.Label)
+	assert.Equal(t, Scale{Lo: 0, Hi: 1, Hue: f.ColorBar.Scale.Hue}, f.ColorBar.Scale)
+	require.Len(t, f.Panels, 4)
+	assert.Equal(t, "token-bucket:capacity=→,rate=↑", f.Panels[0].Title)
+	assert.Equal(t, "keys(max=1000,evict=lru):token-bucket:capacity=→,rate=↑", f.Panels[1].Title)
+	h := f.Panels[1].Heat
+	for i := range h.Cols {
+		for j := range h.Rows {
+			v, ok := m.Value(res.At(1, i, j).Metrics)
+			require.True(t, ok)
+			assert.Equal(t, v, h.Values[j*len(h.Cols)+i])
+			assert.Equal(t, strconv.FormatFloat(v, 'f', 2, 64), h.Text[j*len(h.Cols)+i])
+		}
+	}
 }

@@ -79,6 +79,21 @@ func LoadFile(path string) (*engine.Scenario, error) {
 
 // regularFile refuses, naming path, what is not a regular file or is larger than MaxFileSize.
 func regularFile(path string, info os.FileInfo) error {
+	if err := CheckFileKind(path, info); err != nil {
+		return err
+	}
+	if info.Size() > MaxFileSize {
+		return tooLarge(path, info.Size())
+	}
+	return nil
+}
+
+// CheckFileKind refuses, naming path, what is not a regular file: a directory, a FIFO, a
+// device, a socket. Every way a scenario file is named (path.yaml, or a path of any other
+// name, which ratelab reads to see whether it is a scenario file) is checked by it before it
+// is opened: opening a FIFO waits for a writer, and a device (/dev/zero) never ends. A
+// scenario from a pipe comes on standard input (-).
+func CheckFileKind(path string, info os.FileInfo) error {
 	mode := info.Mode()
 	switch {
 	case mode.IsDir():
@@ -91,8 +106,6 @@ func regularFile(path string, info os.FileInfo) error {
 		return fmt.Errorf("%s: is a device, not a scenario file: only regular files are read", path)
 	case !mode.IsRegular():
 		return fmt.Errorf("%s: is not a regular file (%v): only regular files are read", path, mode.Type())
-	case info.Size() > MaxFileSize:
-		return tooLarge(path, info.Size())
 	}
 	return nil
 }
@@ -524,17 +537,18 @@ func (d *decoder) integer(dst *int) fieldFunc {
 	}
 }
 
-func (d *decoder) uinteger(dst *uint64) fieldFunc {
+// seed reads a seed as ParseSeed does: decimal digits.
+func (d *decoder) seed(dst *uint64) fieldFunc {
 	return func(n *yaml.Node, path string) error {
 		v, err := d.scalar(n, path, "a whole number")
 		if err != nil {
 			return err
 		}
-		i, err := strconv.ParseUint(v, 10, 64)
+		seed, err := ParseSeed(v)
 		if err != nil {
-			return d.fail(n, path, "expected a whole number >= 0, got %q", v)
+			return d.fail(n, path, "%q: %v", v, err)
 		}
-		*dst = i
+		*dst = seed
 		return nil
 	}
 }
@@ -599,7 +613,7 @@ func (d *decoder) scenario(n *yaml.Node, sc *engine.Scenario) error {
 			sc.Description = strings.TrimSpace(sc.Description) // a folded block (>) ends in a newline
 			return err
 		},
-		"seed":    d.uinteger(&sc.Seed),
+		"seed":    d.seed(&sc.Seed),
 		"horizon": d.duration(&sc.Horizon),
 		"bins":    d.integer(&sc.Bins),
 		"trace":   d.boolean(&sc.Trace),

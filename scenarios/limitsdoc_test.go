@@ -307,7 +307,8 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 		[3]string{"`pool`", "0 (unlimited) or more", ""},
 		[3]string{"`sigma`", fmt.Sprintf("more than 0, at most %v", engine.MaxSigma),
 			"e^(5σ) already spans ten orders of magnitude; drawn service times are capped at 2^62 ns"},
-		[3]string{"`seed`, `--seed`", "0 to 2^64−1", ""},
+		[3]string{"`seed`, `--seed`", "decimal digits, 0 to 2^64−1, in a scenario file and on the command line alike; hex, octal and binary (`0x1f`), a leading zero (`010`) and `_` (`1_000`) are refused, saying what they would have meant (`0x1f`: " + refusal(ParseSeed("0x1f")) + ")",
+			"Go's flag package read `--seed 0x1f` as 31 and `010` as 8, where the scenario file refused the one and read the other as 10: a seed that means one thing in one place and another elsewhere is refused everywhere"},
 		[3]string{"`trace: true`", fmt.Sprintf("keeps the first %d decisions of each lane", engine.TraceLimit),
 			"later ones are dropped and the lane says its trace was truncated"},
 	)
@@ -331,14 +332,20 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 	table(
 		[3]string{"size", fmt.Sprintf("at most %d bytes (16 MiB)", MaxFileSize),
 			"far beyond any hand-written scenario; a wrong path (a log, a disk image) is refused at once instead of read into memory"},
-		[3]string{"kind of file", "a regular file (a symlink to one is followed)",
-			"a directory, a FIFO, a device or a socket is refused before it is opened (a FIFO would block the open)"},
+		[3]string{"kind of file", "a regular file (a symlink to one is followed), whatever it is called: `s.yaml`, or a path of another name, which is read to see whether it is a scenario file; a scenario from a pipe comes on standard input, `-`",
+			"a directory, a FIFO, a device or a socket is refused before it is opened, by any name (a FIFO would block the open, a device never ends)"},
 		[3]string{"YAML documents", "one (an empty one after it, such as a trailing `---`, is ignored)",
 			"a second document is refused where it starts rather than silently ignored"},
 		[3]string{"anchors and aliases", fmt.Sprintf("`&name`, `*name` and merge keys `<<: *name`, adding at most %d nodes once expanded", MaxAliasNodes),
 			"a document whose aliases nest into billions of nodes (an alias bomb) is refused in time linear in its size; an alias inside the node it names is refused"},
 	)
 	p("## Limiter specs\n\n")
+	_, trailing := engine.ParseStack("token-bucket:capacity=10,rate=100/1s,")
+	_, plus := engine.ParseStack("token-bucket:capacity=10,rate=100/1s+")
+	p("A spec is `KIND:FIELD=VALUE,…`, a stack specs joined by `+`, a keyed stage `keys(max=N,…):SPEC`, the\n")
+	p("same in a scenario file and in every `--limiter`. Fields and stages are joined by single commas and\n")
+	p("`+`: an empty one (a trailing comma or `+`, two in a row, one at the start) is refused rather than\n")
+	p("skipped, as a field lost in an edit may be: `%s`; `%s`.\n\n", trailing, plus)
 	p("Each kind's `Validate` (and the constructor behind it) refuses what is outside these ranges; in a\n")
 	p("scenario, a stage's window must also be less than 2^62 ns (above).\n\n")
 	p("| Kind | Field | Accepted | Why |\n|---|---|---|---|\n")
@@ -346,4 +353,12 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 		p("| `%s` | `%s` | %s | %s |\n", r.kind, r.field, r.accepted, r.why)
 	}
 	return b.String()
+}
+
+// refusal is the reason err gives, for a row that quotes the code's own words.
+func refusal(_ uint64, err error) string {
+	if err == nil {
+		panic("limits doc: the example is accepted")
+	}
+	return err.Error()
 }

@@ -22,21 +22,54 @@ import (
 //     (y_field and y empty for one dimension), the cell's stack;
 //   - the counts (offered = admitted + refused + timed_out + gave_up + waiting), failed,
 //     the waits in ns, the window meter, the first stage's nominal rate;
+//   - keys, fairness: the distinct keys and Jain's index of what they were admitted
+//     (Metrics.Keys, Metrics.Fairness; 0 and empty when the cell kept no per-key results),
+//     the index in the shortest form that reads back to the same float;
 //   - refused_pct, not_admitted_pct, rate_overshoot, overshoot: derived from the columns
 //     before them, for reading (empty when a cell has none); merge checks them.
 var Header = []string{"sweep", "scenario", "seed", "horizon_ns", "cell", "cells", "lane", "x_field", "x", "y_field", "y", "spec",
 	"offered", "admitted", "refused", "timed_out", "gave_up", "waiting", "failed", "wait_p50_ns", "wait_p99_ns",
-	"window_ns", "max_in_window", "bound", "nominal_rate", "refused_pct", "not_admitted_pct", "rate_overshoot", "overshoot"}
+	"window_ns", "max_in_window", "bound", "nominal_rate", "keys", "fairness", "refused_pct", "not_admitted_pct", "rate_overshoot", "overshoot"}
 
 // WriteCSV writes rows under Header.
 func WriteCSV(w io.Writer, rows []Row) error {
-	cw := csv.NewWriter(w)
-	cw.Write(Header)
+	cw := NewCSVWriter(w)
 	for _, r := range rows {
-		cw.Write(r.record())
+		if err := cw.Write(r); err != nil {
+			return err
+		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return cw.Flush()
+}
+
+// CSVWriter writes rows one at a time under Header, as WriteCSV writes them all: the bytes
+// are the same, and it holds no row once written.
+type CSVWriter struct {
+	cw     *csv.Writer
+	header bool
+}
+
+// NewCSVWriter writes to w; the header goes out with the first row, or at Flush.
+func NewCSVWriter(w io.Writer) *CSVWriter { return &CSVWriter{cw: csv.NewWriter(w)} }
+
+// Write writes r's line (after the header, the first time).
+func (w *CSVWriter) Write(r Row) error {
+	if !w.header {
+		w.header = true
+		w.cw.Write(Header)
+	}
+	w.cw.Write(r.record())
+	return w.cw.Error()
+}
+
+// Flush writes out what is buffered (the header, when no row was written).
+func (w *CSVWriter) Flush() error {
+	if !w.header {
+		w.header = true
+		w.cw.Write(Header)
+	}
+	w.cw.Flush()
+	return w.cw.Error()
 }
 
 func (r Row) record() []string {
@@ -48,7 +81,10 @@ func (r Row) record() []string {
 	rec := []string{r.Sweep, r.Scenario, strconv.FormatUint(r.Seed, 10), n(int64(r.Horizon)), strconv.Itoa(r.Cell), strconv.Itoa(r.Cells),
 		r.Lane, r.Fields[0], r.Values[0], r.Fields[1], r.Values[1], r.Spec,
 		n(r.Offered), n(r.Admitted), n(r.Refused), n(r.TimedOut), n(r.GaveUp), n(r.Waiting), n(r.Failed),
-		n(int64(r.WaitP50)), n(int64(r.WaitP99)), n(int64(r.Window)), n(r.MaxInWindow), n(r.Bound), rate}
+		n(int64(r.WaitP50)), n(int64(r.WaitP99)), n(int64(r.Window)), n(r.MaxInWindow), n(r.Bound), rate, strconv.Itoa(r.Keys), ""}
+	if r.Keys > 0 {
+		rec[len(rec)-1] = strconv.FormatFloat(r.Fairness, 'g', -1, 64)
+	}
 	return append(rec, r.Metrics.derived()...)
 }
 
@@ -65,6 +101,9 @@ func (m Metrics) derived() []string {
 	return []string{f(m.Share(m.Refused), true), f(m.Share(m.Refused+m.TimedOut+m.GaveUp), true), f(over, okOver), f(bound, okBound)}
 }
 
+// derivedColumn is the first of the columns derived from the others (refused_pct).
+const derivedColumn = 27
+
 // ReadCSV reads a sweep CSV that WriteCSV wrote (a shard's, or a whole sweep's). Errors name
 // the input, its line and column, and the column's name: "a.csv:3:14: offered: "x" is not
 // a whole number".
@@ -72,39 +111,76 @@ func (m Metrics) derived() []string {
 // A line longer than MaxCSVLine is refused where it starts, so that a file that is not a
 // sweep CSV (/dev/zero, a binary) is not read into memory looking for its end.
 func ReadCSV(in io.Reader, name string) ([]Row, error) {
-	lines := &lineLimit{r: in, line: 1}
-	cr := csv.NewReader(lines)
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: empty: not a sweep CSV (its first line is the header %s,…)", name, strings.Join(Header[:4], ","))
-	}
-	if err != nil {
-		return nil, readError(name, err)
-	}
-	if !slices.Equal(header, Header) {
-		return nil, fmt.Errorf("%s:1: not a sweep CSV: the header is not ratelab sweep's (%s,…)", name, strings.Join(Header[:4], ","))
-	}
+	cr := NewCSVReader(in, name)
 	var rows []Row
 	for {
-		rec, err := cr.Read()
+		r, err := cr.Next()
 		if errors.Is(err, io.EOF) {
 			return rows, nil
 		}
 		if err != nil {
-			return nil, readError(name, err)
-		}
-		if len(rec) != len(Header) {
-			line, _ := cr.FieldPos(0)
-			return nil, fmt.Errorf("%s:%d: %d fields, not the header's %d", name, line, len(rec), len(Header))
-		}
-		r, col, err := parseRecord(rec)
-		if err != nil {
-			line, column := cr.FieldPos(col)
-			return nil, fmt.Errorf("%s:%d:%d: %s: %v", name, line, column, Header[col], err)
+			return nil, err
 		}
 		rows = append(rows, r)
 	}
+}
+
+// CSVReader reads a sweep CSV one row at a time, as ReadCSV reads it whole (the same
+// checks, the same errors), holding one line at a time.
+type CSVReader struct {
+	name   string
+	cr     *csv.Reader
+	header bool
+	line   int // the line of the last row read
+}
+
+// NewCSVReader reads the sweep CSV in; name is what errors call it.
+func NewCSVReader(in io.Reader, name string) *CSVReader {
+	cr := csv.NewReader(&lineLimit{r: in, line: 1})
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	return &CSVReader{name: name, cr: cr}
+}
+
+// Name is the input's name, as errors give it.
+func (c *CSVReader) Name() string { return c.name }
+
+// Line is the line of the last row Next returned.
+func (c *CSVReader) Line() int { return c.line }
+
+// Next is the next row; io.EOF after the last.
+func (c *CSVReader) Next() (Row, error) {
+	name, cr := c.name, c.cr
+	if !c.header {
+		header, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return Row{}, fmt.Errorf("%s: empty: not a sweep CSV (its first line is the header %s,…)", name, strings.Join(Header[:4], ","))
+		}
+		if err != nil {
+			return Row{}, readError(name, err)
+		}
+		if !slices.Equal(header, Header) {
+			return Row{}, fmt.Errorf("%s:1: not a sweep CSV: the header is not ratelab sweep's (%s,…)", name, strings.Join(Header[:4], ","))
+		}
+		c.header = true
+	}
+	rec, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return Row{}, io.EOF
+	}
+	if err != nil {
+		return Row{}, readError(name, err)
+	}
+	c.line, _ = cr.FieldPos(0)
+	if len(rec) != len(Header) {
+		return Row{}, fmt.Errorf("%s:%d: %d fields, not the header's %d", name, c.line, len(rec), len(Header))
+	}
+	r, col, err := parseRecord(rec)
+	if err != nil {
+		line, column := cr.FieldPos(col)
+		return Row{}, fmt.Errorf("%s:%d:%d: %s: %v", name, line, column, Header[col], err)
+	}
+	return r, nil
 }
 
 // parseRecord reads one record; on error, col is the column at fault.
@@ -140,6 +216,20 @@ func parseRecord(rec []string) (r Row, col int, err error) {
 			return r, 24, err
 		}
 	}
+	if m.Keys = int(integer(25, 0)); err != nil {
+		return r, col, err
+	}
+	switch {
+	case m.Keys == 0 && rec[26] != "":
+		return r, 26, fmt.Errorf("%q for no keys: a cell without keys has no fairness", rec[26])
+	case m.Keys > 0:
+		// Jain's index lies in [1/keys, 1]; the float may pass 1 by a rounding.
+		f, e := strconv.ParseFloat(rec[26], 64)
+		if e != nil || !(f > 0 && f <= 1+1e-9) {
+			return r, 26, fmt.Errorf("%q is not a fairness index, a number in (0, 1]", rec[26])
+		}
+		m.Fairness = f
+	}
 	switch {
 	case r.Cell >= r.Cells:
 		return r, 4, fmt.Errorf("cell %d of a grid of %d", r.Cell, r.Cells)
@@ -149,8 +239,8 @@ func parseRecord(rec []string) (r Row, col int, err error) {
 		return r, 12, fmt.Errorf("%d offered is not admitted + refused + timed_out + gave_up + waiting = %d", m.Offered, m.Admitted+m.Refused+m.TimedOut+m.GaveUp+m.Waiting)
 	}
 	for i, want := range m.derived() {
-		if rec[25+i] != want {
-			return r, 25 + i, fmt.Errorf("%q does not follow from the counts (%q)", rec[25+i], want)
+		if rec[derivedColumn+i] != want {
+			return r, derivedColumn + i, fmt.Errorf("%q does not follow from the counts (%q)", rec[derivedColumn+i], want)
 		}
 	}
 	return r, 0, nil
@@ -164,62 +254,209 @@ type Part struct {
 
 // Merge joins the shards of one sweep into its rows in cell order: what WriteCSV of the
 // sweep run on one machine writes, byte for byte. It refuses rows of different sweeps, a
-// cell given twice, and a grid with cells missing (a shard left out), naming them.
+// cell given twice, and a grid with cells missing (a shard left out), naming them. A part's
+// rows may come in any order.
 func Merge(parts []Part) ([]Row, error) {
-	type from struct {
-		row  Row
-		name string
+	sources := make([]source, len(parts))
+	for i, p := range parts {
+		rows := slices.Clone(p.Rows)
+		slices.SortStableFunc(rows, func(a, b Row) int { return a.Cell - b.Cell })
+		sources[i] = &partSource{n: p.Name, rows: rows}
 	}
-	var all []from
-	for _, p := range parts {
-		for _, r := range p.Rows {
-			all = append(all, from{r, p.Name})
+	var out []Row
+	err := merge(sources, func(r Row) error { out = append(out, r); return nil })
+	return out, err
+}
+
+// MergeCSV is Merge of shards' CSV files, read as it goes: emit is given every row in cell
+// order, and memory does not grow with the cells (a row of each shard at a time). A shard's
+// rows come in cell order, as ratelab sweep --shard writes them; one out of order is refused
+// where it stands. The rows emit sees are those of a whole sweep only once MergeCSV returns
+// nil: a shard left out is found at its first missing cell, and emit is not called after it.
+func MergeCSV(inputs []*CSVReader, emit func(Row) error) error {
+	sources := make([]source, len(inputs))
+	for i, in := range inputs {
+		sources[i] = &csvSource{in}
+	}
+	return merge(sources, emit)
+}
+
+// source is one shard's rows, in cell order.
+type source interface {
+	name() string
+	next() (Row, bool, error) // false after the last
+	where() string            // where the last row was, for errors: "a.csv:12"
+}
+
+type partSource struct {
+	n    string
+	rows []Row
+	at   int
+}
+
+func (p *partSource) name() string  { return p.n }
+func (p *partSource) where() string { return p.n }
+func (p *partSource) next() (Row, bool, error) {
+	if p.at == len(p.rows) {
+		return Row{}, false, nil
+	}
+	p.at++
+	return p.rows[p.at-1], true, nil
+}
+
+type csvSource struct{ r *CSVReader }
+
+func (c *csvSource) name() string  { return c.r.Name() }
+func (c *csvSource) where() string { return fmt.Sprintf("%s:%d", c.r.Name(), c.r.Line()) }
+func (c *csvSource) next() (Row, bool, error) {
+	r, err := c.r.Next()
+	if errors.Is(err, io.EOF) {
+		return Row{}, false, nil
+	}
+	return r, err == nil, err
+}
+
+// merge is a k-way merge of the sources by cell: a heap of each source's next row, O(log k)
+// a row, holding k rows. It checks what Merge promises as the rows go by, and calls emit
+// with each row while no cell is missing.
+func merge(sources []source, emit func(Row) error) error {
+	heads := make([]Row, len(sources))
+	var h mergeHeap
+	var first *Row
+	firstName := ""
+	check := func(i int, r *Row) error {
+		if first == nil {
+			first, firstName = r, sources[i].name()
+			return nil
 		}
-	}
-	if len(all) == 0 {
-		return nil, fmt.Errorf("sweep merge: no rows in %s", names(parts))
-	}
-	first := all[0]
-	for _, f := range all[1:] {
-		if f.row.Sweep != first.row.Sweep || f.row.Cells != first.row.Cells {
-			return nil, fmt.Errorf("sweep merge: %s cell %d is of sweep %s (%s, %d cells), %s cell %d of sweep %s (%s, %d cells): shards of different sweeps",
-				first.name, first.row.Cell, first.row.Sweep, first.row.Scenario, first.row.Cells, f.name, f.row.Cell, f.row.Sweep, f.row.Scenario, f.row.Cells)
+		if r.Sweep != first.Sweep || r.Cells != first.Cells {
+			return fmt.Errorf("sweep merge: %s cell %d is of sweep %s (%s, %d cells), %s cell %d of sweep %s (%s, %d cells): shards of different sweeps",
+				firstName, first.Cell, first.Sweep, first.Scenario, first.Cells, sources[i].name(), r.Cell, r.Sweep, r.Scenario, r.Cells)
 		}
+		return nil
 	}
-	slices.SortStableFunc(all, func(a, b from) int { return a.row.Cell - b.row.Cell })
-	for i := 1; i < len(all); i++ {
-		if all[i].row.Cell == all[i-1].row.Cell {
-			return nil, fmt.Errorf("sweep merge: cell %d is in %s and in %s: a shard given twice, or shards of different --shard counts", all[i].row.Cell, all[i-1].name, all[i].name)
+	for i, s := range sources {
+		r, ok, err := s.next()
+		if err != nil {
+			return err
 		}
+		if !ok {
+			continue
+		}
+		heads[i] = r
+		if err := check(i, &heads[i]); err != nil {
+			return err
+		}
+		h.push(mergeItem{cell: r.Cell, source: i})
 	}
-	if len(all) != first.row.Cells {
-		var missing []string
-		have := 0
-		for c := 0; c < first.row.Cells && len(missing) < 6; c++ {
-			if have < len(all) && all[have].row.Cell == c {
-				have++
-				continue
+	if first == nil {
+		names := make([]string, len(sources))
+		for i, s := range sources {
+			names[i] = s.name()
+		}
+		return fmt.Errorf("sweep merge: no rows in %s", strings.Join(names, ", "))
+	}
+	cells, firstRow := first.Cells, *first
+	first = &firstRow // heads[i] is overwritten as its source moves on
+	rows, expected := 0, 0
+	prevName := ""
+	var missing []string
+	for len(h) > 0 {
+		top := h.pop()
+		i := top.source
+		r := heads[i]
+		switch {
+		case r.Cell < 0 || r.Cell >= cells:
+			return fmt.Errorf("sweep merge: %s: cell %d is not of sweep %s's %d cells", sources[i].where(), r.Cell, first.Sweep, cells)
+		case rows > 0 && r.Cell == expected-1:
+			return fmt.Errorf("sweep merge: cell %d is in %s and in %s: a shard given twice, or shards of different --shard counts", r.Cell, prevName, sources[i].name())
+		}
+		for ; expected < r.Cell; expected++ {
+			if len(missing) < 6 {
+				missing = append(missing, strconv.Itoa(expected))
 			}
-			missing = append(missing, strconv.Itoa(c))
 		}
+		expected, prevName = r.Cell+1, sources[i].name()
+		rows++
+		if len(missing) == 0 {
+			if err := emit(r); err != nil {
+				return err
+			}
+		}
+		next, ok, err := sources[i].next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if next.Cell < r.Cell {
+			return fmt.Errorf("sweep merge: %s: cell %d after cell %d: a shard's rows are in cell order (as ratelab sweep --shard writes them)", sources[i].where(), next.Cell, r.Cell)
+		}
+		heads[i] = next
+		if err := check(i, &heads[i]); err != nil {
+			return err
+		}
+		h.push(mergeItem{cell: next.Cell, source: i})
+	}
+	for ; expected < cells && len(missing) < 6; expected++ {
+		missing = append(missing, strconv.Itoa(expected))
+	}
+	if len(missing) > 0 {
 		if len(missing) == 6 {
 			missing[5] = "…"
 		}
-		return nil, fmt.Errorf("sweep merge: %d of %d cells, missing %s: a shard left out?", len(all), first.row.Cells, strings.Join(missing, ", "))
+		return fmt.Errorf("sweep merge: %d of %d cells, missing %s: a shard left out?", rows, cells, strings.Join(missing, ", "))
 	}
-	out := make([]Row, len(all))
-	for i, f := range all {
-		out[i] = f.row
-	}
-	return out, nil
+	return nil
 }
 
-func names(parts []Part) string {
-	n := make([]string, len(parts))
-	for i, p := range parts {
-		n[i] = p.Name
+// mergeItem is a source's next cell in the merge's heap; ties go to the earlier source, so a
+// cell given twice is named in the order of the inputs.
+type mergeItem struct{ cell, source int }
+
+func (a mergeItem) less(b mergeItem) bool {
+	return a.cell < b.cell || a.cell == b.cell && a.source < b.source
+}
+
+// mergeHeap is a binary min-heap of mergeItems: h[i] ≤ h[2i+1] and h[2i+2].
+type mergeHeap []mergeItem
+
+func (h *mergeHeap) push(x mergeItem) {
+	*h = append(*h, x)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !s[i].less(s[parent]) {
+			break
+		}
+		s[i], s[parent] = s[parent], s[i]
+		i = parent
 	}
-	return strings.Join(n, ", ")
+}
+
+func (h *mergeHeap) pop() mergeItem {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		small, l, r := i, 2*i+1, 2*i+2
+		if l < len(s) && s[l].less(s[small]) {
+			small = l
+		}
+		if r < len(s) && s[r].less(s[small]) {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		s[i], s[small] = s[small], s[i]
+		i = small
+	}
+	*h = s
+	return top
 }
 
 // MaxCSVLine is the longest line ReadCSV reads: a sweep CSV's rows are a few hundred bytes

@@ -21,5 +21,6 @@
 // rows come out in cell order, whatever the cores or the order the cells finish in.
 //
 // A grid too large for one machine runs as shards: shard i of n is every n-th cell from the
-// i-th, and Merge joins the shards' rows into exactly the rows one machine would have written.
+// i-th, and Merge joins the shards' rows into exactly the rows one machine would have written;
+// MergeCSV does it from the shards' CSV as it reads them, holding a row of each at a time.
 package sweep

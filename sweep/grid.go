@@ -231,8 +231,17 @@ func stageOf(lane engine.LaneSpec, d Dimension) (stage int, ok bool, err error) 
 
 // setField is spec with field set to value, read back by limiters.ParseSpec and validated:
 // the spec's own syntax, so that every kind, and every field of it, can be varied without a
-// line of code of its own.
+// line of code of its own. A keyed stage (keys(…):spec) has the field set in each key's spec,
+// and keeps its table.
 func setField(spec limiters.Spec, field, value string) (limiters.Spec, error) {
+	if keyed, ok := spec.(limiters.KeyedSpec); ok {
+		inner, err := setField(keyed.Spec, field, value)
+		if err != nil {
+			return nil, err
+		}
+		keyed.Spec = inner
+		return keyed, keyed.Validate()
+	}
 	kind, params, _ := strings.Cut(spec.String(), ":")
 	var parts []string
 	set := false

@@ -241,7 +241,11 @@ func TestReadCSVNamesTheBadField(t *testing.T) {
 		{edit(2, ",1919,", ",x,"), `x.csv:3:`},
 		{edit(2, ",1919,", ",1918,"), "offered: 1918 offered is not admitted + refused + timed_out + gave_up + waiting = 1919"},
 		{edit(1, ",0,2,", ",5,2,"), "cell: cell 5 of a grid of 2"},
-		{editField(lines, 1, 25, "49.000000"), "refused_pct: \"49.000000\" does not follow from the counts"},
+		{editField(lines, 1, derivedColumn, "49.000000"), "refused_pct: \"49.000000\" does not follow from the counts"},
+		{editField(lines, 1, 26, "1.5"), `fairness: "1.5" is not a fairness index, a number in (0, 1]`},
+		{editField(lines, 1, 26, ""), `fairness: "" is not a fairness index, a number in (0, 1]`},
+		{editField(lines, 1, 25, "0"), `for no keys: a cell without keys has no fairness`},
+		{editField(lines, 1, 25, "-1"), `keys: "-1" is not a whole number of at least 0`},
 	} {
 		_, err := ReadCSV(strings.NewReader(tc.text), "x.csv")
 		require.Error(t, err, tc.want)

@@ -29,7 +29,8 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	refuse := fs.String("refuse", "", "also find the least capacity at the recommended rate that refuses at most this `PERCENT` of permits, e.g. 1% (default: none)")
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
 	chart := fs.String("chart", "", "also draw the curve to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
-	seed := fs.Uint64("seed", 0, "a SCENARIO's random seed, a whole number `N` (default: the scenario's)")
+	var seed seedValue
+	fs.Var(&seed, "seed", "a SCENARIO's random seed, a decimal whole number `N` (default: the scenario's)")
 	horizon := fs.Duration("horizon", 0, "how much of a SCENARIO's traffic to fit, a `DURATION` such as 30s (default: the scenario's)")
 	var bf budgetFlags
 	bf.register(fs)
@@ -115,7 +116,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := applySeedHorizon(sc, set, *seed, *horizon); err != nil {
+		if err := applySeedHorizon(sc, set, uint64(seed), *horizon); err != nil {
 			return err
 		}
 		if err := sc.Validate(); err != nil {

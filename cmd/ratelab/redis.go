@@ -51,8 +51,12 @@ func (l replayLane) hasRemote() bool {
 // parseReplayLane reads a --limiter: a stack whose stages may carry the redis/ prefix.
 func parseReplayLane(text string) (replayLane, error) {
 	lane := replayLane{text: text}
-	for _, part := range strings.Split(text, "+") {
-		part = strings.TrimSpace(part)
+	parts, empty := limiters.SplitList(text, "+", "stage")
+	if empty != "" || len(parts) == 0 {
+		_, err := engine.ParseStack(text) // the same words as every other --limiter
+		return lane, err
+	}
+	for _, part := range parts {
 		rest, remote := strings.CutPrefix(part, redisPrefix)
 		spec, err := limiters.ParseSpec(rest)
 		if err != nil {

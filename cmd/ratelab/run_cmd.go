@@ -21,14 +21,14 @@ import (
 // scenarioFlags are the options every command that runs a scenario shares.
 type scenarioFlags struct {
 	limiters stringList
-	seed     uint64
+	seed     seedValue
 	horizon  time.Duration
 	bins     int
 }
 
 func (f *scenarioFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.limiters, "limiter", "a limiter `SPEC`, repeatable, one lane each; stack with +, name a lane with NAME=SPEC; replaces the scenario's limiters (default: the scenario's)")
-	fs.Uint64Var(&f.seed, "seed", 0, "the random seed, a whole number `N` (default: the scenario's)")
+	fs.Var(&f.seed, "seed", "the random seed, a decimal whole number `N` (default: the scenario's)")
 	fs.DurationVar(&f.horizon, "horizon", 0, "how much virtual time to simulate, a `DURATION` such as 30s (default: the scenario's)")
 	fs.IntVar(&f.bins, "bins", 0, "the number `N` of time bins in the results (default: the scenario's, or 1000)")
 }
@@ -67,7 +67,7 @@ func (f *scenarioFlags) load(ctx context.Context, e *env, fs *flag.FlagSet, posi
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if err := applySeedHorizon(sc, set, f.seed, f.horizon); err != nil {
+	if err := applySeedHorizon(sc, set, uint64(f.seed), f.horizon); err != nil {
 		return nil, err
 	}
 	if set["bins"] {
@@ -80,6 +80,22 @@ func (f *scenarioFlags) load(ctx context.Context, e *env, fs *flag.FlagSet, posi
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	return sc, nil
+}
+
+// seedValue is --seed: decimal digits, as a scenario file's seed: (scenarios.ParseSeed), so
+// that 0x1f, 010 or 1_000 mean one thing everywhere or are refused everywhere; the flag
+// package's own uint64 read them as hex, octal and 1000.
+type seedValue uint64
+
+func (s *seedValue) String() string { return strconv.FormatUint(uint64(*s), 10) }
+
+func (s *seedValue) Set(text string) error {
+	v, err := scenarios.ParseSeed(text)
+	if err != nil {
+		return err
+	}
+	*s = seedValue(v)
+	return nil
 }
 
 // applySeedHorizon sets sc's seed and horizon from --seed and --horizon where set says they
@@ -128,7 +144,8 @@ func parseLane(text string) (engine.LaneSpec, error) {
 // spec.
 func splitLaneName(text string) (name, spec string, named bool) {
 	before, after, ok := strings.Cut(text, "=")
-	if !ok || strings.ContainsAny(before, ":(") {
+	// keys(max=1000):spec is a keyed stage, not a lane called "keys(max".
+	if !ok || strings.ContainsAny(before, ":(") || limiters.IsKeyedSpec(text) {
 		return "", text, false
 	}
 	return strings.TrimSpace(before), after, true

@@ -25,8 +25,10 @@ const maxScenarioFile = 64 << 20
 //
 //   - "-": a scenario file read from standard input;
 //   - a name ending in .yaml or .yml: that scenario file;
-//   - an existing file, whatever its name, when its content is a scenario file (YAML whose
-//     document is a mapping), else the built-in scenario of that name if there is one;
+//   - an existing regular file, whatever its name, when its content is a scenario file (YAML
+//     whose document is a mapping), else the built-in scenario of that name if there is one;
+//     a FIFO, a device or a socket is refused before it is opened, whatever its name (a
+//     scenario from a pipe comes on standard input, -);
 //   - a built-in scenario's name.
 //
 // A misspelt name is a usage error that says what it might have been; a file that cannot be
@@ -52,6 +54,14 @@ func resolveScenario(ctx context.Context, e *env, arg string) (*engine.Scenario,
 	}
 	builtin := slices.Contains(scenarios.Names(), arg)
 	info, statErr := os.Stat(arg)
+	if statErr == nil && !info.IsDir() && !info.Mode().IsRegular() {
+		// A FIFO, a device, a socket: refused before it is opened, as a .yaml path is (the
+		// open of a FIFO waits for a writer, a device never ends), whatever it is called.
+		if !builtin {
+			return nil, scenarios.CheckFileKind(arg, info)
+		}
+		return scenarios.Get(arg)
+	}
 	if statErr == nil && !info.IsDir() {
 		data, err := readSmallFile(ctx, arg)
 		if err != nil && !builtin {
@@ -93,14 +103,20 @@ func looksLikeScenarioFile(data []byte) bool {
 	return len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode
 }
 
-// readSmallFile reads path, refusing one larger than maxScenarioFile; ctx ends a read that
-// blocks (a FIFO nobody writes to).
+// readSmallFile reads the regular file path, refusing one larger than maxScenarioFile (or
+// replaced by a FIFO or a device since it was looked at); ctx ends a read that blocks.
 func readSmallFile(ctx context.Context, path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, cause(err))
 	}
 	defer f.Close()
+	// The file may have been replaced by a FIFO or a device since it was looked at.
+	if info, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, cause(err))
+	} else if err := scenarios.CheckFileKind(path, info); err != nil {
+		return nil, err
+	}
 	in, stop := newCtxReader(ctx, f)
 	defer stop()
 	data, err := io.ReadAll(io.LimitReader(in, maxScenarioFile+1))

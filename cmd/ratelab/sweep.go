@@ -130,6 +130,11 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return varyUsage(err)
 	}
+	for _, m := range metrics {
+		if err := g.Check(m); err != nil {
+			return metricUsage(m, err)
+		}
+	}
 	if err := bf.apply(e); err != nil {
 		return err
 	}
@@ -145,6 +150,9 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 	}
 	res, err := sweep.Assemble(rows)
 	if err != nil {
+		return err
+	}
+	if err := checkResultMetrics(res, metrics); err != nil {
 		return err
 	}
 	if o.out != "" {
@@ -180,28 +188,32 @@ func sweepMergeCommand(ctx context.Context, e *env, args []string) error {
 	if i := slices.Index(positional, "-"); i >= 0 && slices.Contains(positional[i+1:], "-") {
 		return usageErrorf("sweep merge: - (standard input) given twice")
 	}
-	var parts []sweep.Part
-	for _, path := range positional {
-		var rows []sweep.Row
-		if path == "-" {
-			readingStdin(e, "a shard's CSV")
-			in, stop := newCtxReader(ctx, e.stdin)
-			rows, err = sweep.ReadCSV(in, "standard input")
-			stop()
-		} else {
-			rows, err = readSweepCSV(ctx, path)
-		}
-		if err != nil {
+	shards := &shardFiles{ctx: ctx, e: e, paths: positional}
+	defer shards.close()
+	if o.format == "csv" && o.out == "" {
+		// The CSV streams: a first pass checks that the shards are one whole sweep (keeping a
+		// copy of what can be read once: standard input, a FIFO), the second writes the rows
+		// as they merge, so memory stays flat whatever the cells and nothing is written from
+		// shards that do not add up.
+		if err := shards.merge(func(sweep.Row) error { return nil }); err != nil {
 			return err
 		}
-		parts = append(parts, sweep.Part{Name: path, Rows: rows})
+		w := sweep.NewCSVWriter(e.stdout)
+		if err := shards.merge(w.Write); err != nil {
+			return err
+		}
+		return w.Flush()
 	}
-	rows, err := sweep.Merge(parts)
-	if err != nil {
+	// A table or a figure is the whole grid: the rows are kept.
+	var rows []sweep.Row
+	if err := shards.merge(func(r sweep.Row) error { rows = append(rows, r); return nil }); err != nil {
 		return err
 	}
 	res, err := sweep.Assemble(rows)
 	if err != nil {
+		return err
+	}
+	if err := checkResultMetrics(res, metrics); err != nil {
 		return err
 	}
 	if o.out != "" {
@@ -215,15 +227,118 @@ func sweepMergeCommand(ctx context.Context, e *env, args []string) error {
 	return writeSweepTable(e.stdout, res, metrics)
 }
 
-func readSweepCSV(ctx context.Context, path string) ([]sweep.Row, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, cause(err))
+// shardFiles are the shards sweep merge reads, each as many times as merge is called: a
+// regular file is opened again; what can be read once (standard input, a FIFO, a device) is
+// copied to a temporary file as the first merge reads it, and read from there after.
+type shardFiles struct {
+	ctx    context.Context
+	e      *env
+	paths  []string
+	copies []string // per path, its copy ("" for a regular file); made by the first merge
+}
+
+// merge runs sweep.MergeCSV over every shard.
+func (s *shardFiles) merge(emit func(sweep.Row) error) error {
+	first := s.copies == nil
+	if first {
+		s.copies = make([]string, len(s.paths))
 	}
-	defer f.Close()
-	in, stop := newCtxReader(ctx, f)
-	defer stop()
-	return sweep.ReadCSV(in, path)
+	var readers []*sweep.CSVReader
+	var closers []func()
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	for i, path := range s.paths {
+		name := path
+		if path == "-" {
+			name = "standard input"
+		}
+		in, closeIn, err := s.open(i, first)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, closeIn)
+		readers = append(readers, sweep.NewCSVReader(in, name))
+	}
+	return sweep.MergeCSV(readers, emit)
+}
+
+// open is shard i to read: the first time, the path (standard input for -), through a copy
+// when it can be read only once; after, the path again, or its copy.
+func (s *shardFiles) open(i int, first bool) (io.Reader, func(), error) {
+	path := s.paths[i]
+	if !first {
+		if s.copies[i] != "" {
+			path = s.copies[i]
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", s.paths[i], cause(err))
+		}
+		in, stop := newCtxReader(s.ctx, f)
+		return in, func() { stop(); f.Close() }, nil
+	}
+	var src io.Reader
+	var closeSrc func()
+	once := true // read once: kept in a copy
+	if path == "-" {
+		readingStdin(s.e, "a shard's CSV")
+		src, closeSrc = s.e.stdin, func() {}
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, cause(err))
+		}
+		info, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("%s: %w", path, cause(err))
+		}
+		if info.IsDir() {
+			f.Close()
+			return nil, nil, fmt.Errorf("%s: is a directory, not a shard's CSV", path)
+		}
+		src, closeSrc, once = f, func() { f.Close() }, !info.Mode().IsRegular()
+	}
+	in, stop := newCtxReader(s.ctx, src)
+	if !once {
+		return in, func() { stop(); closeSrc() }, nil
+	}
+	keep, err := os.CreateTemp("", "ratelab-shard-*.csv")
+	if err != nil {
+		stop()
+		closeSrc()
+		return nil, nil, fmt.Errorf("%s: keeping a copy to read again: %w", path, cause(err))
+	}
+	s.copies[i] = keep.Name()
+	return io.TeeReader(in, keep), func() { stop(); closeSrc(); keep.Close() }, nil
+}
+
+// close removes the copies.
+func (s *shardFiles) close() {
+	for _, c := range s.copies {
+		if c != "" {
+			os.Remove(c)
+		}
+	}
+}
+
+// metricUsage is a metric the sweep cannot have, as a usage error naming --metric.
+func metricUsage(m sweep.Metric, err error) error {
+	return usageErrorf("--metric %s: %s", m.Name, strings.TrimPrefix(err.Error(), "sweep: "+m.Name+": "))
+}
+
+// checkResultMetrics refuses a metric none of the sweep's cells has (per-key fairness when no
+// cell kept per-key results: a trace without keys).
+func checkResultMetrics(res *sweep.Result, metrics []sweep.Metric) error {
+	for _, m := range metrics {
+		if err := res.Check(m); err != nil {
+			return metricUsage(m, err)
+		}
+	}
+	return nil
 }
 
 // varyUsage makes the sweep package's complaints about --vary usage errors in the CLI's
@@ -407,7 +522,7 @@ func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric) err
 }
 
 // tableValue is a cell's value as the table prints it: shares to 0.1% (exactly none as 0),
-// waits rounded, ratios to 0.001, "-" where a cell has none.
+// waits rounded, ratios and indices to 0.001, "-" where a cell has none.
 func tableValue(m sweep.Metric, cell sweep.Metrics) string {
 	v, ok := m.Value(cell)
 	if !ok {
@@ -424,7 +539,7 @@ func tableValue(m sweep.Metric, cell sweep.Metrics) string {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	case sweep.Wait:
 		return roundedDuration(time.Duration(v))
-	case sweep.Ratio:
+	case sweep.Ratio, sweep.Index:
 		return strconv.FormatFloat(v, 'f', 3, 64)
 	}
 	return strconv.FormatFloat(math.Round(v), 'f', 0, 64)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -165,7 +166,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"sweep", "replay", "--vary", v, "--steps", "many"}, `--steps many: "many" is not a whole number`},
 		{[]string{"sweep", "replay", "--vary", v, "--scale", "logarithmic"}, "--scale logarithmic: not linear or log"},
 		{[]string{"sweep", "replay", "--vary", v, "--scale", "lg"}, "--scale lg: not linear or log (did you mean log?)"},
-		{[]string{"sweep", "replay", "--vary", v, "--metric", "refused"}, "--metric refused: no such metric (did you mean refused%?) (metrics: refused%, not_admitted%, admitted%, p50, p99, rate_overshoot, overshoot, failed)"},
+		{[]string{"sweep", "replay", "--vary", v, "--metric", "refused"}, "--metric refused: no such metric (did you mean refused%?) (metrics: refused%, not_admitted%, admitted%, p50, p99, rate_overshoot, overshoot, fairness, failed)"},
 		{[]string{"sweep", "replay", "--vary", v, "--format", "json"}, "--format json: not table or csv"},
 		{[]string{"sweep", "replay", "--vary", v, "--image", "gif"}, "--image gif: not png, svg or both"},
 		{[]string{"sweep", "replay", "--vary", v, "--shard", "3/3"}, "--shard 3/3: I runs from 0 to 2 (N−1), as Kubernetes' JOB_COMPLETION_INDEX does"},
@@ -207,4 +208,55 @@ func TestSweepMergeHelp(t *testing.T) {
 	c, _, err := ratelab(t, "sweep", "-h")
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(c, "Usage: ratelab sweep [SCENARIO"), c)
+}
+
+// --metric fairness is Jain's index over the keys, to 0.001; a scenario without keys is a
+// usage error naming it, before any cell runs, and so is a merge of such a sweep's shards.
+func TestSweepFairness(t *testing.T) {
+	out, _, err := ratelab(t, "sweep", "noisy-neighbour", "--limiter", "keys(max=1000):token-bucket:capacity=20,rate=10/1s",
+		"--vary", "token-bucket.capacity=1..100", "--steps", "2", "--metric", "fairness")
+	require.NoError(t, err)
+	assert.Equal(t, "noisy-neighbour: 2 cells = 1 lane × token-bucket.capacity (2 values); seed 1, 10s of virtual time\n\n"+
+		"fairness: Jain's index of the permits each key was admitted, (Σx)²/(n·Σx²) over the n keys: 1 every key alike, 1/n one key got everything\n"+
+		"  token-bucket.capacity  keys(max=1000,evict=lru):token-bucket:capacity=20,rate=10/1s\n"+
+		"                      1                                                         0.933\n"+
+		"                    100                                                         0.859\n", out)
+
+	_, _, err = ratelab(t, "sweep", "steady", "--vary", "token-bucket.capacity=1..100", "--steps", "2", "--metric", "fairness")
+	require.Error(t, err)
+	assert.True(t, isUsage(err))
+	assert.Equal(t, "--metric fairness: scenario steady has no keys: its requests all carry one key and no stage is keyed, so there is no per-key fairness to measure (sweep a scenario whose sources draw keys, such as noisy-neighbour)", err.Error())
+
+	shard, _, err := ratelab(t, "sweep", "steady", "--vary", "token-bucket.capacity=1..100", "--steps", "2", "--shard", "0/1")
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "shard.csv")
+	require.NoError(t, os.WriteFile(path, []byte(shard), 0o644))
+	_, _, err = ratelab(t, "sweep", "merge", path, "--format", "table", "--metric", "fairness")
+	require.Error(t, err)
+	assert.Equal(t, "--metric fairness: scenario steady has no keys: its requests all carry one key and no stage is keyed, so there is no per-key fairness to measure (sweep a scenario whose sources draw keys, such as noisy-neighbour)", err.Error())
+}
+
+// A sweep of 5000 cells, run on one machine and as 7 shards merged, is the same bytes: the
+// merge streams the shards (sweep.MergeCSV) and writes each row as it comes, after a first
+// pass that finds them whole. A shard left out writes nothing.
+func TestSweepMergeOfManyCellsStreams(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"sweep", "steady", "--horizon", "50ms", "--vary", "token-bucket.capacity=1..100", "--vary", "token-bucket.rate=10/1s..1000/1s", "--steps", "100x50"}
+	whole, _, err := ratelab(t, append(base, "--format", "csv")...)
+	require.NoError(t, err)
+	require.Equal(t, 5001, strings.Count(whole, "\n"))
+	var files []string
+	for i := range 7 {
+		out, _, err := ratelab(t, append(base, "--shard", strconv.Itoa(i)+"/7")...)
+		require.NoError(t, err)
+		path := filepath.Join(dir, "shard-"+strconv.Itoa(i)+".csv")
+		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+		files = append(files, path)
+	}
+	merged, _, err := ratelab(t, append([]string{"sweep", "merge"}, files...)...)
+	require.NoError(t, err)
+	assert.True(t, merged == whole, "the merged CSV is the one-machine CSV, byte for byte")
+	out, _, err := ratelab(t, append([]string{"sweep", "merge"}, files[1:]...)...)
+	assert.EqualError(t, err, "sweep merge: 4285 of 5000 cells, missing 0, 7, 14, 21, 28, …: a shard left out?")
+	assert.Empty(t, out, "nothing written from shards that are not a whole sweep")
 }

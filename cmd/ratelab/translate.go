@@ -36,7 +36,8 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	in := fs.String("in", "", "run them on this trace `FILE` instead, CSV with a t_ns or t column and optional permits; - is standard input (default: the probe)")
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
 	chart := fs.String("chart", "", "also draw each lane's admissions so far minus its reference's to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
-	seed := fs.Uint64("seed", 0, "a --scenario's random seed, a whole number `N` (default: the scenario's)")
+	var seed seedValue
+	fs.Var(&seed, "seed", "a --scenario's random seed, a decimal whole number `N` (default: the scenario's)")
 	horizon := fs.Duration("horizon", 0, "how much of a --scenario's traffic to run, a `DURATION` such as 30s (default: the scenario's)")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
@@ -71,7 +72,7 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 		if sc, err = resolveScenario(ctx, e, *scenarioArg); err != nil {
 			return err
 		}
-		if err := applySeedHorizon(sc, set, *seed, *horizon); err != nil {
+		if err := applySeedHorizon(sc, set, uint64(seed), *horizon); err != nil {
 			return err
 		}
 	case *in != "":

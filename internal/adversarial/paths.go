@@ -384,7 +384,9 @@ func (e *endlessTrace) Read(p []byte) (int, error) {
 }
 
 // interruptCases are Ctrl-C during long work and during a wait that only an interruption
-// ends (a FIFO nobody writes to, or reads from): each must stop with exit 130.
+// ends (a FIFO nobody writes to, or reads from): each must stop with exit 130. A scenario
+// named by a FIFO (run fifo, show fifo) is refused before it is opened, by any name: those
+// two stop at once, refused, before the interruption.
 func interruptCases() []*Case {
 	const after = time.Second
 	fifo := func(dir string) (func(), error) { return nil, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644) }
