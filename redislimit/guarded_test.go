@@ -98,8 +98,11 @@ func TestKilledServerGivesThePolicy(t *testing.T) {
 			var store *StoreError
 			require.True(t, errors.As(err, &store), "%v", err)
 			require.Equal(t, "killed", store.Key)
-			require.True(t, errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF),
-				"the cause is the dead server: %v", err)
+			// The first failure is whichever the dying server gave first: a refused or reset
+			// connection, its close, or — on a loaded machine, where a decision in flight waits
+			// out its read deadline before the kill lands — no answer in time (CI saw this).
+			require.True(t, errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) ||
+				store.Timeout(), "the cause is the dead server: %v", err)
 			require.Contains(t, err.Error(), `redislimit: token-bucket at key "killed": the store gave no decision: `)
 			switch mode {
 			case limiters.FailOpen:
