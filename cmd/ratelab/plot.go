@@ -131,7 +131,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if *timing {
 		defer func() {
 			fmt.Fprintf(e.stderr, "plot: %s requests per lane simulated in %s; rendered %s; total %s\n",
-				groupDigits(res.Lanes[0].Totals.Offered), roundWall(simulated), strings.Join(rendered, ", "), roundWall(time.Since(began)))
+				groupDigits(res.Lanes[0].Totals.Offered), roundDuration(simulated), strings.Join(rendered, ", "), roundDuration(time.Since(began)))
 		}()
 	}
 	names := []string(charts)
@@ -167,7 +167,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 				return fmt.Errorf("%s chart: %w", name, err)
 			}
 			_, err := e.stdout.Write(buf.Bytes())
-			rendered = append(rendered, name+" "+roundWall(time.Since(drawing)))
+			rendered = append(rendered, name+" "+roundDuration(time.Since(drawing)))
 			return err
 		}
 		path := filepath.Join(*out, fmt.Sprintf("%s-%s.%s", base, name, opt.format))
@@ -175,7 +175,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		fmt.Fprintln(e.stdout, path)
-		rendered = append(rendered, name+" "+roundWall(time.Since(drawing)))
+		rendered = append(rendered, name+" "+roundDuration(time.Since(drawing)))
 	}
 	return nil
 }
@@ -237,8 +237,8 @@ func runForCharts(ctx context.Context, e *env, sc *engine.Scenario, from, to tim
 	return res, engine.TraceWindow(ctx, sc, res, from, to)
 }
 
-// roundWall is a wall-clock duration to three significant digits (1.23s, 45.6ms).
-func roundWall(d time.Duration) string {
+// roundDuration is a duration to three significant digits for reading (1.23s, 45.6ms, 2.49ms).
+func roundDuration(d time.Duration) string {
 	for _, unit := range []time.Duration{time.Second, time.Millisecond, time.Microsecond} {
 		switch {
 		case d >= 100*unit:
