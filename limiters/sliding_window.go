@@ -63,6 +63,9 @@ type SlidingWindow struct {
 	countBits  uint
 	mask       uint64 // 1<<countBits − 1, a word's count
 	clock      Clock
+	// afterLook, when set (by tests only), runs in AcquireAt's slow path between its first
+	// look and its announcement of the slot: where a racing caller would act.
+	afterLook func()
 }
 
 var (
@@ -275,23 +278,24 @@ func liveCount(w, tag, mask uint64) uint64 { return w & mask &^ uint64(int64(w-t
 // look is AcquireAt's first look at slot (gen, pos), the seed's sum without its late test:
 // bucket pos's live count (here) and the others' total. When k ≥ 0 (a bucket other than pos,
 // live there) bucket k is read once apart from the others and its contribution to the total
-// returned as atK, so that AcquireAt can replace it by a later reading.
+// returned as atK, so that AcquireAt can replace it by a later reading. (Bucket k is read
+// first: TestSlidingWindowSecondLookSeesHeadsSlot relies on the scan after it taking time.)
 func (s *SlidingWindow) look(gen uint64, pos, k int) (others, here, atK uint64) {
 	cb, mask := s.countBits&63, s.mask
 	cur := gen << cb
 	prev := cur - 1<<cb // (window 0: the buckets after pos all count, as in sum)
 	b := s.buckets
 	here = liveCount(b[pos].Load(), cur, mask)
-	if k < 0 {
-		return liveSum(b[:pos], cur, mask) + liveSum(b[pos+1:], prev, mask), here, 0
+	switch {
+	case k < 0:
+		others = liveSum(b[:pos], cur, mask) + liveSum(b[pos+1:], prev, mask)
+	case k < pos: // the buckets between k and pos are of pos's generation
+		atK = liveCount(b[k].Load(), cur, mask)
+		others = liveSum(b[:k], cur, mask) + liveSum(b[k+1:pos], cur, mask) + liveSum(b[pos+1:], prev, mask) + atK
+	default:
+		atK = liveCount(b[k].Load(), prev, mask)
+		others = liveSum(b[:pos], cur, mask) + liveSum(b[pos+1:k], prev, mask) + liveSum(b[k+1:], prev, mask) + atK
 	}
-	mid := cur // the buckets between k and pos expect pos's generation if k < pos
-	if k > pos {
-		mid = prev
-	}
-	atK = liveCount(b[k].Load(), mid, mask)
-	lo, hi := min(k, pos), max(k, pos)
-	others = liveSum(b[:lo], cur, mask) + liveSum(b[lo+1:hi], mid, mask) + liveSum(b[hi+1:], prev, mask) + atK
 	return others, here, atK
 }
 
@@ -320,11 +324,12 @@ const notPublished = ^uint64(0)
 //   - The newer caller's sum: it read head as h0 before its first look. If h0 is its own slot
 //     N, a reservation of an older slot that stays saw head at its slot before h0 was read,
 //     so its CAS precedes the first look, which counts it. If h0 < N, the caller announces N
-//     by CAS from h0: head held h0 throughout the first look, so a reservation that stays
-//     and escaped the first look saw head = h0 after it — it is in slot h0, and bucket h0 is
-//     read again after the announcement, where it shows (one that comes later reads head past
-//     h0 and backs off). Any other bucket can only have lost permits since (a rollback, a
-//     refund): failing closed. Limit 3 per 4µs in 1µs slots: the caller at 1µs reads head 0
+//     by CAS from h0 (if head has moved, the CAS fails and the first look starts again:
+//     TestSlidingWindowSecondLookStartsAgainBehindANewHead): head held h0 throughout the
+//     first look, so a reservation that stays and escaped the first look saw head = h0 after
+//     it — it is in slot h0, and bucket h0 is read again after the announcement, where it
+//     shows (one that comes later reads head past h0 and backs off). Any other bucket can
+//     only have lost permits since (a rollback, a refund): failing closed. Limit 3 per 4µs in 1µs slots: the caller at 1µs reads head 0
 //     and bucket 0 = 1; a caller at 0µs takes 2 more (head still 0); the first caller
 //     announces 1, reserves, and bucket 0 read again holds 3: 3+1 > 3, rolled back
 //     (TestSlidingWindowSecondLookSeesHeadsSlot, whose check fails if that re-read is left out).
@@ -407,6 +412,9 @@ func (s *SlidingWindow) acquireSlow(t int64, h0 uint64, n int) Decision {
 			k = p0
 		}
 		others, here, atK := s.look(gen, pos, k)
+		if s.afterLook != nil {
+			s.afterLook()
+		}
 		if others+here+uint64(n) > s.limit {
 			return Rejected
 		}
