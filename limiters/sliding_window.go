@@ -43,25 +43,33 @@ import (
 // Concurrent callers never push the count past the limit; the price is that two racing
 // callers can both roll back although one of them would have fit.
 //
-// Cost: within a slot, a few loads and one CAS (see AcquireAt); the first reservation in a
-// slot makes 2·slots loads and three CASes. Memory is 2·slots words.
+// Cost: within a slot, three loads and one CAS (see AcquireAt); the first reservation in a
+// slot makes slots + 5 loads and three CASes. 100 per 100µs in 10 slots, one call a µs
+// (BenchmarkAcquireAt, and BenchmarkSlidingWindowPath for the two paths apart): 93
+// instructions a call within a slot and 452 for a slot's first, 128 on average (callgrind,
+// benchmark loop included; 127, 646 and 178 when a slot's first call summed the slots twice).
+// Memory is 2·slots words.
 //
 // The zero value grants nothing: every request is Never, nothing is available, and no
 // method panics; NewSlidingWindow makes a working one.
 type SlidingWindow struct {
 	buckets []atomic.Uint64
-	// head is the newest slot-index a caller has reserved in (or is about to): see AcquireAt.
+	// head is the newest slot a caller has reserved in (or is about to), as gen<<12 | pos
+	// (slots ≤ 4096: pos fits in 12 bits, and the word orders slots as their slot-indices
+	// do): see AcquireAt. It is also where position starts looking.
 	head atomic.Uint64
 	// others[pos] is gen<<countBits | P once published for slot (gen, pos): P is the total of
 	// the buckets other than pos that are live there. ^0 (no generation) until then.
 	others     []atomic.Uint64
-	hint       atomic.Uint64 // gen<<12 | pos of the slot last located; checked before use
 	limit      uint64
 	window     int64
 	slotLength int64
 	countBits  uint
 	mask       uint64 // 1<<countBits − 1, a word's count
 	clock      Clock
+	// afterLook, when set (by tests only), runs in AcquireAt's slow path between its first
+	// look and its announcement of the slot: where a racing caller would act.
+	afterLook func()
 }
 
 var (
@@ -176,23 +184,32 @@ func NewSlidingWindow(limit int, window time.Duration, slots int, clock Clock) (
 	return s, nil
 }
 
+// slotOf packs a slot as head holds it: gen<<12 | pos.
+func slotOf(gen uint64, pos int) uint64 { return gen<<12 | uint64(pos) }
+
 // position is now's window number (its generation) and its slot's bucket. A time before the
 // origin is taken as the origin.
 //
-// Finding them takes two divisions; the slot last found is kept as a hint, and a request
-// that falls in the same slot (the common case) costs two multiplies instead. A stale hint
-// is harmless: it is used only if now lies inside the slot it names.
+// Finding them takes two divisions; head's slot (where nearly every request falls) is
+// checked first with two multiplies instead, and locate also tries the slot after it.
 func (s *SlidingWindow) position(now time.Duration) (gen uint64, pos int) {
-	t := max(int64(now), 0)
-	h := s.hint.Load()
+	return s.locate(max(int64(now), 0), s.head.Load())
+}
+
+// locate is position for t ≥ 0, starting from slot h (any slot: a guess, checked before use):
+// h's slot itself or the next one cost two multiplies; any other slot two divisions.
+func (s *SlidingWindow) locate(t int64, h uint64) (gen uint64, pos int) {
 	gen, pos = h>>12, int(h&(1<<12-1))
-	if uint64(t-int64(gen)*s.window-int64(pos)*s.slotLength) < uint64(s.slotLength) {
+	if d := uint64(t - int64(gen)*s.window - int64(pos)*s.slotLength); d < uint64(s.slotLength) {
+		return gen, pos
+	} else if d-uint64(s.slotLength) < uint64(s.slotLength) { // the slot after h's: a new slot
+		if pos++; pos == len(s.buckets) {
+			gen, pos = gen+1, 0
+		}
 		return gen, pos
 	}
 	g := t / s.window
-	gen, pos = uint64(g), int((t-g*s.window)/s.slotLength)
-	s.hint.Store(gen<<12 | uint64(pos)) // slots ≤ 4096: pos fits in 12 bits
-	return gen, pos
+	return uint64(g), int((t - g*s.window) / s.slotLength)
 }
 
 // newer is the generation difference between bucket word w and generation gen, sign-extended
@@ -209,70 +226,81 @@ func (s *SlidingWindow) newer(w, gen uint64) int64 {
 // already moved a bucket on, and what it overwrote may have been live for this caller, so
 // this caller's view of its window is incomplete. Limit 20 per 10ms in 1ms slots: 20 at
 // 9.99ms, then 1 at 19ms (which reuses 9.99ms's bucket), then a caller whose clock read
-// 18.95ms would no longer see the 20 and could take 19 more — 39 within 9ms. AcquireAt
-// refuses a late caller instead.
+// 18.95ms would no longer see the 20 and could take 19 more — 39 within 9ms. AvailableAt
+// reports nothing available to a late reader; AcquireAt refuses a late caller (by head, see
+// there: a bucket is only moved on after head has passed the caller's slot).
 func (s *SlidingWindow) sum(gen uint64, pos int) (total uint64, late bool) {
-	others, here, late := s.scan(gen, pos)
-	return others + here, late
-}
-
-// scan is sum, its total split into bucket pos's count (here) and the others'.
-func (s *SlidingWindow) scan(gen uint64, pos int) (others, here uint64, late bool) {
 	cb, mask := s.countBits&63, s.mask
 	cur := gen << cb
 	// newest is the largest generation difference seen, in units of 1<<countBits (the count
 	// bits only add less than one unit): a bucket is late when it reaches one full unit. A
 	// bucket is live when its difference is not negative; d>>63 masks out the others.
 	newest := int64(math.MinInt64)
-	before, rest := s.buckets[:pos], s.buckets[pos+1:]
-	for i := range before {
-		w := before[i].Load()
+	live, rest := s.buckets[:pos+1], s.buckets[pos+1:]
+	for i := range live {
+		w := live[i].Load()
 		d := int64(w - cur)
-		others += w & mask &^ uint64(d>>63)
+		total += w & mask &^ uint64(d>>63)
 		newest = max(newest, d)
 	}
-	w := s.buckets[pos].Load()
-	d := int64(w - cur)
-	here = w & mask &^ uint64(d>>63)
-	newest = max(newest, d)
 	if cur != 0 {
 		prev := cur - 1<<cb
 		for i := range rest {
 			w := rest[i].Load()
 			d := int64(w - prev)
-			others += w & mask &^ uint64(d>>63)
+			total += w & mask &^ uint64(d>>63)
 			newest = max(newest, d)
 		}
-		return others, here, newest >= int64(1)<<cb
+		return total, newest >= int64(1)<<cb
 	}
 	// Window 0: the buckets after pos expect window −1, which no word holds; any word there
 	// is counted, and any written one (non-zero) was written by a newer caller.
 	var written uint64
 	for i := range rest {
 		w := rest[i].Load()
-		others += w & mask
+		total += w & mask
 		written |= w
 	}
-	return others, here, newest >= int64(1)<<cb || written != 0
+	return total, newest >= int64(1)<<cb || written != 0
 }
 
-// used is sum's total alone, for AcquireAt's first look: a late caller that passes it is
-// caught by the re-read after its reservation, which rolls the reservation back.
-func (s *SlidingWindow) used(gen uint64, pos int) uint64 {
+// liveSum adds the counts of the words in ws that are live for a slot of generation field
+// tag (gen<<countBits): those of that generation or newer. In window 0 the buckets after pos
+// are summed with tag −1<<countBits, which counts every word, as sum does.
+func liveSum(ws []atomic.Uint64, tag, mask uint64) (total uint64) {
+	for i := range ws {
+		if w := ws[i].Load(); int64(w-tag) >= 0 { // (a branch: in steady traffic all are live)
+			total += w & mask
+		}
+	}
+	return total
+}
+
+// liveCount is liveSum of one word.
+func liveCount(w, tag, mask uint64) uint64 { return w & mask &^ uint64(int64(w-tag)>>63) }
+
+// look is AcquireAt's first look at slot (gen, pos), the seed's sum without its late test:
+// bucket pos's live count (here) and the others' total. When k ≥ 0 (a bucket other than pos,
+// live there) bucket k is read once apart from the others and its contribution to the total
+// returned as atK, so that AcquireAt can replace it by a later reading. (Bucket k is read
+// first: TestSlidingWindowSecondLookSeesHeadsSlot relies on the scan after it taking time.)
+func (s *SlidingWindow) look(gen uint64, pos, k int) (others, here, atK uint64) {
 	cb, mask := s.countBits&63, s.mask
 	cur := gen << cb
 	prev := cur - 1<<cb // (window 0: the buckets after pos all count, as in sum)
-	var total uint64
-	live, rest := s.buckets[:pos+1], s.buckets[pos+1:]
-	for i := range live {
-		w := live[i].Load()
-		total += w & mask &^ uint64(int64(w-cur)>>63)
+	b := s.buckets
+	here = liveCount(b[pos].Load(), cur, mask)
+	switch {
+	case k < 0:
+		others = liveSum(b[:pos], cur, mask) + liveSum(b[pos+1:], prev, mask)
+	case k < pos: // the buckets between k and pos are of pos's generation
+		atK = liveCount(b[k].Load(), cur, mask)
+		others = liveSum(b[:k], cur, mask) + liveSum(b[k+1:pos], cur, mask) + liveSum(b[pos+1:], prev, mask) + atK
+	default:
+		atK = liveCount(b[k].Load(), prev, mask)
+		others = liveSum(b[:pos], cur, mask) + liveSum(b[pos+1:k], prev, mask) + liveSum(b[k+1:], prev, mask) + atK
 	}
-	for i := range rest {
-		w := rest[i].Load()
-		total += w & mask &^ uint64(int64(w-prev)>>63)
-	}
-	return total
+	return others, here, atK
 }
 
 // notPublished is an others word that holds no total (no generation is all ones).
@@ -284,80 +312,114 @@ const notPublished = ^uint64(0)
 // reservation by CAS on now's bucket, a second look that rolls the reservation back if the
 // window is over the limit or a newer caller has moved a bucket on. What is cached is the
 // total of the buckets other than now's: within a slot only now's bucket changes, so the
-// first caller to reserve in a slot (which sums every bucket after its CAS, as the seed does)
-// publishes that total in others[pos], and later callers in the slot add it to their bucket's
-// count instead of summing the slots, twice.
+// first caller to reserve in a slot publishes that total in others[pos], and later callers
+// in the slot add it to their bucket's count instead of summing the slots. The first caller
+// sums the slots once, before its reservation, and its second look re-reads one bucket only.
 //
 // Why that is still exact, and fails closed under contention:
 //   - head announces the newest slot reserved in, before its bucket is: the first caller of
 //     a slot moves head forward (CAS, never back) between its first look and its reservation.
-//   - Every caller, on either path, reads head again after its reservation (the slow path
-//     after its sum) and rolls back if head has moved past its slot. So of two racing
-//     reservations, the newer slot's caller sees the older one's (it sums the buckets after
-//     its CAS, or adds a total summed after its slot was announced), or the older one sees
-//     the newer head and backs off (all atomics are sequentially consistent).
-//   - A total published for slot H was summed after head announced H, so it counts every
-//     reservation that stays: one made after the sum is by a caller of an older slot, which
-//     then reads head past its slot and backs off. The seed's own test, a bucket found late,
-//     is not enough for that: in window 0 a bucket rolled back or refunded to count 0 reads
-//     as never written (its word is 0). Limit 3 per 4ms in 1ms slots, 1 at 0ms and 1 at 1ms:
-//     slot 2's first caller takes 1 and publishes 2 for the others; a refund (or, racing, a
-//     rollback) empties slot 2's bucket to 0; a caller at 1ms sums 2, finds no bucket late and
-//     takes the third permit; slot 2's next caller, 2 + 0 + 1 ≤ 3, would take a fourth.
-//     Reading head refuses the caller at 1ms.
+//     Every bucket word of a slot is therefore written after head has reached that slot.
+//   - Every caller, on either path, reads head again after its reservation and rolls back if
+//     head has moved past its slot: a reservation that stays saw head at its own slot after
+//     its CAS. So of two racing reservations, the newer slot's caller sees the older one's,
+//     or the older one sees the newer head and backs off (all atomics are sequentially
+//     consistent).
+//   - The newer caller's sum: it read head as h0 before its first look. If h0 is its own slot
+//     N, a reservation of an older slot that stays saw head at its slot before h0 was read,
+//     so its CAS precedes the first look, which counts it. If h0 < N, the caller announces N
+//     by CAS from h0 (if head has moved, the CAS fails and the first look starts again:
+//     TestSlidingWindowSecondLookStartsAgainBehindANewHead): head held h0 throughout the
+//     first look, so a reservation that stays and escaped the first look saw head = h0 after
+//     it — it is in slot h0, and bucket h0 is read again after the announcement, where it
+//     shows (one that comes later reads head past h0 and backs off). Any other bucket can
+//     only have lost permits since (a rollback, a refund): failing closed. Limit 3 per 4µs in 1µs slots: the caller at 1µs reads head 0
+//     and bucket 0 = 1; a caller at 0µs takes 2 more (head still 0); the first caller
+//     announces 1, reserves, and bucket 0 read again holds 3: 3+1 > 3, rolled back
+//     (TestSlidingWindowSecondLookSeesHeadsSlot, whose check fails if that re-read is left out).
+//     The re-read precedes the final read of head, so a newer caller cannot have moved bucket
+//     h0 on unseen; and with no bucket moved on, the seed's late test can never fire (a newer
+//     bucket means head passed N first), which is why look omits it.
+//   - A total published for slot N is such a second look, published only after head was read
+//     at N, so it counts every reservation of an older slot that stays: the fast path's
+//     callers add it to their bucket's count as the publisher would.
+//   - The seed's own test, a bucket found late, is not enough for that: in window 0 a bucket
+//     rolled back or refunded to count 0 reads as never written (its word is 0). Limit 3 per
+//     4ms in 1ms slots, 1 at 0ms and 1 at 1ms: slot 2's first caller takes 1 and publishes 2
+//     for the others; a refund (or, racing, a rollback) empties slot 2's bucket to 0; a caller
+//     at 1ms sums 2, finds no bucket late and takes the third permit; slot 2's next caller,
+//     2 + 0 + 1 ≤ 3, would take a fourth. Reading head refuses the caller at 1ms.
 //   - A published total may count a reservation rolled back or refunded later (failing
 //     closed); a rollback or a refund in a bucket other than head's unpublishes head's total,
 //     and the next caller sums.
-//   - With no race the published total is exact, so the fast path decides as the two looks
-//     would; every other case (a late caller, a total not yet published or unpublished, a new
-//     slot) takes their path, only announcing and publishing besides. A single goroutine's
-//     decisions, and its buckets, are the seed's, call by call, but for that caller at 1ms
-//     behind an emptied slot, whom the seed admits in window 0 (from window 1 on the emptied
-//     bucket keeps its generation, and the seed finds it late too).
+//   - With no race the re-read bucket and the published total are what the first look saw, so
+//     both paths decide as the seed's two looks would (its second is its first plus n); every
+//     other case (a late caller, a total not yet published or unpublished, a new slot) takes
+//     the slow path, only announcing and publishing besides. A single goroutine's decisions,
+//     and its buckets, are the seed's, call by call, but for that caller at 1ms behind an
+//     emptied slot, whom the seed admits in window 0 (from window 1 on the emptied bucket
+//     keeps its generation, and the seed finds it late too).
 //
-// Cost: on the fast path four loads and one CAS; the first reservation in a slot sums the
-// slots twice, reads head twice and makes three CASes (head, the bucket, the published total).
+// Cost: on the fast path (now in head's slot, its total published) three loads and one CAS;
+// the first reservation in a slot sums the slots once, reads head twice and makes three CASes
+// (head, the bucket, the published total).
 func (s *SlidingWindow) AcquireAt(now time.Duration, n int) Decision {
-	if d := checkN(n, int(s.limit)); d != Admitted {
-		return d
+	if uint64(n-1) >= s.limit { // n < 1 or n > limit (and the zero value's limit 0)
+		return checkN(n, int(s.limit))
 	}
-	gen, pos := s.position(now)
-	index := gen*uint64(len(s.buckets)) + uint64(pos) // the slot-index, < 2^62
-	cb, mask := s.countBits&63, s.mask
-	tag := gen << cb
-	if s.head.Load() == index {
-		if o := s.others[pos].Load(); o&^mask == tag {
-			others := o & mask
+	t := max(int64(now), 0)
+	h := s.head.Load()
+	gen, pos := h>>12, h&(1<<12-1)
+	if uint64(t-int64(gen)*s.window-int64(pos)*s.slotLength) < uint64(s.slotLength) && pos < uint64(len(s.others)) {
+		// now is in head's slot.
+		mask := s.mask
+		tag := gen << (s.countBits & 63)
+		// A word of this slot's generation is tag + its count: word − tag ≤ mask.
+		if others := s.others[pos].Load() - tag; others <= mask && pos < uint64(len(s.buckets)) {
+			need := others + uint64(n) // (a published total is at most limit)
 			bucket := &s.buckets[pos]
 			// The bucket holds this slot's generation (its total's publisher reserved in it, and
 			// generations only move on); the slow path sees to anything else.
-			for w := bucket.Load(); w&^mask == tag; w = bucket.Load() {
-				count := w & mask
-				if others+count+uint64(n) > s.limit || count+uint64(n) > mask {
+			for w := bucket.Load(); w-tag <= mask; w = bucket.Load() {
+				if w-tag+need > s.limit {
 					return Rejected
 				}
-				if !bucket.CompareAndSwap(w, tag|(count+uint64(n))) {
+				// count + n ≤ limit ≤ mask: w + n is the same generation with count + n.
+				if !bucket.CompareAndSwap(w, w+uint64(n)) {
 					continue
 				}
-				if s.head.Load() == index {
+				if s.head.Load() == h {
 					return Admitted
 				}
-				s.rollback(bucket, gen, index, n) // a newer slot's caller has announced itself
+				s.rollback(bucket, gen, h, n) // a newer slot's caller has announced itself
 				return Rejected
 			}
 		}
 	}
-	return s.acquireSlow(gen, pos, index, n)
+	return s.acquireSlow(t, h, n)
 }
 
 // acquireSlow is the seed's AcquireAt, announcing the slot before reserving in it, reading
-// head again after its sum and publishing the total of the other buckets it summed.
-func (s *SlidingWindow) acquireSlow(gen uint64, pos int, index uint64, n int) Decision {
+// head again after its reservation and publishing the total of the other buckets it summed.
+// h0 is head as read before anything else (see AcquireAt).
+func (s *SlidingWindow) acquireSlow(t int64, h0 uint64, n int) Decision {
+	gen, pos := s.locate(t, h0)
+	slot := slotOf(gen, pos)
 	bucket := &s.buckets[pos]
 	cb, mask := s.countBits&63, s.mask
 	tag := gen << cb
 	for {
-		if s.used(gen, pos)+uint64(n) > s.limit {
+		// k is head's bucket when head's slot is older than this one and live in its window:
+		// the one bucket a reservation that escapes the first look can be in.
+		k := -1
+		if g0, p0 := h0>>12, int(h0&(1<<12-1)); (g0 == gen && p0 < pos) || (g0+1 == gen && p0 > pos) {
+			k = p0
+		}
+		others, here, atK := s.look(gen, pos, k)
+		if s.afterLook != nil {
+			s.afterLook()
+		}
+		if others+here+uint64(n) > s.limit {
 			return Rejected
 		}
 		w := bucket.Load()
@@ -371,51 +433,59 @@ func (s *SlidingWindow) acquireSlow(gen uint64, pos int, index uint64, n int) De
 		if count+uint64(n) > mask {
 			return Rejected // racing reservations have filled the count field: fail closed
 		}
-		for h := s.head.Load(); h < index && !s.head.CompareAndSwap(h, index); h = s.head.Load() {
-		}
-		if !bucket.CompareAndSwap(w, tag|(count+uint64(n))) {
+		if h0 < slot && !s.head.CompareAndSwap(h0, slot) {
+			h0 = s.head.Load() // head moved during the first look: look again
 			continue
 		}
-		others, here, late := s.scan(gen, pos)
+		if !bucket.CompareAndSwap(w, tag|(count+uint64(n))) {
+			h0 = s.head.Load()
+			continue
+		}
+		if k >= 0 { // head's slot was older: its bucket again, now that this slot is announced
+			exp := tag
+			if k > pos {
+				exp = tag - 1<<cb
+			}
+			others = others - atK + liveCount(s.buckets[k].Load(), exp, mask)
+		}
 		// Read head again, as the fast path does: a caller behind a newer announced slot backs
 		// off even where no bucket shows it late (see AcquireAt: window 0, an emptied bucket).
-		if !late && s.head.Load() == index && others <= s.limit { // (more than limit: only racing reservations)
+		if s.head.Load() == slot && others <= s.limit { // (more than limit: only racing reservations)
 			if o := s.others[pos].Load(); o&^mask != tag {
 				s.others[pos].CompareAndSwap(o, tag|others)
 			}
-			if others+here <= s.limit {
+			if others+count+uint64(n) <= s.limit {
 				return Admitted
 			}
 		}
-		s.rollback(bucket, gen, index, n)
+		s.rollback(bucket, gen, slot, n)
 		return Rejected
 	}
 }
 
-// rollback returns n permits reserved in bucket at generation gen (slot-index index), unless
-// the generation has moved on (then the reservation has already expired with it).
-func (s *SlidingWindow) rollback(bucket *atomic.Uint64, gen, index uint64, n int) {
+// rollback returns n permits reserved in bucket at generation gen (slot slot), unless the
+// generation has moved on (then the reservation has already expired with it).
+func (s *SlidingWindow) rollback(bucket *atomic.Uint64, gen, slot uint64, n int) {
 	for {
 		w := bucket.Load()
 		if s.newer(w, gen) != 0 {
 			return
 		}
 		if bucket.CompareAndSwap(w, w-uint64(n)) {
-			s.gaveBack(index)
+			s.gaveBack(slot)
 			return
 		}
 	}
 }
 
-// gaveBack follows permits given back in slot-index index: if that is not head's slot, the
-// total published for head's slot may count them, and is unpublished.
-func (s *SlidingWindow) gaveBack(index uint64) {
+// gaveBack follows permits given back in slot slot: if that is not head's slot, the total
+// published for head's slot may count them, and is unpublished.
+func (s *SlidingWindow) gaveBack(slot uint64) {
 	h := s.head.Load()
-	if h == index {
+	if h == slot {
 		return
 	}
-	slots := uint64(len(s.buckets))
-	gen, pos := h/slots, h%slots
+	gen, pos := h>>12, h&(1<<12-1)
 	tag := gen << (s.countBits & 63)
 	if o := s.others[pos].Load(); o&^s.mask == tag {
 		s.others[pos].CompareAndSwap(o, notPublished)
@@ -504,7 +574,7 @@ func (s *SlidingWindow) RefundAt(now time.Duration, n int) {
 			return
 		}
 		if bucket.CompareAndSwap(w, w-uint64(n)) {
-			s.gaveBack(gen*uint64(len(s.buckets)) + uint64(pos))
+			s.gaveBack(slotOf(gen, pos))
 			return
 		}
 	}
