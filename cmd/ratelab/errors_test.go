@@ -42,6 +42,8 @@ func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"run", "--hor", "5s"}, "run: unknown flag --hor (did you mean --horizon?) " + runFlags},
 		{[]string{"run", "--verbose"}, "run: unknown flag --verbose " + runFlags},
 		{[]string{"list", "--all"}, "list: unknown flag --all (list takes no flags)"},
+		{[]string{"plot", "--timing=", "steady"}, "--timing=: --timing is a switch: give it alone (--timing), or --timing=true or --timing=false"},
+		{[]string{"plot", "--timing=yes", "steady"}, "--timing=yes: --timing is a switch: give it alone (--timing), or --timing=true or --timing=false"},
 		{[]string{"run", "---seed"}, "run: ---seed is not a flag (flags are --name or --name=value; see ratelab run -h)"},
 		{[]string{"run", "--format", "jsn"}, "--format jsn: not table, json or csv (did you mean json?)"},
 		{[]string{"run", "--format", "XML"}, "--format XML: not table, json or csv"},

@@ -69,6 +69,11 @@ func flagError(fs *flag.FlagSet, err error, failed string) error {
 		}
 		return usageErrorf("--%s needs a value", name)
 	}
+	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok { // `"x" for -timing: parse error`
+		value, name, _ := strings.Cut(rest, " for -")
+		name, _, _ = strings.Cut(name, ":")
+		return usageErrorf("--%s=%s: --%s is a switch: give it alone (--%s), or --%s=true or --%s=false", name, strings.Trim(value, `"`), name, name, name, name)
+	}
 	if arg, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
 		return usageErrorf("%s: %s is not a flag (flags are --name or --name=value; see ratelab %s -h)", fs.Name(), arg, fs.Name())
 	}
@@ -135,8 +140,11 @@ func quoteArg(s string) string {
 }
 
 // metavar is what a flag's value is called in usage: the `QUOTED` word of its usage string,
-// else its type ("DURATION", "N").
+// else its type ("DURATION", "N"); "" for a switch (a bool flag), which takes no value.
 func metavar(f *flag.Flag) string {
+	if isBool(f) {
+		return "" // a switch: --timing, or --timing=false
+	}
 	if name, _ := splitUsage(f.Usage); name != "" {
 		return name
 	}

@@ -88,7 +88,7 @@ func commandHelp(c command, fs *flag.FlagSet) string {
 	var rows []row
 	if fs != nil {
 		fs.VisitAll(func(f *flag.Flag) {
-			rows = append(rows, row{"--" + f.Name + " " + metavar(f), flagMeaning(f)})
+			rows = append(rows, row{strings.TrimSpace("--" + f.Name + " " + metavar(f)), flagMeaning(f)})
 		})
 	}
 	rows = append(rows, row{"-h, --help", "show this help"})

@@ -692,6 +692,19 @@ func flagCases(bin string) ([]*Case, error) {
 			return nil, err
 		}
 		for _, f := range fs {
+			if f.metavar == "" { // a switch (--timing): alone it is on; a value goes after =
+				for _, v := range []value{{text: ""}, bad("yes"), bad("2"), {text: "true"}, {text: "false"}} {
+					want := WantAny
+					if v.bad || v.text == "" {
+						want = WantRefuse
+					}
+					cs = append(cs, &Case{Category: "flag", Name: fmt.Sprintf("%s %s=%s", name, f.name, v.text),
+						Args: append(append([]string(nil), b.args...), f.name+"="+v.text), Files: b.files, Names: []string{f.name}, Want: want})
+				}
+				cs = append(cs, &Case{Category: "flag", Name: fmt.Sprintf("%s %s (alone)", name, f.name),
+					Args: append(append([]string(nil), b.args...), f.name), Files: b.files, Want: WantAny})
+				continue
+			}
 			for _, v := range flagValues(f) {
 				want := WantAny
 				if v.bad {
