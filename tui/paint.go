@@ -120,7 +120,9 @@ func (p *painter) paint(view string) {
 	}
 	p.rows, p.view = lines, view
 	if p.buf.Len() > 0 {
-		p.write(p.buf.String())
+		if _, err := p.out.Write(p.buf.Bytes()); err != nil && p.err == nil {
+			p.err = fmt.Errorf("tui: drawing the screen: %w", err)
+		}
 	}
 }
 
