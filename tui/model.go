@@ -7,9 +7,9 @@
 // wall-clock time only paces the animation. While paused the model schedules nothing: the
 // frame already on its way when play stops is the last, and no key but play starts a tick
 // (save a re-simulation too long for one key's budget — a move back, an edit, a burst — which
-// goes on in frames until it arrives). What still wakes an idle workbench is bubbletea's
-// renderer, whose ticker (60 a second) compares the unchanged frame with the last one drawn:
-// the program cannot stop it short of replacing the renderer.
+// goes on in frames until it arrives). Nor does the screen: the workbench paints its own
+// frames (paint.go), each right after the Update that made it, instead of bubbletea's
+// renderer, whose ticker woke the program 60 times a second to compare an unchanged frame.
 package tui
 
 import (
@@ -150,23 +150,14 @@ func defaultSpeed(horizon time.Duration) int {
 }
 
 // Run shows the workbench on sc in the terminal of in and out until the user quits or ctx
-// ends. A nil in reads the keys from the controlling terminal (/dev/tty), for when standard
-// input is not one.
+// ends; signals are the caller's to turn into a cancelled ctx. A nil in reads the keys from
+// the controlling terminal (/dev/tty), for when standard input is not one.
 func Run(ctx context.Context, sc *engine.Scenario, in io.Reader, out io.Writer) error {
 	m, err := New(sc)
 	if err != nil {
 		return err
 	}
-	input := tea.WithInputTTY()
-	if in != nil {
-		input = tea.WithInput(in)
-	}
-	p := tea.NewProgram(m, tea.WithContext(ctx), input, tea.WithOutput(out), tea.WithAltScreen())
-	_, err = p.Run()
-	if err != nil && ctx.Err() != nil {
-		return nil // interrupted: leaving is what was asked
-	}
-	return err
+	return runPainted(ctx, m, in, out)
 }
 
 // Init starts nothing: the workbench opens paused.

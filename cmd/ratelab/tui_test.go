@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,15 +18,7 @@ func TestTUIInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed: the end-to-end TUI test needs it (.ci/run installs it)")
 	}
-	if testing.Short() {
-		t.Skip("builds the binary and drives it in tmux")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "ratelab")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := ratelabBinary(t)
 	socket := fmt.Sprintf("ratelab-test-%d", os.Getpid())
 	tmux := func(args ...string) (string, error) {
 		out, err := exec.Command("tmux", append([]string{"-L", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
@@ -130,6 +123,116 @@ func TestTUIInTmux(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestTUIIsIdleWhenPausedInTmux: the real binary in tmux, paused, does not wake. Its threads'
+// voluntary context switches (each a wait a thread began: a timer, a read, a futex) are summed
+// from /proc/PID/task/*/status across 2s. With bubbletea's renderer, which ticks 60 times a
+// second, main made 530 to 580 in 2s; painting its own frames the workbench makes 0 (measured
+// five times, and 0 across 20s, on a loaded 2-core machine). The bound, 20 in 2s (10 a second),
+// leaves room for the Go runtime's own rare wake-ups (a forced GC every 2 minutes). While
+// playing, the same counter climbs far past the bound (~320 in 2s) and the screen changes: the
+// measure sees wake-ups when there are some, and the painter paints.
+func TestTUIIsIdleWhenPausedInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed: the end-to-end TUI test needs it (.ci/run installs it)")
+	}
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("needs /proc to count context switches")
+	}
+	bin := ratelabBinary(t)
+	socket := fmt.Sprintf("ratelab-idle-%d", os.Getpid())
+	tmux := func(args ...string) (string, error) {
+		out, err := exec.Command("tmux", append([]string{"-L", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	t.Cleanup(func() { _, _ = tmux("kill-server") })
+	// exec: the pane's process is the workbench itself.
+	if out, err := tmux("new-session", "-d", "-s", "rl", "-x", "100", "-y", "30",
+		"exec env TERM=xterm-256color "+bin+" tui burst-after-idle"); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	out, err := tmux("display-message", "-p", "-t", "rl", "#{pane_pid}")
+	if err != nil {
+		t.Fatalf("pane_pid: %v %s", err, out)
+	}
+	pid := strings.TrimSpace(out)
+	capture := func() string {
+		out, _ := tmux("capture-pane", "-p", "-t", "rl")
+		return out
+	}
+	waitFor := func(what, fact string) string {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if screen := capture(); strings.Contains(screen, fact) {
+				return screen
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the screen never showed %q:\n%s", what, fact, capture())
+			}
+		}
+	}
+	switches := func() int {
+		t.Helper()
+		tasks, err := filepath.Glob("/proc/" + pid + "/task/*/status")
+		if err != nil || len(tasks) == 0 {
+			t.Fatalf("no threads of pid %s: %v", pid, err)
+		}
+		sum := 0
+		for _, task := range tasks {
+			status, err := os.ReadFile(task)
+			if err != nil {
+				continue // a thread that ended
+			}
+			for _, line := range strings.Split(string(status), "\n") {
+				if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+					n, _ := strconv.Atoi(strings.TrimSpace(v))
+					sum += n
+				}
+			}
+		}
+		return sum
+	}
+	over2s := func() int {
+		before := switches()
+		time.Sleep(2 * time.Second)
+		return switches() - before
+	}
+	const bound = 20 // in 2s; see the comment above
+
+	waitFor("open", "❚❚ paused")
+	time.Sleep(300 * time.Millisecond) // the first frames and the resize are drawn
+	idle := over2s()
+	t.Logf("paused: %d voluntary context switches in 2s", idle)
+	if idle > bound {
+		t.Errorf("paused, the workbench woke %d times in 2s (bound %d)", idle, bound)
+	}
+
+	if _, err := tmux("send-keys", "-t", "rl", "Space"); err != nil {
+		t.Fatal(err)
+	}
+	first := waitFor("play", "▶ playing")
+	playing := over2s()
+	later := capture()
+	t.Logf("playing: %d voluntary context switches in 2s", playing)
+	if playing <= bound {
+		t.Errorf("playing, only %d context switches in 2s: the measure misses the frames", playing)
+	}
+	if later == first {
+		t.Errorf("2s of play did not change the screen:\n%s", later)
+	}
+
+	if _, err := tmux("send-keys", "-t", "rl", "Space"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("pause again", "❚❚ paused")
+	time.Sleep(300 * time.Millisecond) // the frame already on its way when play stopped
+	again := over2s()
+	t.Logf("paused again: %d voluntary context switches in 2s", again)
+	if again > bound {
+		t.Errorf("paused after playing, the workbench woke %d times in 2s (bound %d)", again, bound)
+	}
+	_, _ = tmux("send-keys", "-t", "rl", "q")
 }
 
 // TestTUINeedsATerminal: without a terminal, `tui` says so instead of drawing into a pipe.
