@@ -33,6 +33,11 @@ import (
 // frame is the animation's pace while playing: one tick, one advance, one redraw.
 const frame = 50 * time.Millisecond
 
+// perFrame is the virtual time one frame plays at speed v (virtual time per real second):
+// v/20 for frames of 50ms. Not v·frame/1s: 5min/s times 50ms is 1.5·10¹⁹ ns², past int64,
+// and the play stood still at that speed.
+func perFrame(v time.Duration) time.Duration { return v / (time.Second / frame) }
+
 // maxFrameWork is how long one frame may simulate at the "max" speed.
 const maxFrameWork = 30 * time.Millisecond
 
@@ -550,7 +555,7 @@ func (m *Model) tick(msg tickMsg) tea.Cmd {
 	}
 	target := s.sc.Horizon
 	if v := speeds[m.speed]; v > 0 {
-		target = min(s.now+v*frame/time.Second, s.sc.Horizon)
+		target = min(s.now+perFrame(v), s.sc.Horizon)
 	}
 	arrived, err := s.forward(func() bool { return s.nextEventAt() >= target }, maxFrameWork)
 	m.fail(err)

@@ -109,7 +109,7 @@ func (m *Model) predictFrame() (tea.Cmd, bool) {
 	s := m.sim
 	target := s.sc.Horizon
 	if v := speeds[m.speed]; v > 0 {
-		target = min(s.now+v*frame/time.Second, s.sc.Horizon)
+		target = min(s.now+perFrame(v), s.sc.Horizon)
 	}
 	atTarget := func() bool { return s.nextEventAt() >= target }
 	// goOn moves to the frame's target when the frame's steps reached it.

@@ -60,7 +60,10 @@ func Record(sc *engine.Scenario, width, height int, out io.Writer) error {
 		w.WriteByte('\n')
 	}
 	for k := 0; ; k++ {
-		target := min(time.Duration(k)*speed*frame/time.Second, sc.Horizon)
+		target := sc.Horizon // k frames of perFrame(speed), saturating at the horizon
+		if step := perFrame(speed); step > 0 && time.Duration(k) <= sc.Horizon/step {
+			target = time.Duration(k) * step
+		}
 		if err := m.sim.advanceTo(target); err != nil {
 			return err
 		}
