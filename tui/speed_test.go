@@ -22,9 +22,16 @@ func TestEverySpeedMovesTime(t *testing.T) {
 		m := open(t, "diurnal", 100, 30) // 60s: two frames at 5min/s are 30s
 		m.speed = i
 		press(m, "space")
-		frames(m, 2)
-		if want := 2 * perFrame(v); m.sim.now != want {
-			t.Errorf("speed %v/s: at %v after two frames, want %v", v, m.sim.now, want)
+		frames(m, 1)
+		if m.sim.now <= 0 || m.sim.now > perFrame(v) {
+			t.Errorf("speed %v/s: at %v after a frame, want (0, %v]", v, m.sim.now, perFrame(v))
+		}
+		// A frame may stop short when its simulation outlasts maxFrameWork; the next goes on.
+		for n := 0; n < 200 && m.sim.now < 2*perFrame(v); n++ {
+			frames(m, 1)
+		}
+		if m.sim.now < 2*perFrame(v) {
+			t.Errorf("speed %v/s: at %v after 200 frames, want at least %v", v, m.sim.now, 2*perFrame(v))
 		}
 	}
 }
