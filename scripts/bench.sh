@@ -13,10 +13,13 @@ cd "$(dirname "$0")/.."
 count=${BENCH_COUNT:-6}
 out=${BENCH_OUT:-/tmp/ratelab-bench}
 mkdir -p "$out"
+load=() # the 1-minute load average before each benchmark and at the end, for the report
+sample_load() { [ -r /proc/loadavg ] && load+=("$(cut -d' ' -f1 /proc/loadavg)") || true; }
 bench() { # bench FILE PACKAGE REGEX [go test flags...]: appends to FILE
 	local file=$1 pkg=$2 re=$3
 	shift 3
-	echo "bench.sh: $pkg -bench '$re' -count $count $*" >&2
+	sample_load
+	echo "bench.sh: $pkg -bench '$re' -count $count $* (load ${load[-1]:-?})" >&2
 	go test -run '^$' -bench "$re" -benchmem -count "$count" "$@" "$pkg" | tee -a "$out/$file" | grep -E '^(ok|FAIL|---)' >&2 || true
 }
 rm -f "$out"/limiters.txt "$out"/engine.txt "$out"/cores.txt
@@ -39,7 +42,8 @@ go build -o "$out/ratelab" ./cmd/ratelab
 plot=$("$out/ratelab" plot scenarios/testdata/perf-poisson-1h.yaml --horizon 1000s --timing --out "$out/charts" 2>&1 >/dev/null | grep '^plot:')
 echo "bench.sh: $plot" >&2
 
-report=(go run ./scripts/benchreport -plot "$plot" "$out/limiters.txt" "$out/engine.txt" "$out/cores.txt")
+sample_load
+report=(go run ./scripts/benchreport -plot "$plot" -load "${load[*]}" "$out/limiters.txt" "$out/engine.txt" "$out/cores.txt")
 if [ "${1:-}" = --readme ]; then
 	"${report[@]}" -readme README.md
 	echo "bench.sh: README.md's performance section rewritten" >&2

@@ -36,10 +36,23 @@ func TestParseAndRatios(t *testing.T) {
 	assert.Equal(t, 235.0, r.get("RunSixLanes/cpu=2", "ns/event").median)
 	assert.Equal(t, "–", ratio(r.ns("nothing"), floor))
 
-	report := r.report("a test box", "plot: 10 requests")
+	report := r.report("a test box", loadSentence("0.2 1.5"), "plot: 10 requests")
 	assert.Contains(t, report, "| token bucket | 2.20× (1.67–3.00) |")
-	assert.Contains(t, report, "on a test box")
+	assert.Contains(t, report, "on a test box:\nthe 1-minute load average stayed between 0.2 and 1.5 on its 2 cores (2 samples)")
 	assert.Contains(t, report, "plot: 10 requests")
+}
+
+// The report says the load the benchmarks ran under, as sampled, and reads the cores' speed-up
+// as measured only when the second core was the benchmark's.
+func TestLoadAndCores(t *testing.T) {
+	assert.Contains(t, loadSentence("8 21 12.5"), "shared with other jobs: the 1-minute load average was 8 to 21 on its 2 cores (3 samples)")
+	assert.Equal(t, "; the machine's load was not sampled", loadSentence(""))
+	r := results{}
+	require.NoError(t, r.parse(strings.NewReader(sample)))
+	require.Equal(t, 0.213, r.get("RunSixLanes/cpu=2", "cpu/wall").median)
+	assert.Contains(t, r.report("a test box", "", ""), "other jobs had the second core, and the speed-up was not\nmeasured")
+	r["RunSixLanes/cpu=2"]["cpu/wall"] = []float64{1.81, 1.83, 1.84}
+	assert.NotContains(t, r.report("a test box", "", ""), "other jobs had the second core")
 }
 
 func TestSpliceReplacesOnlyTheSection(t *testing.T) {
