@@ -55,12 +55,13 @@ var flash5EpochMs = virtualEpoch.UnixMilli()
 //	starts                 full (slot1 = 0 reads as a full bucket)   full
 //	state                  two words: a CAS on the tokens, then a    one int64 (the TAT), one CAS
 //	                       plain store of the time
-//	goroutines at start    each goroutine whose first request reads  exactly capacity
-//	                       slot1 = 0 before any store refills the
-//	                       bucket to full: up to capacity + G − 1
-//	goroutines at a refill each goroutine that reads slot1 before   exactly what refilled
+//	goroutines at start    every request that reads slot1 = 0        exactly capacity
+//	                       before the first store refills the
+//	                       bucket to full: more than capacity,
+//	                       bounded only by how long that store takes
+//	goroutines at a refill every request that reads slot1 before     exactly what refilled
 //	                       the winner stores it refills the same
-//	                       span again: 1 token due, up to G pass
+//	                       span again: 1 token due, 1 or more pass
 //	a late clock reading   no refill, and slot1 is set back to it:   judged at its own time against
 //	                       the next request refills that span again  the newer schedule
 //	permits per request    1 in Flash5; n here takes n × 1000        n

@@ -160,12 +160,15 @@ func TestFlash5TokenLateReadingRefillsTwice(t *testing.T) {
 	assert.Equal(t, Rejected, f.AcquireAt(40*time.Millisecond, 1))
 }
 
-// Goroutines racing a fresh bucket: each whose first request reads slot1 = 0 before any store
-// refills the bucket to full in its CAS, so between capacity and capacity + goroutines − 1
-// pass. A second race at the same millisecond gets nothing (every store has landed). After a
-// one-token refill, each goroutine that reads slot1 before the winner's store refills the same
-// second again (its CAS of slot0 from 0 to 0 succeeds): at least 1 passes, at most goroutines.
-// CI caught 2 once; the bound, not the common case, is Flash5's guarantee.
+// Goroutines racing a fresh bucket: every request that reads slot1 = 0 before the first
+// store refills the bucket to full in its CAS, so at least capacity pass, and more while the
+// first winner has not stored slot1 (it may be descheduled between its CAS and its store: CI
+// saw 40 of 20 with 16 goroutines taking until refused). A second race at the same millisecond
+// gets nothing: every store has landed. After a one-token refill, every request that reads
+// slot1 before the winner's store refills the same second again (its CAS of slot0 from 0 to 0
+// succeeds): at least 1 passes (CI saw 2). Flash5 says as much ("the bounded inaccuracy from
+// the non-atomic dual update"); TestFlash5TokenLateReadingRefillsTwice shows the mechanism
+// call by call. The counts are logged: the upper side is the race's, not a guarantee.
 func TestFlash5TokenRacesAtTheStart(t *testing.T) {
 	const capacity, goroutines = 20, 16
 	rounds := 200
@@ -177,15 +180,13 @@ func TestFlash5TokenRacesAtTheStart(t *testing.T) {
 		c := virtualclock.New() // frozen
 		f := must(NewFlash5Token(Flash5TokenSpec{Limit: capacity, Window: time.Hour}, c))
 		got := race(goroutines, f)
-		require.GreaterOrEqual(t, got, capacity)
-		require.LessOrEqual(t, got, capacity+goroutines-1)
+		require.GreaterOrEqual(t, got, capacity, "a fresh bucket gives at least its capacity")
 		extra = max(extra, got-capacity)
 		// slot1 is set now: a second race at the same instant gets exactly nothing more.
 		require.Equal(t, 0, race(goroutines, f))
 		c.Advance(time.Second) // one token per second
 		refilled := race(goroutines, f)
 		require.GreaterOrEqual(t, refilled, 1, "one token refilled")
-		require.LessOrEqual(t, refilled, goroutines)
 		extraRefill = max(extraRefill, refilled-1)
 		// Every store has landed: the same millisecond holds nothing more.
 		require.Equal(t, 0, race(goroutines, f))
