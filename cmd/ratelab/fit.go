@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -138,9 +137,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	}
 	switch *format {
 	case "json":
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(e.stdout, rep)
 	case "csv":
 		return writeFitCSV(e.stdout, rep)
 	}

@@ -131,7 +131,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if *timing {
 		defer func() {
 			fmt.Fprintf(e.stderr, "plot: %s requests per lane simulated in %s; rendered %s; total %s\n",
-				groupDigits(res.Lanes[0].Totals.Offered), roundDuration(simulated), strings.Join(rendered, ", "), roundDuration(time.Since(began)))
+				groupDigits(res.Lanes[0].Totals.Offered), roundedDuration(simulated), strings.Join(rendered, ", "), roundedDuration(time.Since(began)))
 		}()
 	}
 	names := []string(charts)
@@ -167,7 +167,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 				return fmt.Errorf("%s chart: %w", name, err)
 			}
 			_, err := e.stdout.Write(buf.Bytes())
-			rendered = append(rendered, name+" "+roundDuration(time.Since(drawing)))
+			rendered = append(rendered, name+" "+roundedDuration(time.Since(drawing)))
 			return err
 		}
 		path := filepath.Join(*out, fmt.Sprintf("%s-%s.%s", base, name, opt.format))
@@ -175,7 +175,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		fmt.Fprintln(e.stdout, path)
-		rendered = append(rendered, name+" "+roundDuration(time.Since(drawing)))
+		rendered = append(rendered, name+" "+roundedDuration(time.Since(drawing)))
 	}
 	return nil
 }
@@ -235,21 +235,6 @@ func runForCharts(ctx context.Context, e *env, sc *engine.Scenario, from, to tim
 		}
 	}
 	return res, engine.TraceWindow(ctx, sc, res, from, to)
-}
-
-// roundDuration is a duration to three significant digits for reading (1.23s, 45.6ms, 2.49ms).
-func roundDuration(d time.Duration) string {
-	for _, unit := range []time.Duration{time.Second, time.Millisecond, time.Microsecond} {
-		switch {
-		case d >= 100*unit:
-			return limiters.FormatDuration(d.Round(unit))
-		case d >= 10*unit:
-			return limiters.FormatDuration(d.Round(unit / 10))
-		case d >= unit:
-			return limiters.FormatDuration(d.Round(unit / 100))
-		}
-	}
-	return limiters.FormatDuration(d)
 }
 
 // groupDigits is n with thousands separated by commas: 10,000,000.

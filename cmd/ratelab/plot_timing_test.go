@@ -70,10 +70,3 @@ func tokenBucketStack(t *testing.T) []limiters.Spec {
 	require.NoError(t, err)
 	return st
 }
-
-func TestRoundWallKeepsThreeDigits(t *testing.T) {
-	for d, want := range map[time.Duration]string{227254 * time.Microsecond: "227ms", 1294 * time.Millisecond: "1.29s",
-		45678 * time.Microsecond: "45.7ms", 3*time.Minute + 7*time.Second: "3m7s", 812 * time.Nanosecond: "812ns"} {
-		assert.Equal(t, want, roundDuration(d), "%v", d)
-	}
-}

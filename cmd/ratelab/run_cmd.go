@@ -345,10 +345,11 @@ func progressBar(label string, fraction float64, width int) string {
 	return fmt.Sprintf("%s [%s%s] %3.0f%%", label, strings.Repeat("█", filled), strings.Repeat("░", width-filled), fraction*100)
 }
 
-func writeJSON(w io.Writer, res *engine.Results) error {
+// writeJSON writes v as the commands' JSON output: indented by two spaces, one value.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(res)
+	return enc.Encode(v)
 }
 
 // primaryWindow is the guarantee meter a table row shows: the lane's first stage's natural

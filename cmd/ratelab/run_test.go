@@ -175,6 +175,8 @@ func TestReplayRefusesAnOutOfOrderTraceAndLeavesNothingBehind(t *testing.T) {
 func TestRoundedDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0: "0s", 999: "999ns", 18874367: "18.9ms", 218103807: "218ms", 26214399: "26.2ms", 3 * time.Second: "3s",
+		227254 * time.Microsecond: "227ms", 1294 * time.Millisecond: "1.29s", 45678 * time.Microsecond: "45.7ms",
+		3*time.Minute + 7*time.Second: "3m7s", 812 * time.Nanosecond: "812ns", 2490367 * time.Nanosecond: "2.49ms",
 	} {
 		assert.Equal(t, want, roundedDuration(d), "%d", d)
 	}

@@ -59,7 +59,7 @@ func fleetSection(res *engine.Results) string {
 		switch f.Model {
 		case engine.CoordCentral:
 			fmt.Fprintf(&b, "  store: %d ops, %d failed, latency p50 %s p99 %s max %s", f.StoreOps, f.StoreFailures,
-				roundDuration(f.StoreLatency.P50), roundDuration(f.StoreLatency.P99), roundDuration(f.StoreLatency.Max))
+				roundedDuration(f.StoreLatency.P50), roundedDuration(f.StoreLatency.P99), roundedDuration(f.StoreLatency.Max))
 		case engine.CoordAsync:
 			fmt.Fprintf(&b, "  sync: %d messages, %d lost, %d broadcasts", f.StoreOps, f.StoreFailures, f.Syncs)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -108,9 +107,7 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	}
 	switch *format {
 	case "json":
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(e.stdout, rep)
 	case "csv":
 		return writeTranslateCSV(e.stdout, rep)
 	}
