@@ -46,19 +46,7 @@ func (m *Model) reSimulate(at time.Duration, status string) tea.Cmd {
 	if at > s.now {
 		tr = travel{to: toStep, step: s.steps, done: status}
 	}
-	fresh, err := s.rewind(s.rewindSlice(int(s.now / s.slice)))
-	if err != nil {
-		m.fail(err)
-		return nil
-	}
-	s.close()
-	m.sim, m.err = fresh, nil
-	m.moving = &tr
-	if m.move(keyBudget) {
-		return nil
-	}
-	m.tickGen++
-	return tickCmd(m.tickGen)
+	return m.startMove(tr, int(s.now/s.slice))
 }
 
 // burst sends burstSize requests at the current time: they are added to the scenario's

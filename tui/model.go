@@ -455,11 +455,20 @@ func (m *Model) updateMoving(msg tea.KeyMsg) tea.Cmd {
 func (m *Model) travel(tr travel) tea.Cmd {
 	s := m.sim
 	behind := tr.to == toStep && tr.step < s.steps || tr.to == toTime && tr.at < s.now
-	if behind {
-		k := s.sliceOfStep(tr.step)
-		if tr.to == toTime {
-			k = int(tr.at / s.slice)
-		}
+	if !behind {
+		return m.startMove(tr, -1)
+	}
+	if tr.to == toTime {
+		return m.startMove(tr, int(tr.at/s.slice))
+	}
+	return m.startMove(tr, s.sliceOfStep(tr.step))
+}
+
+// startMove begins tr, first rewinding the run to the checkpoint of slice k when k ≥ 0; it
+// goes on in frames when keyBudget does not finish it.
+func (m *Model) startMove(tr travel, k int) tea.Cmd {
+	if k >= 0 {
+		s := m.sim
 		fresh, err := s.rewind(s.rewindSlice(k))
 		if err != nil {
 			m.fail(err)
