@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelab/ratelab/internal/linelimit"
 	"github.com/ratelab/ratelab/limiters"
 )
 
@@ -136,7 +137,7 @@ type CSVReader struct {
 
 // NewCSVReader reads the sweep CSV in; name is what errors call it.
 func NewCSVReader(in io.Reader, name string) *CSVReader {
-	cr := csv.NewReader(&lineLimit{r: in, line: 1})
+	cr := csv.NewReader(&linelimit.Reader{R: in, Max: MaxCSVLine})
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	return &CSVReader{name: name, cr: cr}
@@ -463,39 +464,10 @@ func (h *mergeHeap) pop() mergeItem {
 // (the longest field is a lane's spec), so 1 MiB is far more than any.
 const MaxCSVLine = 1 << 20
 
-// lineTooLongError is a line of more than MaxCSVLine bytes, at line.
-type lineTooLongError struct{ line int }
-
-func (e *lineTooLongError) Error() string {
-	return fmt.Sprintf("line %d: the line is longer than 1 MiB (%d bytes): not a sweep CSV", e.line, MaxCSVLine)
-}
-
 func readError(name string, err error) error {
-	var long *lineTooLongError
+	var long *linelimit.TooLongError
 	if errors.As(err, &long) {
-		return fmt.Errorf("%s:%d: the line is longer than 1 MiB (%d bytes): not a sweep CSV", name, long.line, MaxCSVLine)
+		return fmt.Errorf("%s:%d: the line is longer than 1 MiB (%d bytes): not a sweep CSV", name, long.Line, MaxCSVLine)
 	}
 	return fmt.Errorf("%s: %w", name, err)
-}
-
-// lineLimit passes r through, failing once a line passes MaxCSVLine bytes.
-type lineLimit struct {
-	r    io.Reader
-	line int // the line being read, from 1
-	run  int // its bytes so far
-}
-
-func (l *lineLimit) Read(p []byte) (int, error) {
-	n, err := l.r.Read(p)
-	for i, b := range p[:n] {
-		if b == '\n' {
-			l.line++
-			l.run = 0
-			continue
-		}
-		if l.run++; l.run > MaxCSVLine {
-			return i, &lineTooLongError{l.line}
-		}
-	}
-	return n, err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/fit"
+	"github.com/ratelab/ratelab/internal/linelimit"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
 )
@@ -203,8 +205,14 @@ func spool(ctx context.Context, stdin io.Reader) (path string, remove func(), er
 	remove = func() { f.Close(); os.Remove(f.Name()) }
 	in, stop := newCtxReader(ctx, stdin)
 	defer stop()
-	if _, err := io.Copy(f, &traceLines{r: in, line: 1}); err != nil {
+	// Spooling stops at the first line the trace reader would refuse (engine.MaxTraceLine)
+	// instead of filling the disk with what is not a trace (/dev/zero, an endless line).
+	if _, err := io.Copy(f, &linelimit.Reader{R: in, Max: engine.MaxTraceLine}); err != nil {
 		remove()
+		var long *linelimit.TooLongError
+		if errors.As(err, &long) {
+			err = fmt.Errorf("line %d: the line is longer than 1 MiB (%d bytes)", long.Line, engine.MaxTraceLine)
+		}
 		return "", nil, err
 	}
 	if err := f.Close(); err != nil {
@@ -212,30 +220,6 @@ func spool(ctx context.Context, stdin io.Reader) (path string, remove func(), er
 		return "", nil, err
 	}
 	return f.Name(), remove, nil
-}
-
-// traceLines passes a trace through, failing as the trace reader would once a line passes
-// engine.MaxTraceLine bytes: spooling stops there instead of filling the disk with what is
-// not a trace (/dev/zero, an endless line).
-type traceLines struct {
-	r    io.Reader
-	line int // the line being read, from 1
-	run  int // its bytes so far
-}
-
-func (t *traceLines) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	for i, b := range p[:n] {
-		if b == '\n' {
-			t.line++
-			t.run = 0
-			continue
-		}
-		if t.run++; t.run > engine.MaxTraceLine {
-			return i, fmt.Errorf("line %d: the line is longer than 1 MiB (%d bytes)", t.line, engine.MaxTraceLine)
-		}
-	}
-	return n, err
 }
 
 func writeFitCSV(w io.Writer, rep *fit.Report) error {
