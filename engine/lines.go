@@ -28,7 +28,8 @@ const cacheLine = 64
 // lineSized is the least capacity of a slice of elements of size bytes that fills 512 bytes.
 func lineSized(size uintptr) int { return int((512 + size - 1) / size) }
 
-// clockOnOwnLine is a lane's clock (advanced at every event) on a 64-byte allocation.
+// clockOnOwnLine is a lane's clock (advanced whenever a stage reads it: laneClock) on a
+// 64-byte allocation.
 type clockOnOwnLine struct {
 	clock virtualclock.Clock
 	_     [cacheLine - 16]byte // the Clock is 16 bytes (cores_test.go checks)

@@ -51,7 +51,7 @@ func (w wideSum) plus(o wideSum) wideSum {
 
 func (w wideSum) float() float64 { return float64(w.hi)*(1<<64) + float64(w.lo) }
 
-// serviceMeter keeps the two sums behind Service: the busy area, advanced at every event,
+// serviceMeter keeps the two sums behind Service: the busy area, advanced where busy changes,
 // and the completed requests' service times.
 type serviceMeter struct {
 	at        int64   // the time the busy area reaches
