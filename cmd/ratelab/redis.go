@@ -231,7 +231,7 @@ func checkRedisLanes(sc *engine.Scenario, addr string) error {
 			continue
 		}
 		central++
-		name := fmt.Sprintf("lane %q (limiters[%d])", laneName(lane), i)
+		name := fmt.Sprintf("lane %q (limiters[%d])", lane.Label(), i)
 		if lane.Build != nil {
 			return usageErrorf("--redis %s: %s is built by code, not from a spec: it cannot run in Redis", addr, name)
 		}
@@ -249,14 +249,6 @@ func checkRedisLanes(sc *engine.Scenario, addr string) error {
 		return usageErrorf("--redis %s: scenario %s has no central fleet lane (fleet: {model: central, …}) to keep in Redis", addr, sc.Name)
 	}
 	return nil
-}
-
-// laneName is a lane's name, or its stack's when it has none.
-func laneName(l engine.LaneSpec) string {
-	if l.Name != "" {
-		return l.Name
-	}
-	return engine.StackString(l.Stack)
 }
 
 // redisRun is run --redis: the client, every key the run made (deleted at the end), and what
@@ -365,7 +357,7 @@ func (r *redisRun) finish() (lines []string, err error) {
 			continue
 		}
 		total += n
-		lines = append(lines, fmt.Sprintf("  %s: %d decisions Redis did not make, decided %s instead", laneName(r.sc.Lanes[i]), n, r.sc.Lanes[i].Fleet.OnFailure))
+		lines = append(lines, fmt.Sprintf("  %s: %d decisions Redis did not make, decided %s instead", r.sc.Lanes[i].Label(), n, r.sc.Lanes[i].Fleet.OnFailure))
 	}
 	if r.readFailed > 0 {
 		lines = append(lines, fmt.Sprintf("  %d reads of a store's state Redis did not answer (the results' available permits show 0 there)", r.readFailed))
