@@ -47,15 +47,14 @@ func benchLane(b *testing.B, sc *Scenario, lane int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for range 200_000 { // to steady state: every slice at its working size
-		if _, err := l.Step(); err != nil {
-			b.Fatal(err)
-		}
+	if more, err := l.StepN(200_000); err != nil || !more { // to steady state: every slice at its working size
+		b.Fatal(err, more)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	for b.Loop() {
-		if more, err := l.Step(); err != nil || !more {
+	// As Run runs a lane: StepN, in batches of 16384 events (ns/op is ns per event).
+	for ran := 0; ran < b.N; ran += 1 << 14 {
+		if more, err := l.StepN(min(b.N-ran, 1<<14)); err != nil || !more {
 			b.Fatal(err, more)
 		}
 	}

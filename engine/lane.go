@@ -82,6 +82,12 @@ type Lane struct {
 	rec   recorder
 	keys  keyCounts   // per key: offered, admitted, refused
 	fleet *fleetStage // a fleet lane's one stage (fleet_stage.go), else nil
+
+	// flatOnly is the lane's one source when it is flat and its requests are decided at once
+	// with one key (atOnce, keys.single): steps runs its arrivals in a loop of their own
+	// (flatArrivals). only is the stack's one stage, nil for a stack of more.
+	flatOnly *flatStream
+	only     limiters.Limiter
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -154,6 +160,12 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		if err := l.pull(k); err != nil {
 			l.closeStreams()
 			return nil, err
+		}
+	}
+	if len(l.flat) == 1 && l.flat[0] != nil && l.atOnce && l.keys.single {
+		l.flatOnly = l.flat[0]
+		if l.stack.Len() == 1 {
+			l.only = l.stack.Stage(0)
 		}
 	}
 	return l, nil
@@ -308,13 +320,8 @@ func (l *Lane) Step() (bool, error) {
 // RunUntil runs every event before t (or to the horizon, if sooner), then moves the lane's
 // time to t so that its bins and state read as of t.
 func (l *Lane) RunUntil(t time.Duration) error {
-	for !l.done {
-		if e, _ := l.nextEvent(); e == nil || e.at >= int64(t) || e.at >= l.horizon {
-			break
-		}
-		if _, err := l.Step(); err != nil {
-			return err
-		}
+	if _, err := l.steps(int64(t), math.MaxInt); err != nil {
+		return err
 	}
 	if int64(t) >= l.horizon {
 		l.finish()
@@ -472,13 +479,19 @@ func (l *Lane) arrive(at int64, permits int, key string) {
 // the requests are refused.
 func (l *Lane) decideAtOnce(at int64, permits int, key string) {
 	l.nextID++
+	d, _, wasted := l.stack.Acquire(time.Duration(l.now), permits, nil)
+	l.rec.wasted(wasted)
+	l.decidedAtOnce(at, permits, key, d)
+}
+
+// decidedAtOnce counts request l.nextID, which the stack decided d at its arrival (at, asking
+// for permits with key), as arrive, attempt and giveUp would, and sends it on when admitted.
+func (l *Lane) decidedAtOnce(at int64, permits int, key string, d limiters.Decision) {
 	keySlot := l.keys.slot(key)
 	kc := l.keys.at(keySlot)
 	kc.Offered++
 	l.rec.offered(permits)
 	l.rec.attempt(false)
-	d, _, wasted := l.stack.Acquire(time.Duration(l.now), permits, nil)
-	l.rec.wasted(wasted)
 	if d == limiters.Admitted {
 		l.admitted(l.fillReq(at, permits, key, keySlot, 1)) // Acquire's admissions never wait: the stack does not shape
 		return

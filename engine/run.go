@@ -63,21 +63,19 @@ func Run(ctx context.Context, sc *Scenario, progress *Progress) (*Results, error
 // run steps the lane to its horizon, checking ctx and publishing progress every 16384 events.
 func (l *Lane) run(ctx context.Context, progress *Progress, i int) error {
 	defer l.closeStreams()
-	for n := 1; ; n++ {
-		more, err := l.Step()
+	for {
+		more, err := l.StepN(1 << 14)
 		if err != nil {
 			return err
 		}
 		if !more {
 			break
 		}
-		if n&(1<<14-1) == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if progress != nil {
-				progress.lanes[i].Store(l.now)
-			}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if progress != nil {
+			progress.lanes[i].Store(l.now)
 		}
 	}
 	if progress != nil {
@@ -156,17 +154,12 @@ func runLanes(sc *Scenario, run func(i int, l *Lane) error) ([]*Lane, error) {
 // the window traced), checking ctx every 16384 events, and closes its streams.
 func (l *Lane) runUntil(ctx context.Context, to int64) error {
 	defer l.closeStreams()
-	for n := 1; ; n++ {
-		if e, _ := l.nextEvent(); e == nil || e.at >= to {
-			return nil
-		}
-		if _, err := l.Step(); err != nil {
+	for {
+		if ran, err := l.steps(to, 1<<14); err != nil || ran < 1<<14 {
 			return err
 		}
-		if n&(1<<14-1) == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 	}
 }

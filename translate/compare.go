@@ -388,18 +388,13 @@ func explainRequests(ctx context.Context, sc *engine.Scenario, k int, want map[u
 // drive runs a lane to its horizon, checking ctx every 16,384 events.
 func drive(ctx context.Context, l *engine.Lane) error {
 	defer l.Close()
-	for n := 1; ; n++ {
-		more, err := l.Step()
-		if err != nil {
+	for {
+		more, err := l.StepN(1 << 14)
+		if err != nil || !more {
 			return err
 		}
-		if !more {
-			return nil
-		}
-		if n&(1<<14-1) == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 	}
 }
