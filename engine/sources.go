@@ -202,7 +202,14 @@ func (s *rateStream) next() (arrival, bool, error) {
 
 // flatStream is a rateStream of a flat curve (constant, poisson, on-off), with the same
 // arithmetic, so the same arrivals to the ns: the k-th at x = S/rate seconds, S = k − 1
-// evenly spaced, S = E₁+…+E_k Poisson. The lane calls it without an interface (Lane.Step).
+// evenly spaced, S = E₁+…+E_k Poisson. The lane calls it without an interface (Lane.Step,
+// and Lane.flatArrivals, which reads the buffer itself).
+//
+// It draws its arrivals flatBatch at a time (fill) into a buffer that nextAt hands out: the
+// same arrivals in the same order (the generator is the stream's own and draws nothing else),
+// but drawn in a loop that keeps its state in registers and calls nothing (Go saves no
+// register across a call, so a draw between the lane's calls reloaded everything around it).
+//
 // It holds its generator's state itself, and is padded to a multiple of 128 bytes, a size
 // class whose objects start on a cache line: every lane writes its own stream's state at every
 // arrival, and lanes on other cores must not share those lines (cores_test.go).
@@ -211,22 +218,27 @@ type flatStream struct {
 	_ [(128 - unsafe.Sizeof(flatState{})%128) % 128]byte
 }
 
+// flatBatch is how many arrivals a flatStream draws at once.
+const flatBatch = 32
+
 type flatState struct {
 	timed
 	rate    float64
-	rng     *rand.Rand // nil: evenly spaced
+	poisson bool // else evenly spaced
 	on, off int64
-	target  float64 // S of the next arrival
-	pcg     rand.PCG
+	target  float64 // S of the next arrival to draw
+	rng     expRand
+	// buf[pos:n] is the arrivals drawn and not handed out yet; ended: the last fill met the
+	// source's end (until, or the end of time) and drew no further.
+	pos, n int
+	ended  bool
+	buf    [flatBatch]int64
 }
 
-// newFlatPoisson is the Poisson flatStream of source index: rateStream's generator, seeded
-// alike, so its exponentials are the same.
+// newFlatPoisson is the Poisson flatStream of source index: rateStream's generator (newRand),
+// seeded alike, so its exponentials are the same.
 func newFlatPoisson(base timed, rate float64, seed uint64, index int) *flatStream {
-	s := &flatStream{flatState: flatState{timed: base, rate: rate}}
-	s.pcg.Seed(seed, 0x5eed0000+uint64(index))
-	s.rng = rand.New(&s.pcg)
-	return s
+	return &flatStream{flatState: flatState{timed: base, rate: rate, poisson: true, rng: newExpRand(seed, 0x5eed0000+uint64(index))}}
 }
 
 func (s *flatStream) next() (arrival, bool, error) {
@@ -239,25 +251,53 @@ func (s *flatStream) next() (arrival, bool, error) {
 
 // nextAt is the next arrival's time; ok is false when there is none before until.
 func (s *flatStream) nextAt() (at int64, ok bool) {
-	if s.rng != nil {
-		s.target += s.rng.ExpFloat64()
+	if s.pos == s.n {
+		if s.ended {
+			return 0, false
+		}
+		if s.fill(); s.n == 0 {
+			return 0, false
+		}
 	}
-	x := s.target / s.rate
-	if s.rng == nil {
-		s.target++
-	}
-	if !(x*1e9 < float64(MaxTime)) { // also NaN; see rateStream.next
-		return 0, false
-	}
-	offset := roundNonNegative(x * 1e9)
-	if s.on > 0 {
-		offset = stretch(offset, s.on, s.off)
-	}
-	at = addSat(s.from, offset)
-	if at >= s.until {
-		return 0, false
-	}
+	at = s.buf[s.pos]
+	s.pos++
 	return at, true
+}
+
+// fill draws the next flatBatch arrivals into buf, or those left before the source's end.
+// The Poisson variate is expRand.exp, written out: exp is too large for the compiler to
+// inline.
+func (s *flatStream) fill() {
+	target, n := s.target, 0
+	for ; n < flatBatch; n++ {
+		if s.poisson {
+			u := s.rng.uint64()
+			if j, i := uint32(u), uint8(u>>32); j < expK[i] {
+				target += float64(j) * float64(expW[i])
+			} else {
+				target += s.rng.expSlow(u)
+			}
+		}
+		x := target / s.rate
+		if !s.poisson {
+			target++
+		}
+		if !(x*1e9 < float64(MaxTime)) { // also NaN; see rateStream.next
+			s.ended = true
+			break
+		}
+		offset := roundNonNegative(x * 1e9)
+		if s.on > 0 {
+			offset = stretch(offset, s.on, s.off)
+		}
+		at := addSat(s.from, offset)
+		if at >= s.until {
+			s.ended = true
+			break
+		}
+		s.buf[n] = at
+	}
+	s.target, s.pos, s.n = target, 0, n
 }
 
 // roundNonNegative is int64(math.Round(v)) for 0 ≤ v < 2^63, bit for bit, in a third of the

@@ -67,7 +67,14 @@ func (l *Lane) flatArrivals(to int64, n int) int {
 		l.now = at
 		l.processed++
 		ran++
-		if next, ok := fs.nextAt(); ok {
+		next, ok := int64(0), true
+		if fs.pos < fs.n {
+			next = fs.buf[fs.pos]
+			fs.pos++
+		} else {
+			next, ok = fs.nextAt()
+		}
+		if ok {
 			l.seq++
 			top.at, top.seq = next, l.seq
 		} else {
