@@ -89,11 +89,12 @@ func BenchmarkKernel(b *testing.B) {
 }
 
 // BenchmarkLanePoisson is one event of each standard lane under Poisson traffic at 10,000/s
-// (the perf-poisson-1h scenario's load), no tracing; floor is the least that model needs per
-// event: the arrival's exponential variate (the lane's generator, math/rand/v2's ExpFloat64 on
-// a PCG), its time rounded to the ns as the source does, one token bucket decision
-// (AcquireAt), and the heap work of floorStep (an admitted request's completion 50ms later).
-// BenchmarkVariate is the variate alone.
+// (the perf-poisson-1h scenario's load), no tracing, stepped as Run steps it (StepN); floor is
+// the least that model needs per event: the arrival's exponential variate (the lane's
+// generator, expRand: math/rand/v2's PCG and ExpFloat64, the same stream), its time rounded to
+// the ns as the source does, one token bucket decision (AcquireAt), and the heap work of
+// floorStep (an admitted request's completion 50ms later). BenchmarkVariate is the variate
+// alone.
 func BenchmarkLanePoisson(b *testing.B) {
 	for _, text := range []string{"token-bucket:capacity=10,rate=100/1s", "leaky-bucket:rate=100/1s",
 		"sliding-window:limit=100,window=1s,slots=10", "fixed-window:limit=100,window=1s",
@@ -108,14 +109,14 @@ func BenchmarkLanePoisson(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rng := rand.New(rand.NewPCG(1, 0x5eed0000))
+		rng := newExpRand(1, 0x5eed0000)
 		var f floorModel
 		target := 0.0
 		poissonStep := func() {
 			if !f.step() {
 				return
 			}
-			target += rng.ExpFloat64()
+			target += rng.exp()
 			at := int64(math.Round(target / 10_000 * 1e9))
 			now := f.now
 			if tb.AcquireAt(time.Duration(now), 1) == limiters.Admitted {
@@ -136,10 +137,19 @@ func BenchmarkLanePoisson(b *testing.B) {
 	})
 }
 
-// BenchmarkVariate is the generator's cost per arrival of a Poisson source: one ExpFloat64
-// of math/rand/v2 on a PCG, as flatStream draws it (pcg is the PCG's Uint64 alone).
+// BenchmarkVariate is the generator's cost per arrival of a Poisson source: one exponential
+// variate from expRand, as a flat stream draws it (exp), from math/rand/v2's ExpFloat64 on a
+// PCG, the same stream (math-rand), and the PCG's Uint64 alone (pcg).
 func BenchmarkVariate(b *testing.B) {
 	b.Run("exp", func(b *testing.B) {
+		rng := newExpRand(1, 0x5eed0000)
+		sum := 0.0
+		for b.Loop() {
+			sum += rng.exp()
+		}
+		floatSink = sum
+	})
+	b.Run("math-rand", func(b *testing.B) {
 		rng := rand.New(rand.NewPCG(1, 0x5eed0000))
 		sum := 0.0
 		for b.Loop() {

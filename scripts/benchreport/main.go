@@ -239,8 +239,9 @@ func (r results) report(machine, load, plotLine string) string {
 		"a bare 32-byte completion onto a typed heap of ~1000, per completion one pop (the floor this section quoted\n" +
 		"before popped and pushed at every event, twice the work of a kernel that replaces an arrival in place). The\n" +
 		"perf scenario's floor (`BenchmarkLanePoisson/floor`) is the least that model needs per event: the exponential\n" +
-		"variate (math/rand/v2's `ExpFloat64` on a PCG, the lane's generator, whose stream the seed fixes), the time\n" +
-		"rounded to the ns, one token bucket decision and the same heap work.\n\n")
+		"variate (the lane's generator, `expRand`: math/rand/v2's PCG and `ExpFloat64` written out, the same stream, which\n" +
+		"the seed fixes), the time rounded to the ns, one token bucket decision and the same heap work. Lanes are stepped\n" +
+		"as `Run` steps them (`Lane.StepN`).\n\n")
 	b.WriteString("| model | lane ÷ floor | lane | floor |\n| --- | ---: | ---: | ---: |\n")
 	kl, kf := r.ns("Kernel/lane"), r.ns("Kernel/floor")
 	fmt.Fprintf(&b, "| 10,000/s through a bulkhead, ~1000 pending | %s | %s | %s |\n", ratio(kl, kf), dur(kl), dur(kf))
@@ -252,8 +253,9 @@ func (r results) report(machine, load, plotLine string) string {
 		}
 	}
 	if v := r.ns("Variate/exp"); v.ok() {
-		fmt.Fprintf(&b, "\nOf the Poisson floor, the variate alone is %s (%s of it; the PCG's `Uint64` inside it %s).\n",
-			dur(v), ratio(v, pfl), dur(r.ns("Variate/pcg")))
+		fmt.Fprintf(&b, "\nOf the Poisson floor, the variate alone is %s (%s of it; the PCG's `Uint64` inside it %s; math/rand/v2's\n"+
+			"`ExpFloat64`, the same stream through its interfaces, %s).\n",
+			dur(v), ratio(v, pfl), dur(r.ns("Variate/pcg")), dur(r.ns("Variate/math-rand")))
 	}
 	// -cpu 1,2 names the GOMAXPROCS=1 runs without a suffix.
 	one, two := r.get("RunSixLanes", "ns/event"), r.get("RunSixLanes/cpu=2", "ns/event")
