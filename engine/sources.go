@@ -306,10 +306,11 @@ func (s *flatStream) fill() {
 // the double has), so comparing it with ½ rounds half away from zero exactly as Round does.
 func roundNonNegative(v float64) int64 {
 	t := math.Trunc(v)
-	if v-t >= 0.5 {
-		t++
+	r := int64(t)
+	if v-t >= 0.5 { // (a conditional move, not a branch: half the arrivals take it, at random)
+		r++
 	}
-	return int64(t)
+	return r
 }
 
 // stretch maps on-time to time over the on/off cycle: offset/on whole cycles of on+off,
