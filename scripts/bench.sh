@@ -43,10 +43,11 @@ plot=$("$out/ratelab" plot scenarios/testdata/perf-poisson-1h.yaml --horizon 100
 echo "bench.sh: $plot" >&2
 
 sample_load
-report=(go run ./scripts/benchreport -plot "$plot" -load "${load[*]}" "$out/limiters.txt" "$out/engine.txt" "$out/cores.txt")
+report=(go run ./scripts/benchreport -plot "$plot" -load "${load[*]}")
+results=("$out/limiters.txt" "$out/engine.txt" "$out/cores.txt")
 if [ "${1:-}" = --readme ]; then
-	"${report[@]}" -readme README.md
+	"${report[@]}" -readme README.md "${results[@]}" # (flags before the files: Go's flag package stops at the first file)
 	echo "bench.sh: README.md's performance section rewritten" >&2
 else
-	"${report[@]}"
+	"${report[@]}" "${results[@]}"
 fi
