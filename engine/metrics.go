@@ -109,12 +109,16 @@ type WindowMeter struct {
 }
 
 // histogram is a log-linear histogram of non-negative durations in 1024 buckets: values
-// below 32ns are exact, above that each power of two has 16 buckets.
+// below 32ns are exact, above that each power of two has 16 buckets. Only buckets from lo to
+// hi (the lowest and highest counted) are read or cleared: a bin's histogram is read and reset
+// at every bin's end, and its waits usually fill a few buckets of the 1024 (a dropping
+// client's, one: 0).
 type histogram struct {
 	counts [1024]uint32
 	total  uint64
 	sum    int64
 	max    int64
+	lo, hi int // counts outside [lo, hi] are 0 (when total > 0)
 }
 
 func bucketOf(v int64) int {
@@ -139,8 +143,8 @@ func (h *histogram) buckets() []WaitBucket {
 		return nil
 	}
 	var out []WaitBucket
-	for i, c := range h.counts {
-		if c > 0 {
+	for i, c := range h.counts[h.lo : h.hi+1] {
+		if i += h.lo; c > 0 {
 			out = append(out, WaitBucket{From: time.Duration(bucketBottom(i)), To: time.Duration(bucketTop(i)), Count: uint64(c)})
 		}
 	}
@@ -158,7 +162,13 @@ func bucketTop(i int) int64 {
 }
 
 func (h *histogram) add(v int64) {
-	h.counts[bucketOf(v)]++
+	b := bucketOf(v)
+	h.counts[b]++
+	if h.total == 0 {
+		h.lo, h.hi = b, b
+	} else {
+		h.lo, h.hi = min(h.lo, b), max(h.hi, b)
+	}
 	h.total++
 	h.sum += v
 	h.max = max(h.max, v)
@@ -172,10 +182,10 @@ func (h *histogram) quantile(q float64) time.Duration {
 	rank := uint64(q*float64(h.total) + 0.999999999)
 	rank = min(max(rank, 1), h.total)
 	var seen uint64
-	for i, c := range h.counts {
+	for i, c := range h.counts[h.lo : h.hi+1] {
 		seen += uint64(c)
 		if seen >= rank {
-			return time.Duration(min(bucketTop(i), h.max))
+			return time.Duration(min(bucketTop(h.lo+i), h.max))
 		}
 	}
 	return time.Duration(h.max)
@@ -183,7 +193,8 @@ func (h *histogram) quantile(q float64) time.Duration {
 
 func (h *histogram) reset() {
 	if h.total != 0 {
-		*h = histogram{}
+		clear(h.counts[h.lo : h.hi+1])
+		h.total, h.sum, h.max, h.lo, h.hi = 0, 0, 0, 0, 0
 	}
 }
 

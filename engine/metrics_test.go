@@ -45,6 +45,29 @@ func TestHistogramQuantilesWithinBucketPrecision(t *testing.T) {
 	assert.Zero(t, empty.quantile(0.5))
 }
 
+// A histogram reset and filled again, as a bin's is at every bin's end, reads as a fresh one
+// with the same values: it clears only the buckets it counted in (lo to hi), and those are
+// all it reads.
+func TestHistogramResetIsFresh(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var reused histogram
+	for round := range 200 {
+		var fresh histogram
+		for range rng.IntN(300) {
+			v := int64(rng.ExpFloat64() * float64(int64(1)<<rng.IntN(40)))
+			reused.add(v)
+			fresh.add(v)
+		}
+		require.Equal(t, fresh, reused, "round %d", round)
+		for _, q := range []float64{0.5, 0.99, 1} {
+			require.Equal(t, fresh.quantile(q), reused.quantile(q))
+		}
+		require.Equal(t, fresh.buckets(), reused.buckets())
+		reused.reset()
+		require.Equal(t, histogram{}, reused, "round %d: reset leaves a counted bucket", round)
+	}
+}
+
 func TestHistogramBuckets(t *testing.T) {
 	for v := int64(0); v < 100_000; v++ {
 		b := bucketOf(v)

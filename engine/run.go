@@ -118,30 +118,41 @@ func TraceWindow(ctx context.Context, sc *Scenario, res *Results, from, to time.
 	return nil
 }
 
-// runLanes makes every lane of sc and runs each on its own goroutine with run, which must
-// close the lane's streams; the first lane's error, in lane order, names its lane.
+// runLanes makes every lane of sc and runs each with run, which must close the lane's
+// streams, each lane on its own goroutine from its making on: a lane's setup (its bins, its
+// limiters, its sources) was a serial part of every run. Every lane is made before any runs,
+// and none runs if one could not be made: that error comes back, the first in lane order, as
+// a run's error does, naming its lane.
 func runLanes(sc *Scenario, run func(i int, l *Lane) error) ([]*Lane, error) {
 	lanes := make([]*Lane, len(sc.Lanes))
-	for i := range sc.Lanes {
-		l, err := NewLane(sc, i)
-		if err != nil {
-			for _, made := range lanes[:i] {
-				made.closeStreams()
-			}
-			return nil, err
-		}
-		lanes[i] = l
-	}
+	made := make([]error, len(lanes))
 	errs := make([]error, len(lanes))
-	var wg sync.WaitGroup
-	for i, l := range lanes {
-		wg.Add(1)
+	var making, running sync.WaitGroup
+	making.Add(len(lanes))
+	running.Add(len(lanes))
+	for i := range lanes {
 		go func() {
-			defer wg.Done()
-			errs[i] = run(i, l)
+			defer running.Done()
+			lanes[i], made[i] = NewLane(sc, i)
+			making.Done()
+			making.Wait()
+			for _, err := range made {
+				if err != nil {
+					if lanes[i] != nil {
+						lanes[i].closeStreams()
+					}
+					return
+				}
+			}
+			errs[i] = run(i, lanes[i])
 		}()
 	}
-	wg.Wait()
+	running.Wait()
+	for _, err := range made {
+		if err != nil {
+			return nil, err
+		}
+	}
 	for i, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("lane %d (%s): %w", i+1, lanes[i].Spec.Label(), err)

@@ -47,6 +47,7 @@ type LaneSpec struct {
 	// Build, when set, makes the lane's limiters instead of Stack's specs: a limiter that is
 	// not one of the built-in kinds (a peer library's, or a deliberately broken variant in a
 	// checker's test). Stack still names the lane and gives the bounds its meters check.
+	// Lanes are made in parallel, so Build must be safe for concurrent use.
 	Build func(clock limiters.Clock) ([]limiters.Limiter, error)
 
 	// Waste keeps, in the stages before a refusing one, the permits a refused request took
