@@ -124,8 +124,10 @@ func newRecorder(sc *Scenario, spec LaneSpec, stages int) recorder {
 	for _, s := range spec.Stack {
 		r.result.Stack = append(r.result.Stack, s.String())
 	}
-	available := make([]int, bins*stages) // every bin's readings in one allocation, not one per bin
-	for b := range r.result.Bins {        // (field by field: the bins are zero, and a Bin is 160 bytes)
+	// Every bin's readings in one allocation, not one per bin; the bins set field by field
+	// (they are zero, and a Bin is 160 bytes).
+	available := make([]int, bins*stages)
+	for b := range r.result.Bins {
 		bin := &r.result.Bins[b]
 		bin.Start, bin.Available = time.Duration(int64(b)*r.binWidth), available[b*stages:(b+1)*stages:(b+1)*stages]
 	}
