@@ -284,6 +284,12 @@ func (l *Lane) Step() (bool, error) {
 		return false, err
 	}
 	l.processed++
+	l.runEvent(e)
+	return true, nil
+}
+
+// runEvent runs e, an event other than an arrival, at the lane's time.
+func (l *Lane) runEvent(e event) {
 	switch e.kind {
 	case evAttempt:
 		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqPending {
@@ -314,7 +320,6 @@ func (l *Lane) Step() (bool, error) {
 			l.admitted(e.req)
 		}
 	}
-	return true, nil
 }
 
 // RunUntil runs every event before t (or to the horizon, if sooner), then moves the lane's

@@ -38,9 +38,9 @@ func (l *Lane) steps(to int64, n int) (int, error) {
 	return ran, nil
 }
 
-// flatArrivals runs, up to n of them, the arrivals of the lane's one source (Lane.flatOnly)
-// while each is the next event, before to and before the recorder's next mark (a bin's end,
-// or a narrowed trace's switch), and returns how many it ran. It is Step's arrival path and
+// flatArrivals runs, up to n events, the arrivals of the lane's one source (Lane.flatOnly)
+// and the events between them (completions), before to and before the recorder's next mark
+// (a bin's end, or a narrowed trace's switch), and returns how many it ran. It is Step and
 // decideAtOnce in one loop, with what each event leaves unchanged kept out of it:
 //
 //   - Before the mark, advance would only move the lane's time, so the loop sets it.
@@ -49,7 +49,8 @@ func (l *Lane) steps(to int64, n int) (int, error) {
 //   - A plain refusal (Rejected), 99% of the perf scenario's requests, is counted once for
 //     all of them when the loop ends: offered, one attempt, refused, ended refused, in the
 //     totals and the current bin, all of which nothing reads during the loop. An admission,
-//     and a refusal that is not plain, goes through decidedAtOnce as in decideAtOnce.
+//     and a refusal that is not plain, goes through decidedAtOnce as in decideAtOnce; any
+//     other event through runEvent, as in Step.
 //
 // Each arrival gets the sequence number, request id and counts Step would give it, so the
 // results are the same to the byte (the determinism tests run both ways).
@@ -60,9 +61,21 @@ func (l *Lane) flatArrivals(to int64, n int) int {
 	refused, ran := int64(0), 0
 	for ran < n && len(l.arrivals.items) == 1 {
 		top := &l.arrivals.items[0]
+		if len(l.events.items) > 0 && less(&l.events.items[0], top) {
+			// Another event first (a completion): run it here too, below the mark.
+			if e := &l.events.items[0]; e.at >= limit || e.at < l.now {
+				break
+			}
+			e := l.events.pop()
+			l.now = e.at
+			l.processed++
+			ran++
+			l.runEvent(e)
+			continue
+		}
 		at := top.at
-		if at >= limit || at < l.now || (len(l.events.items) > 0 && less(&l.events.items[0], top)) {
-			break // Step runs it: a mark to cross, time going back (an error), or another event first
+		if at >= limit || at < l.now {
+			break // Step runs it: a mark to cross, or time going back (an error)
 		}
 		l.now = at
 		l.processed++
