@@ -262,7 +262,7 @@ func (r results) report(machine, load, plotLine string) string {
 	if one.ok() && two.ok() {
 		c1, c2 := r.get("RunSixLanes", "cpu-ns/event"), r.get("RunSixLanes/cpu=2", "cpu-ns/event")
 		w1, w2 := r.get("RunSixLanes", "cpu/wall"), r.get("RunSixLanes/cpu=2", "cpu/wall")
-		fmt.Fprintf(&b, "\n**Cores**: the perf scenario's six lanes for 10 virtual seconds (`BenchmarkRunSixLanes`), wall time per event\n"+
+		fmt.Fprintf(&b, "\n**Cores**: the perf scenario's six lanes for 60 virtual seconds (`BenchmarkRunSixLanes`), wall time per event\n"+
 			"at GOMAXPROCS 2 ÷ GOMAXPROCS 1: %s (%s against %s); CPU time per event %s against %s; cores kept busy\n"+
 			"(CPU ÷ wall) %s against %s. The lanes share nothing, not even a line of memory that any of them writes at\n"+
 			"every event (engine/lines.go, held by a test), so the ratio approaches ½ when the second core is free",
