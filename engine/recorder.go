@@ -179,6 +179,24 @@ func (r *recorder) refusedAttempt() {
 	r.cur.RefusedAttempts++
 }
 
+// refusedAtOnce counts n requests of permits each, refused (Rejected) at their one attempt
+// and ended so, in the current bin: decidedAtOnce's counts for each, n at once.
+func (r *recorder) refusedAtOnce(n int64, permits int) {
+	if n == 0 {
+		return
+	}
+	t, b := &r.result.Totals, r.cur
+	t.Offered += n
+	t.OfferedPermits += n * int64(permits)
+	t.Attempts += n
+	t.RefusedAttempts += n
+	t.Refused += n
+	b.Offered += n
+	b.Attempts += n
+	b.RefusedAttempts += n
+	b.Refused += n
+}
+
 // never counts a refused request that waiting cannot change (Never or Invalid); it also
 // ends refused.
 func (r *recorder) never() { r.result.Totals.Never++ }

@@ -203,7 +203,8 @@ func (s *rateStream) next() (arrival, bool, error) {
 // flatStream is a rateStream of a flat curve (constant, poisson, on-off), with the same
 // arithmetic, so the same arrivals to the ns: the k-th at x = S/rate seconds, S = k − 1
 // evenly spaced, S = E₁+…+E_k Poisson. The lane calls it without an interface (Lane.Step,
-// and Lane.flatArrivals, which reads the buffer itself).
+// and Lane.flatArrivals, which reads the buffer itself: nextAt is too large to inline, and even
+// an inlined helper returning (at, ok) measured 195 instructions per event against 189).
 //
 // It draws its arrivals flatBatch at a time (fill) into a buffer that nextAt hands out: the
 // same arrivals in the same order (the generator is the stream's own and draws nothing else),
@@ -307,7 +308,7 @@ func (s *flatStream) fill() {
 func roundNonNegative(v float64) int64 {
 	t := math.Trunc(v)
 	r := int64(t)
-	if v-t >= 0.5 { // (a conditional move, not a branch: half the arrivals take it, at random)
+	if v-t >= 0.5 { // (compiled to SETAE and an add, no branch: half the arrivals take it, at random)
 		r++
 	}
 	return r

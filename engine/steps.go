@@ -81,7 +81,7 @@ func (l *Lane) flatArrivals(to int64, n int) int {
 		l.processed++
 		ran++
 		next, ok := int64(0), true
-		if fs.pos < fs.n {
+		if fs.pos < fs.n { // nextAt's common case, inlined (see flatStream)
 			next = fs.buf[fs.pos]
 			fs.pos++
 		} else {
@@ -110,22 +110,4 @@ func (l *Lane) flatArrivals(to int64, n int) int {
 	}
 	l.rec.refusedAtOnce(refused, permits)
 	return ran
-}
-
-// refusedAtOnce counts n requests of permits each, refused (Rejected) at their one attempt
-// and ended so, in the current bin: decidedAtOnce's counts for each, n at once.
-func (r *recorder) refusedAtOnce(n int64, permits int) {
-	if n == 0 {
-		return
-	}
-	t, b := &r.result.Totals, r.cur
-	t.Offered += n
-	t.OfferedPermits += n * int64(permits)
-	t.Attempts += n
-	t.RefusedAttempts += n
-	t.Refused += n
-	b.Offered += n
-	b.Attempts += n
-	b.RefusedAttempts += n
-	b.Refused += n
 }
