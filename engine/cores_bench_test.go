@@ -41,8 +41,8 @@ func cpuTime(tb testing.TB) time.Duration {
 // event (equal at both settings when the lanes share nothing: a lane costs the same wherever it
 // runs); cpu/wall is how many cores the run kept busy, all three over the same runs. The loop
 // is b.N's, not b.Loop's: with b.Loop, the first result of a -cpu list is measured in the
-// benchmark's first call, before the testing package sets GOMAXPROCS for it (it reported 1.8
-// cores busy at GOMAXPROCS 1).
+// benchmark's first call, before the testing package sets GOMAXPROCS for it (golang/go#49980;
+// it reported 1.8 cores busy at GOMAXPROCS 1).
 func BenchmarkRunSixLanes(b *testing.B) {
 	sc := perfScenario(b, 60*time.Second)
 	var events uint64

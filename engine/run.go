@@ -123,8 +123,8 @@ func TraceWindow(ctx context.Context, sc *Scenario, res *Results, from, to time.
 // limiters, its sources) was a serial part of every run. A lane runs as soon as it is made;
 // if one cannot be made, the others are cancelled (run's ctx) and that error comes back, the
 // first in lane order, as it did when lanes were made one by one before any ran. (A barrier
-// before running, so that none would start, parked every lane's goroutine and woke them at
-// once: on this 2-core VM the second core then sometimes stayed idle for milliseconds.)
+// before running, so that none would start, parked every lane's goroutine and woke them all
+// at once: on a 2-core machine the second core then sometimes stayed idle for milliseconds.)
 func runLanes(ctx context.Context, sc *Scenario, run func(ctx context.Context, i int, l *Lane) error) ([]*Lane, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

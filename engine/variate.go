@@ -8,7 +8,7 @@ import (
 // expRand draws exponential variates (mean 1) for a Poisson source: the stream of
 // rand.New(rand.NewPCG(seed1, seed2)).ExpFloat64, draw for draw and bit for bit, in code a
 // loop can hold: flatStream.fill writes exp out, with uint64 inlined, and calls nothing but
-// for the 1.1% of draws expSlow takes. math/rand/v2 reaches its PCG through an interface
+// for the 2.2% of draws expSlow takes (TestExpRandIsMathRand counts them: 22,368 of 1M). math/rand/v2 reaches its PCG through an interface
 // (ExpFloat64 calls Rand.Uint64 calls Source.Uint64), and Go saves no register across a call.
 // A change of generator would have changed every seeded result.
 //
@@ -17,7 +17,7 @@ import (
 // The variate is Marsaglia and Tsang's ziggurat (2000) over 256 layers of equal area
 // v = 3.949659822581572e-3 under e^(−x), cut at r = 7.69711747013104972: a draw u gives a
 // layer i (8 bits) and a position j (32 bits); x = j·w[i] is returned at once when it lies
-// under the layer above (j < k[i], 98.9% of draws), else it is tested against e^(−x) (or,
+// under the layer above (j < k[i], 97.8% of draws), else it is tested against e^(−x) (or,
 // in the base layer, taken from the tail r − ln U). Tables in exptables.go, computed from the
 // recurrence (TestExpTables).
 type expRand struct{ hi, lo uint64 }

@@ -9,8 +9,8 @@ import (
 // poisson scenario (5689 requests, 60s): cells/s is the throughput, and -cpu 1,2 gives the
 // speed-up from a second core (Workers follows GOMAXPROCS). The loop is b.N's, not b.Loop's:
 // with b.Loop the first result of a -cpu list is measured before the testing package sets
-// GOMAXPROCS for it, so the first "-cpu 1" run used both cores (engine's BenchmarkRunSixLanes
-// says the same).
+// GOMAXPROCS for it, so the first "-cpu 1" run used both cores (golang/go#49980; engine's
+// BenchmarkRunSixLanes says the same).
 //
 //	go test ./sweep -run X -bench Sweep -cpu 1,2 -count 5 | benchstat
 func BenchmarkSweep(b *testing.B) {
