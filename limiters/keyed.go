@@ -53,6 +53,9 @@ import (
 // without copying it). A new key allocates its limiter and a copy of the key; the map and the
 // slot slice grow to the table's size and stay there. Memory is about 200 bytes per key for a
 // token bucket with short keys (BenchmarkKeyedMemory measures it), bounded by MaxKeys.
+//
+// The zero value grants nothing: every request is Never (Invalid for n ≤ 0), no key is held
+// and no method panics; NewKeyed makes a working one.
 type KeyedLimiter struct {
 	spec   Spec
 	config KeyedConfig
@@ -207,6 +210,9 @@ func (c KeyedConfig) shardCount() int {
 // what spec.Validate and config.Validate refuse, a spec New cannot build on clock, and
 // evict=nginx for a spec that is not nginx:… (or whose limiter is not NginxZoned).
 func NewKeyed(spec Spec, config KeyedConfig, clock Clock) (*KeyedLimiter, error) {
+	if spec == nil {
+		return nil, configError("keys", "spec", "nil", "a keyed table needs the spec of its keys' limiter, e.g. token-bucket:capacity=3,rate=100/1s")
+	}
 	if err := config.Validate(); err != nil {
 		return nil, err
 	}
@@ -296,6 +302,9 @@ func (k *KeyedLimiter) AcquireKeyAt(now time.Duration, key string, n int) Decisi
 // AcquireKeyBytesAt is AcquireKeyAt for a key held as bytes; an existing key is found
 // without copying them.
 func (k *KeyedLimiter) AcquireKeyBytesAt(now time.Duration, key []byte, n int) Decision {
+	if len(k.shards) == 0 {
+		return checkN(n, 0) // the zero table grants nothing
+	}
 	s := shardOf(k, key)
 	s.mu.Lock()
 	i, ok := s.index[string(key)] // no copy: the compiler looks up []byte keys in place
@@ -317,6 +326,9 @@ func (k *KeyedLimiter) TryAcquireKey(key string, n int) bool {
 }
 
 func (k *KeyedLimiter) acquire(now time.Duration, key string, n int) (Decision, KeyOutcome) {
+	if len(k.shards) == 0 {
+		return checkN(n, 0), KeyFull // the zero table grants nothing and holds no key
+	}
 	s := shardOf(k, key)
 	s.mu.Lock()
 	if i, ok := s.index[key]; ok {
@@ -346,6 +358,9 @@ func (k *KeyedLimiter) acquire(now time.Duration, key string, n int) (Decision, 
 // forgotten. The simulator, which runs one lane on one goroutine, decides through it; a
 // concurrent caller should use AcquireKeyAt, which decides under the shard's lock.
 func (k *KeyedLimiter) Get(now time.Duration, key string) (Limiter, KeyOutcome) {
+	if len(k.shards) == 0 {
+		return nil, KeyFull
+	}
 	s := shardOf(k, key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -358,6 +373,9 @@ func (k *KeyedLimiter) Get(now time.Duration, key string) (Limiter, KeyOutcome) 
 
 // Peek is key's limiter if the table holds it, without making one or touching its recency.
 func (k *KeyedLimiter) Peek(key string) (Limiter, bool) {
+	if len(k.shards) == 0 {
+		return nil, false
+	}
 	s := shardOf(k, key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -507,6 +525,9 @@ func (k *KeyedLimiter) Config() KeyedConfig { return k.config }
 
 // String is "keys(max=1000,evict=lru):token-bucket:capacity=3,rate=100/1s".
 func (k *KeyedLimiter) String() string {
+	if k.spec == nil {
+		return "keys(" + k.config.String() + "):" // the zero table: no spec
+	}
 	return "keys(" + k.config.String() + "):" + k.spec.String()
 }
 
@@ -559,10 +580,20 @@ func ParseKeyedSpec(text string) (KeyedSpec, error) {
 }
 
 // Kind is the inner spec's kind: each key's limiter is one of it.
-func (s KeyedSpec) Kind() Kind { return s.Spec.Kind() }
+func (s KeyedSpec) Kind() Kind {
+	if s.Spec == nil {
+		return "keys" // the zero spec, which Validate refuses
+	}
+	return s.Spec.Kind()
+}
 
 // String is "keys(max=1000,evict=lru):" and the inner spec.
-func (s KeyedSpec) String() string { return keyedPrefix + s.Keys.String() + "):" + s.Spec.String() }
+func (s KeyedSpec) String() string {
+	if s.Spec == nil {
+		return keyedPrefix + s.Keys.String() + "):" // the zero spec, which Validate refuses
+	}
+	return keyedPrefix + s.Keys.String() + "):" + s.Spec.String()
+}
 
 // Validate checks the table's bounds and the inner spec.
 func (s KeyedSpec) Validate() error {

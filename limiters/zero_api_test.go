@@ -1,0 +1,168 @@
+package limiters
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// zeroValueTypes is every exported type of the package with methods, by name: the walk below
+// calls each method of each one's zero value. TestZeroValueTableIsComplete keeps the list
+// whole, so that a new exported type is walked without anyone remembering to add it.
+var zeroValueTypes = map[string]reflect.Type{
+	"TokenBucket": reflect.TypeFor[TokenBucket](), "LeakyBucket": reflect.TypeFor[LeakyBucket](),
+	"SlidingWindow": reflect.TypeFor[SlidingWindow](), "FixedWindow": reflect.TypeFor[FixedWindow](),
+	"WarmUpTokenBucket": reflect.TypeFor[WarmUpTokenBucket](), "Concurrency": reflect.TypeFor[Concurrency](),
+	"Flash5Fixed": reflect.TypeFor[Flash5Fixed](), "Flash5Token": reflect.TypeFor[Flash5Token](),
+	"XTimeRate": reflect.TypeFor[XTimeRate](), "Uber": reflect.TypeFor[Uber](), "Nginx": reflect.TypeFor[Nginx](),
+	"GuavaBursty": reflect.TypeFor[GuavaBursty](), "GuavaWarmingUp": reflect.TypeFor[GuavaWarmingUp](),
+	"Sentinel": reflect.TypeFor[Sentinel](), "Resilience4j": reflect.TypeFor[Resilience4j](),
+	"TwoCounter": reflect.TypeFor[TwoCounter](), "KeyedLimiter": reflect.TypeFor[KeyedLimiter](),
+	"MonotonicClock": reflect.TypeFor[MonotonicClock](),
+
+	"TokenBucketSpec": reflect.TypeFor[TokenBucketSpec](), "LeakyBucketSpec": reflect.TypeFor[LeakyBucketSpec](),
+	"SlidingWindowSpec": reflect.TypeFor[SlidingWindowSpec](), "FixedWindowSpec": reflect.TypeFor[FixedWindowSpec](),
+	"WarmUpSpec": reflect.TypeFor[WarmUpSpec](), "ConcurrencySpec": reflect.TypeFor[ConcurrencySpec](),
+	"Flash5FixedSpec": reflect.TypeFor[Flash5FixedSpec](), "Flash5TokenSpec": reflect.TypeFor[Flash5TokenSpec](),
+	"XTimeRateSpec": reflect.TypeFor[XTimeRateSpec](), "UberSpec": reflect.TypeFor[UberSpec](),
+	"NginxSpec": reflect.TypeFor[NginxSpec](), "GuavaBurstySpec": reflect.TypeFor[GuavaBurstySpec](),
+	"GuavaWarmUpSpec": reflect.TypeFor[GuavaWarmUpSpec](), "SentinelSpec": reflect.TypeFor[SentinelSpec](),
+	"Resilience4jSpec": reflect.TypeFor[Resilience4jSpec](), "TwoCounterSpec": reflect.TypeFor[TwoCounterSpec](),
+	"KeyedSpec": reflect.TypeFor[KeyedSpec](), "KeyedConfig": reflect.TypeFor[KeyedConfig](),
+
+	"KindInfo": reflect.TypeFor[KindInfo](), "State": reflect.TypeFor[State](), "FailurePolicy": reflect.TypeFor[FailurePolicy](),
+	"Rate": reflect.TypeFor[Rate](), "Capabilities": reflect.TypeFor[Capabilities](), "SpecError": reflect.TypeFor[SpecError](),
+	"SentinelStrategy": reflect.TypeFor[SentinelStrategy](), "SentinelBehavior": reflect.TypeFor[SentinelBehavior](),
+	"Grid": reflect.TypeFor[Grid](), "FailureMode": reflect.TypeFor[FailureMode](), "Decision": reflect.TypeFor[Decision](),
+	"ConfigError": reflect.TypeFor[ConfigError](), "CapabilityError": reflect.TypeFor[CapabilityError](),
+}
+
+// misuse is the methods documented to panic on a caller's error, as sync.Mutex.Unlock of an
+// unlocked mutex does: releasing permits that are not held.
+var misuse = map[string]bool{"Concurrency.Release": true}
+
+// Every exported type with a method (in the package's own files, tests aside) is in
+// zeroValueTypes.
+func TestZeroValueTableIsComplete(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	require.NoError(t, err)
+	var missing []string
+	for _, pkg := range pkgs {
+		for _, file := range pkg.Files {
+			for _, decl := range file.Decls {
+				fn, ok := decl.(*ast.FuncDecl)
+				if !ok || fn.Recv == nil || !fn.Name.IsExported() {
+					continue
+				}
+				recv := fn.Recv.List[0].Type
+				if star, ok := recv.(*ast.StarExpr); ok {
+					recv = star.X
+				}
+				id, ok := recv.(*ast.Ident)
+				if !ok || !id.IsExported() {
+					continue
+				}
+				if _, ok := zeroValueTypes[id.Name]; !ok && !slices.Contains(missing, id.Name) {
+					missing = append(missing, id.Name)
+				}
+			}
+		}
+	}
+	require.Empty(t, missing, "exported types with methods that the zero-value walk does not cover: add them to zeroValueTypes")
+}
+
+// The zero value of every exported type is safe: each exported method of a zero value (and
+// of a pointer to one), called with zero arguments and again with small ones (n = 1, 1s, a
+// key), neither panics nor admits anything. Constructors refuse nil arguments with an error.
+func TestZeroValuesOfTheExportedAPI(t *testing.T) {
+	names := make([]string, 0, len(zeroValueTypes))
+	for name := range zeroValueTypes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		typ := zeroValueTypes[name]
+		ptr := reflect.New(typ)
+		for _, recv := range []reflect.Value{ptr, ptr.Elem()} {
+			for i := range recv.NumMethod() {
+				method := recv.Type().Method(i)
+				if misuse[name+"."+method.Name] {
+					continue
+				}
+				if strings.HasSuffix(name, "Spec") && !slices.Contains([]string{"Kind", "String", "Validate", "New"}, method.Name) {
+					continue // a spec's other methods describe a valid spec: Validate refuses the zero one first
+				}
+				for _, small := range []bool{false, true} {
+					args := zeroArgs(method.Type, small, recv.Kind() == reflect.Pointer)
+					var out []reflect.Value
+					require.NotPanics(t, func() { out = recv.Method(i).Call(args) }, "(%s).%s(small=%v) on the zero value", recv.Type(), method.Name, small)
+					for _, v := range out {
+						if d, ok := v.Interface().(Decision); ok {
+							require.NotEqual(t, Admitted, d, "(%s).%s on the zero value admitted", recv.Type(), method.Name)
+						}
+					}
+					if strings.HasPrefix(method.Name, "TryAcquire") {
+						require.False(t, out[0].Bool(), "(%s).%s on the zero value admitted", recv.Type(), method.Name)
+					}
+				}
+			}
+		}
+	}
+}
+
+// zeroArgs is the arguments of a method of type m (its receiver first when pointer is false
+// and m comes from a value's method set, which reflect strips): zero values, or with small
+// set, 1 for numbers, 1s for durations and "k" for strings.
+func zeroArgs(m reflect.Type, small, _ bool) []reflect.Value {
+	var args []reflect.Value
+	for i := 1; i < m.NumIn(); i++ { // Method(i).Type includes the receiver
+		in := m.In(i)
+		v := reflect.New(in).Elem()
+		if small {
+			switch {
+			case in == reflect.TypeFor[time.Duration]():
+				v.SetInt(int64(time.Second))
+			case in.Kind() >= reflect.Int && in.Kind() <= reflect.Int64:
+				v.SetInt(1)
+			case in.Kind() >= reflect.Uint && in.Kind() <= reflect.Uint64:
+				v.SetUint(1)
+			case in.Kind() == reflect.Float64:
+				v.SetFloat(1)
+			case in.Kind() == reflect.String:
+				v.SetString("k")
+			case in.Kind() == reflect.Slice && in.Elem().Kind() == reflect.Uint8:
+				v.SetBytes([]byte("k"))
+			}
+		}
+		args = append(args, v)
+	}
+	return args
+}
+
+// Constructors refuse nil arguments with an error rather than a panic.
+func TestConstructorsRefuseNil(t *testing.T) {
+	_, err := NewKeyed(nil, KeyedConfig{MaxKeys: 10}, zeroClock{})
+	require.ErrorContains(t, err, "spec")
+	_, err = NewKeyed(TokenBucketSpec{Capacity: 3, Rate: PerSecond(100)}, KeyedConfig{MaxKeys: 10}, nil)
+	require.Error(t, err)
+	for _, k := range Kinds() {
+		spec, err := ParseSpec(k.Example)
+		require.NoError(t, err)
+		if spec.NaturalWindow() == 0 {
+			continue // no time axis: no clock needed
+		}
+		require.NotPanics(t, func() { _, err = spec.New(nil) }, k.Example)
+		require.Error(t, err, "%s on a nil clock", k.Example)
+	}
+}
