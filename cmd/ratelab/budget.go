@@ -97,7 +97,9 @@ func checkSweepBudget(e *env, g *sweep.Grid, shard, shards int) error {
 	return nil
 }
 
-// parseCount reads 5e10, 50G, 1.5M, 1000000 or 0.
+// parseCount reads 5e10, 50G, 1.5M, 1000000 or 0. Only 0 itself is no limit: a count that
+// is not whole (0.5, 2.5, 1.0000005M) is refused rather than rounded, since 0.5 would
+// round to 0 and so silently lift the limit.
 func parseCount(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	mult := 1.0
@@ -120,13 +122,21 @@ func parseCount(s string) (int64, error) {
 	if err != nil || math.IsNaN(f) || f < 0 || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("not a count (e.g. 5e10, 50G, or 0 for no limit)")
 	}
-	if v := f * mult; v < math.MaxInt64 {
-		return int64(v), nil
+	v := f * mult
+	switch {
+	case v > 0 && v < 1:
+		return 0, fmt.Errorf("less than one event, which would round to 0, and 0 means no limit: give 1 or more, or 0 for no limit")
+	case v >= math.MaxInt64:
+		return math.MaxInt64, nil
+	case v != math.Trunc(v):
+		return 0, fmt.Errorf("not a whole number of events (e.g. %d or %d)", int64(v), int64(v)+1)
 	}
-	return math.MaxInt64, nil
+	return int64(v), nil
 }
 
 // parseSize reads 512MiB, 8GiB, 1.5GiB, 4096 (bytes) or 0; a space before the unit is allowed.
+// A fraction of a byte is dropped (1.1KiB is 1126 bytes), but a size under one byte (0.5,
+// 0.0001KiB) is refused: it would round to 0, and only 0 itself is no limit.
 func parseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	mult := 1.0
@@ -143,8 +153,12 @@ func parseSize(s string) (int64, error) {
 	if err != nil || math.IsNaN(f) || f < 0 || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("not a size (e.g. 512MiB, 8GiB, or 0 for no limit)")
 	}
-	if v := f * mult; v < math.MaxInt64 {
-		return int64(v), nil
+	v := f * mult
+	switch {
+	case v > 0 && v < 1:
+		return 0, fmt.Errorf("less than one byte, which would round to 0, and 0 means no limit: give 1 or more (e.g. 512MiB), or 0 for no limit")
+	case v >= math.MaxInt64:
+		return math.MaxInt64, nil
 	}
-	return math.MaxInt64, nil
+	return int64(v), nil
 }

@@ -84,6 +84,9 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 			return usageErrorf("fit: --seed and --horizon apply to a SCENARIO, not to a trace")
 		}
 		if *in == "-" {
+			if err := noteStdin(ctx, "standard input (the trace)", e.stdin); err != nil {
+				return err
+			}
 			readingStdin(e, "the trace")
 			path, remove, err := spool(ctx, e.stdin)
 			if err != nil {
@@ -92,6 +95,12 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 			defer remove()
 			src = fit.File(path, "standard input")
 		} else {
+			if err := noteInput(ctx, "the trace --in "+quoteArg(*in), *in); err != nil {
+				return err
+			}
+			if err := checkOutputs(ctx, output{"--chart", *chart}); err != nil {
+				return err // before spooling a FIFO
+			}
 			f, err := os.Open(*in)
 			if err != nil {
 				return fmt.Errorf("%s: %w", *in, cause(err))
@@ -127,6 +136,9 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		src = fit.Scenario(sc)
+	}
+	if err := checkOutputs(ctx, output{"--chart", *chart}); err != nil {
+		return err
 	}
 	rep, err := fit.Fit(ctx, src, opt)
 	if err != nil {

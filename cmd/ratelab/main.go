@@ -157,7 +157,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if e.stdoutTTY {
 		e.width = terminalWidth(stdout)
 	}
-	err := dispatch(ctx, e, args)
+	err := dispatch(withInputs(ctx, stdout), e, args)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return &interruptedError{cause: context.Cause(ctx), err: err}
 	}

@@ -48,6 +48,9 @@ type outFile struct {
 // createOutput opens path for writing. ctx cancels a write in place that blocks (a FIFO
 // nobody reads, or nobody has opened yet).
 func createOutput(ctx context.Context, path string) (*outFile, error) {
+	if err := checkOutputs(ctx, output{path: path}); err != nil {
+		return nil, err
+	}
 	r, err := resolveOutput(path)
 	if err != nil {
 		return nil, err

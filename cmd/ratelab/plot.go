@@ -112,6 +112,9 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs(ctx, plotPaths(*out, fileBase(sc, positional), charts, *replications, opt.format)...); err != nil {
+		return err
+	}
 	if replicated {
 		return plotReplications(ctx, e, sc, *replications, *out, fileBase(sc, positional), opt)
 	}

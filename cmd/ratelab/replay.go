@@ -35,6 +35,9 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	if *in == "" {
 		return usageErrorf("replay: --in TRACE.csv is required (--in - reads standard input)")
 	}
+	if *out == "" {
+		return usageErrorf("replay: --out '': give a FILE, or - for standard output (the default)")
+	}
 	if len(specs) == 0 {
 		return usageErrorf("replay: at least one --limiter SPEC is required")
 	}
@@ -66,6 +69,17 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	var trace io.Reader = e.stdin
 	source := "standard input"
 	if *in == "-" {
+		err = noteStdin(ctx, "standard input (the trace)", e.stdin)
+	} else {
+		err = noteInput(ctx, "the trace --in "+quoteArg(*in), *in)
+	}
+	if err == nil {
+		err = checkOutputs(ctx, output{"--out", *out})
+	}
+	if err != nil {
+		return err
+	}
+	if *in == "-" {
 		readingStdin(e, "the trace")
 	} else {
 		f, err := os.Open(*in)
@@ -81,7 +95,7 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	lines := &wholeLines{w: e.stdout}
 	var w io.Writer = lines
 	var o *outFile
-	if *out != "-" && *out != "" {
+	if *out != "-" {
 		// Opened before the run so that a bad --out is refused before any work; a regular
 		// file is written beside the target and renamed at the end, so a failed or
 		// interrupted replay leaves nothing half-written at --out.

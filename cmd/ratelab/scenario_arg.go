@@ -21,7 +21,8 @@ import (
 // whether it is a scenario file: far more than any scenario file, far less than a trace.
 const maxScenarioFile = 64 << 20
 
-// resolveScenario returns the scenario arg names:
+// loadScenarioArg returns the scenario arg names (resolveScenario is it, noting the files it
+// reads as inputs):
 //
 //   - "-": a scenario file read from standard input;
 //   - a name ending in .yaml or .yml: that scenario file;
@@ -33,7 +34,7 @@ const maxScenarioFile = 64 << 20
 //
 // A misspelt name is a usage error that says what it might have been; a file that cannot be
 // read or is not a valid scenario file is a failure.
-func resolveScenario(ctx context.Context, e *env, arg string) (*engine.Scenario, error) {
+func loadScenarioArg(ctx context.Context, e *env, arg string) (*engine.Scenario, error) {
 	if arg == "-" {
 		readingStdin(e, "a scenario file")
 		in, stop := newCtxReader(ctx, e.stdin)

@@ -138,6 +138,9 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 	if err := bf.apply(e); err != nil {
 		return err
 	}
+	if err := checkOutputs(ctx, sweepFigurePaths(o, metrics, fileBase(sc, positional))...); err != nil {
+		return err
+	}
 	if err := checkSweepBudget(e, g, shard, shards); err != nil {
 		return err
 	}
@@ -187,6 +190,9 @@ func sweepMergeCommand(ctx context.Context, e *env, args []string) error {
 	}
 	if i := slices.Index(positional, "-"); i >= 0 && slices.Contains(positional[i+1:], "-") {
 		return usageErrorf("sweep merge: - (standard input) given twice")
+	}
+	if err := noteShards(ctx, e, positional); err != nil {
+		return err
 	}
 	shards := &shardFiles{ctx: ctx, e: e, paths: positional}
 	defer shards.close()
@@ -436,6 +442,9 @@ func sigmaFor(ctx context.Context, sc *engine.Scenario, res *sweep.Result) ([]fi
 // writeSweepFigures draws each metric to DIR/BASE-sweep-METRIC.EXT and names each file on
 // stderr (standard output holds the table or the CSV).
 func writeSweepFigures(ctx context.Context, e *env, o sweepOutput, metrics []sweep.Metric, res *sweep.Result, sigma []fit.Point, base string) error {
+	if err := checkOutputs(ctx, sweepFigurePaths(o, metrics, base)...); err != nil {
+		return err
+	}
 	if err := ensureDir(o.out); err != nil {
 		return fmt.Errorf("--out %w", err)
 	}

@@ -119,7 +119,7 @@ func TestSweepShardsMergeToTheOneMachineRun(t *testing.T) {
 	assert.Equal(t, "sweep merge: 8 of 12 cells, missing 1, 4, 7, 10: a shard left out?", err.Error())
 	_, _, err = ratelab(t, "sweep", "merge", files[0], files[1], files[2], files[2])
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "is in "+files[2]+" and in "+files[2])
+	assert.Equal(t, "sweep merge: "+files[2]+" and "+files[2]+" are the same file: give each shard once", err.Error())
 	// One shard may come from standard input.
 	data, err := os.ReadFile(files[0])
 	require.NoError(t, err)

@@ -76,7 +76,13 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 		}
 	case *in != "":
 		path, name := *in, *in
+		if err := noteInput(ctx, "the trace --in "+quoteArg(*in), *in); err != nil {
+			return err
+		}
 		if *in == "-" {
+			if err := noteStdin(ctx, "standard input (the trace)", e.stdin); err != nil {
+				return err
+			}
 			readingStdin(e, "the trace")
 			spooled, remove, err := spool(ctx, e.stdin)
 			if err != nil {
@@ -91,6 +97,9 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	default:
 		sc, phases = translate.ProbeScenario(intent)
 		sc.Name = "the probe"
+	}
+	if err := checkOutputs(ctx, output{"--chart", *chart}); err != nil {
+		return err
 	}
 	rep, err := translate.Run(ctx, sc, intent, translate.Translate(intent), phases)
 	if err != nil {

@@ -33,6 +33,9 @@ func tuiCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *record != "" {
+		if err := checkOutputs(ctx, output{"--record", *record}); err != nil {
+			return err
+		}
 		var cols, rows int
 		if n, err := fmt.Sscanf(*size, "%dx%d", &cols, &rows); n != 2 || err != nil || fmt.Sprintf("%dx%d", cols, rows) != *size {
 			return usageErrorf("--size %s: not COLSxROWS, e.g. 100x30", *size)
