@@ -102,6 +102,15 @@ func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, cl
 	if !plain {
 		reader.plain = 0
 	}
+	if reader.keyCol < 0 {
+		for _, st := range built {
+			if st.Keyed() {
+				// Without keys every row would be one client's: a keyed stage would be a
+				// global limit under another name.
+				return sum, fmt.Errorf("line 1: the header has no key column, and %s decides by each row's key (write the header t_ns,permits,key)", firstKeyed(names, built))
+			}
+		}
+	}
 	// The output is appended to a buffer written out in chunks of exactly 64 KiB, as a
 	// bufio.Writer does (so that what has been written when a row fails is as before); a
 	// plain row's t_ns and permits are copied from the input.
@@ -204,6 +213,16 @@ func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, cl
 		return sum, nil
 	}
 	return sum, write(out, w)
+}
+
+// firstKeyed is the name of the first keyed stack.
+func firstKeyed(names []string, built []*Stack) string {
+	for i, st := range built {
+		if st.Keyed() {
+			return names[i]
+		}
+	}
+	return ""
 }
 
 // releaseQueue holds the permits of callers admitted after a wait until their wait ends, when

@@ -58,6 +58,19 @@ func parseReplayLane(text string) (replayLane, error) {
 	}
 	for _, part := range parts {
 		rest, remote := strings.CutPrefix(part, redisPrefix)
+		if limiters.IsKeyedSpec(rest) {
+			// keys(max=…,evict=…):SPEC, one limiter per row key, as run's lanes take it.
+			if remote {
+				return lane, fmt.Errorf("%s: a keys(…) stage cannot run in Redis (its table of keys is in-process)", part)
+			}
+			spec, err := limiters.ParseKeyedSpec(rest)
+			if err != nil {
+				return lane, err
+			}
+			lane.specs = append(lane.specs, spec)
+			lane.remote = append(lane.remote, false)
+			continue
+		}
 		spec, err := limiters.ParseSpec(rest)
 		if err != nil {
 			return lane, err
@@ -71,6 +84,9 @@ func parseReplayLane(text string) (replayLane, error) {
 		}
 		lane.specs = append(lane.specs, spec)
 		lane.remote = append(lane.remote, remote)
+	}
+	if lane.hasRemote() && slices.ContainsFunc(lane.specs, func(s limiters.Spec) bool { _, keyed := s.(limiters.KeyedSpec); return keyed }) {
+		return lane, fmt.Errorf("%s: a keys(…) stage and a redis/ stage cannot share a lane (the redis/ stages are built one limiter each); give each its own --limiter", text)
 	}
 	return lane, nil
 }
@@ -136,8 +152,23 @@ func (r *redisReplay) build(ctx context.Context, index int, lane replayLane, clo
 	if err != nil {
 		return nil, usageErrorf("--redis-on-failure: %v", err)
 	}
+	if !lane.hasRemote() {
+		// A lane without a redis/ stage is built as every other replay's is (a keys(…) stage
+		// becomes its table there).
+		st, err := engine.NewStack(lane.specs, clock)
+		if err != nil {
+			return nil, fmt.Errorf("limiter %d: %w", index+1, err)
+		}
+		if st.SetWaits(lane.specs, 0) {
+			if err := st.CanReserve(); err != nil {
+				return nil, fmt.Errorf("limiter %d: %w", index+1, err)
+			}
+		}
+		return st, nil
+	}
 	stages := make([]limiters.Limiter, len(lane.specs))
 	for k, spec := range lane.specs {
+
 		local, err := spec.New(clock)
 		if err != nil {
 			return nil, fmt.Errorf("limiter %d: %w", index+1, err)
