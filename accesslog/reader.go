@@ -189,12 +189,21 @@ func Open(r io.Reader, opt Options) (*Input, error) {
 	if opt.Format == "csv" {
 		return &Input{src: br}, nil
 	}
-	sample, err := br.Peek(64 << 10)
-	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+	// The first line tells a CSV trace, read at once; a log's first 8 lines (or 64 KiB) tell
+	// its format. Only what the source has given is waited for: a pipe that pauses after its
+	// header is passed on.
+	sample, atEOF, err := peekLines(br, 1)
+	if err != nil {
 		return nil, err
 	}
-	lines := sampleLines(sample, err == io.EOF)
-	if opt.Format == "" || opt.Format == "auto" {
+	auto := opt.Format == "" || opt.Format == "auto"
+	if lines := sampleLines(sample, atEOF); !auto || len(lines) > 0 && !isCSVHeader(lines[0].text) {
+		if sample, atEOF, err = peekLines(br, 8); err != nil {
+			return nil, err
+		}
+	}
+	lines := sampleLines(sample, atEOF)
+	if auto {
 		if len(lines) == 0 || isCSVHeader(lines[0].text) {
 			if opt.Key != "" || opt.Permits != "" || opt.Fields != "" || opt.Spread == "uniform" {
 				return nil, fmt.Errorf("this is a CSV trace: its key and permits are its own columns; --key, --permits, --field and --spread apply to access logs")
@@ -276,6 +285,25 @@ func (in *Input) Notes() []string {
 		return nil
 	}
 	return in.log.Notes()
+}
+
+// peekLines is the start of br, holding n lines (or 64 KiB, or all of it), unread; atEOF
+// when it is all of it.
+func peekLines(br *bufio.Reader, n int) (b []byte, atEOF bool, err error) {
+	for want := 1; ; want = br.Buffered() + 1 {
+		b, err = br.Peek(want)
+		if err == io.EOF || err == bufio.ErrBufferFull {
+			b, _ = br.Peek(br.Buffered())
+			return b, err == io.EOF, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		b, _ = br.Peek(br.Buffered())
+		if bytes.Count(b, []byte{'\n'}) >= n {
+			return b, false, nil
+		}
+	}
 }
 
 type sampleLine struct {
