@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/limiters"
 )
 
@@ -157,19 +158,20 @@ const (
 // Source is one arrival process. Requests ask for Permits (default 1) and carry Key.
 type Source struct {
 	Kind      SourceKind
-	Rate      float64       // requests per second (constant, poisson, on-off, ramp start, sine mean)
-	RateTo    float64       // ramp: the rate at Until
-	From      time.Duration // first possible arrival
-	Until     time.Duration // 0: the horizon
-	Poisson   bool          // on-off, ramp, sine: exponential gaps (thinned) instead of even spacing
-	On, Off   time.Duration // on-off
-	Amplitude float64       // sine: requests per second above and below Rate
-	Period    time.Duration // sine
-	Bursts    []Burst       // bursts
-	Script    []Arrival     // script
-	TraceFile string        // trace: a CSV file (see TraceReader)
-	TraceData string        // trace: the CSV itself, for built-in scenarios (used when TraceFile is "")
-	Permits   int           // permits per request; 0 means 1
+	Rate      float64           // requests per second (constant, poisson, on-off, ramp start, sine mean)
+	RateTo    float64           // ramp: the rate at Until
+	From      time.Duration     // first possible arrival
+	Until     time.Duration     // 0: the horizon
+	Poisson   bool              // on-off, ramp, sine: exponential gaps (thinned) instead of even spacing
+	On, Off   time.Duration     // on-off
+	Amplitude float64           // sine: requests per second above and below Rate
+	Period    time.Duration     // sine
+	Bursts    []Burst           // bursts
+	Script    []Arrival         // script
+	TraceFile string            // trace: a CSV file (see TraceReader), or an access log (see accesslog.Open)
+	Log       accesslog.Options // trace: how TraceFile is read (the zero value tells its format by its content)
+	TraceData string            // trace: the CSV itself, for built-in scenarios (used when TraceFile is "")
+	Permits   int               // permits per request; 0 means 1
 	Key       string
 	Keys      *KeyPopulation // when set, each request's key is drawn from it (keys.go), whatever Key says
 }
@@ -536,6 +538,9 @@ func (s Source) validate(field string, horizon time.Duration) error {
 	case SourceTrace:
 		if s.TraceFile == "" && s.TraceData == "" {
 			return fieldErr(field+".file", "a trace file is required")
+		}
+		if err := s.Log.Check(); err != nil {
+			return fieldErr(field+".log_format", "%v", err)
 		}
 	default:
 		return fieldErr(field+".kind", "unknown source kind %q (constant, poisson, bursts, on-off, ramp, sine, script, trace)", s.Kind)

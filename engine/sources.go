@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/ratelab/ratelab/accesslog"
 )
 
 // arrival is one request offered by a source.
@@ -66,6 +68,7 @@ func newArrivals(src Source, index int, seed uint64, horizon time.Duration) (str
 		return &scriptStream{timed: base, script: src.Script}, nil
 	case SourceTrace:
 		var in io.ReadCloser = io.NopCloser(strings.NewReader(src.TraceData))
+		var trace io.Reader = in
 		name := "built-in trace"
 		if src.TraceFile != "" {
 			f, err := os.Open(src.TraceFile)
@@ -73,8 +76,15 @@ func newArrivals(src Source, index int, seed uint64, horizon time.Duration) (str
 				return nil, fmt.Errorf("sources[%d].file: %w", index, err)
 			}
 			in, name = f, src.TraceFile
+			// An access log is read as the CSV trace it stands for (a CSV trace as itself).
+			log, err := accesslog.Open(f, src.Log)
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			trace = log
 		}
-		r, err := NewTraceReader(in)
+		r, err := NewTraceReader(trace)
 		if err != nil {
 			in.Close()
 			return nil, fmt.Errorf("%s: %w", name, err)

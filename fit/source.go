@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/engine"
 )
 
@@ -24,25 +25,52 @@ type Source interface {
 	Open() (Rows, io.Closer, error)
 }
 
-// File is a CSV trace on disk (see engine.TraceReader), named name in errors: "trace.csv:
-// line 7: permits "x" is not a whole number >= 1".
-func File(path, name string) Source { return fileSource{path: path, name: name} }
+// File is a CSV trace or an access log on disk (told by its content: see accesslog.Open),
+// named name in errors: "trace.csv: line 7: permits "x" is not a whole number >= 1".
+func File(path, name string) Source { return Log(path, name, accesslog.Options{}) }
 
-type fileSource struct{ path, name string }
+// Log is a CSV trace or an access log on disk, read as opt says (accesslog.Open).
+func Log(path, name string, opt accesslog.Options) *LogSource {
+	return &LogSource{path: path, name: name, opt: opt}
+}
 
-func (f fileSource) Name() string { return f.name }
+// LogSource is a trace file read by Log.
+type LogSource struct {
+	path, name string
+	opt        accesslog.Options
+	first      *accesslog.Input
+}
 
-func (f fileSource) Open() (Rows, io.Closer, error) {
+func (f *LogSource) Name() string { return f.name }
+
+func (f *LogSource) Open() (Rows, io.Closer, error) {
 	file, err := os.Open(f.path)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := engine.NewTraceReader(file)
+	in, err := accesslog.Open(file, f.opt)
 	if err != nil {
 		file.Close()
 		return nil, nil, fmt.Errorf("%s: %w", f.name, err)
 	}
+	r, err := engine.NewTraceReader(in)
+	if err != nil {
+		file.Close()
+		return nil, nil, fmt.Errorf("%s: %w", f.name, err)
+	}
+	if f.first == nil {
+		f.first = in
+	}
 	return r, file, nil
+}
+
+// Notes are the access log's notes from the first read (accesslog.Input.Notes): the format,
+// the stamps' resolution, completion times, rows reordered. None for a CSV trace.
+func (f *LogSource) Notes() []string {
+	if f.first == nil {
+		return nil
+	}
+	return f.first.Notes()
 }
 
 // Text is a CSV trace held in memory (tests, small inputs).

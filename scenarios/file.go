@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 )
@@ -707,6 +708,19 @@ func (d *decoder) source(n *yaml.Node, path string, src *engine.Source) error {
 			return d.traceFile(n, path, src.TraceFile)
 		},
 		"data": d.str(&src.TraceData), // a trace's CSV inline (what show writes for a built-in's)
+		// How an access log given as file is read (accesslog.Options): its format, the
+		// fields of a JSON log, the field keying its requests.
+		"log_format": func(n *yaml.Node, path string) error {
+			if err := d.str(&src.Log.Format)(n, path); err != nil {
+				return err
+			}
+			if err := (accesslog.Options{Format: src.Log.Format}).Check(); err != nil {
+				return d.fail(n, path, "%v", strings.TrimPrefix(err.Error(), "--log-format "))
+			}
+			return nil
+		},
+		"log_fields": d.str(&src.Log.Fields),
+		"log_key":    d.str(&src.Log.Key),
 		"bursts": func(n *yaml.Node, path string) error {
 			return d.sequence(n, path, func(n *yaml.Node, path string) error {
 				var b engine.Burst

@@ -211,6 +211,11 @@ func source(src engine.Source) *yaml.Node {
 	}
 	if src.TraceFile != "" {
 		add(m, "file", str(src.TraceFile))
+		for _, f := range [][2]string{{"log_format", src.Log.Format}, {"log_fields", src.Log.Fields}, {"log_key", src.Log.Key}} {
+			if f[1] != "" {
+				add(m, f[0], str(f[1]))
+			}
+		}
 	} else if src.TraceData != "" {
 		n := str(src.TraceData)
 		n.Style = yaml.LiteralStyle

@@ -23,7 +23,7 @@ import (
 
 func fitCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
-	in := fs.String("in", "", "the trace `FILE`, CSV with a t_ns or t column and optional permits; - is standard input (default: none, a SCENARIO's traffic instead)")
+	in := fs.String("in", "", "the trace `FILE`: an access log (nginx, Caddy, HAProxy, JSON; gzip too) or a CSV with a t_ns or t column and optional permits; - is standard input (default: none, a SCENARIO's traffic instead)")
 	rateText := fs.String("rate", "", "answer for this `RATE`, e.g. 200/1s, instead of the knee (default: the knee)")
 	per := fs.Duration("per", time.Second, "the `WINDOW` rates are counted per (the grid is whole permits per WINDOW), and the window kinds' window and the peak's")
 	steps := fs.Int("steps", 24, "the number `N` of rates in the grid, from the mean to twice the peak")
@@ -35,7 +35,13 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	horizon := fs.Duration("horizon", 0, "how much of a SCENARIO's traffic to fit, a `DURATION` such as 30s (default: the scenario's)")
 	var bf budgetFlags
 	bf.register(fs)
+	var lf logFlags
+	lf.register(fs)
 	positional, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	logOpt, err := lf.options()
 	if err != nil {
 		return err
 	}
@@ -79,6 +85,8 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		return usageErrorf("fit: one scenario at most, got %d: %s", len(positional), strings.Join(positional, " "))
 	case *in == "" && len(positional) == 0:
 		return usageErrorf("fit: --in TRACE.csv or a SCENARIO is required (--in - reads standard input)")
+	case *in == "" && logFlagSet(set) != "":
+		return usageErrorf("fit: --%s applies to a log given with --in, not to a SCENARIO", logFlagSet(set))
 	case *in != "":
 		if set["seed"] || set["horizon"] {
 			return usageErrorf("fit: --seed and --horizon apply to a SCENARIO, not to a trace")
@@ -93,7 +101,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 				return fmt.Errorf("standard input: %w", err)
 			}
 			defer remove()
-			src = fit.File(path, "standard input")
+			src = fit.Log(path, "standard input", logOpt)
 		} else {
 			if err := noteInput(ctx, "the trace --in "+quoteArg(*in), *in); err != nil {
 				return err
@@ -115,10 +123,10 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 					return fmt.Errorf("%s: %w", *in, err)
 				}
 				defer remove()
-				src = fit.File(path, *in)
+				src = fit.Log(path, *in, logOpt)
 			} else {
 				f.Close()
-				src = fit.File(*in, *in)
+				src = fit.Log(*in, *in, logOpt)
 			}
 		}
 	default:
@@ -143,6 +151,9 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	rep, err := fit.Fit(ctx, src, opt)
 	if err != nil {
 		return err
+	}
+	if l, ok := src.(*fit.LogSource); ok {
+		printNotes(e.stderr, l.Name(), l.Notes())
 	}
 	if *chart != "" {
 		if err := writeChart(ctx, e, *chart, plots.Burstiness(rep)); err != nil {

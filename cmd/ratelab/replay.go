@@ -16,7 +16,7 @@ import (
 
 func replayCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	in := fs.String("in", "", "the trace `FILE`, CSV with a t_ns or t column, optional permits and key; - is standard input (required)")
+	in := fs.String("in", "", "the trace `FILE`: an access log (nginx, Caddy, HAProxy, JSON; gzip too) or a CSV with a t_ns or t column, optional permits and key; - is standard input (required)")
 	out := fs.String("out", "-", "the `FILE` to write the decisions CSV to; - is standard output")
 	var specs stringList
 	fs.Var(&specs, "limiter", "a limiter `SPEC`, repeatable, one column each (and a \"SPEC wait_ns\" column when its callers wait); stack with + (at least one is required); a stage written redis/SPEC runs in the Redis of --redis")
@@ -25,8 +25,13 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&rs.onFailure, "redis-on-failure", "fail-closed", "what a redis/ stage answers, as `MODE`, when Redis gives no decision within --redis-timeout: fail-open, fail-closed or local (an in-process limiter of its spec)")
 	fs.DurationVar(&rs.timeout, "redis-timeout", time.Second, "the longest a redis/ stage waits for Redis per decision")
 	fs.StringVar(&rs.keyPrefix, "redis-prefix", "ratelab:replay:", "the `PREFIX` of the redis/ stages' keys, which the replay deletes before it starts")
+	var lf logFlags
+	lf.register(fs)
 	positional, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if _, err := lf.options(); err != nil {
 		return err
 	}
 	if len(positional) > 0 {
@@ -109,8 +114,16 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	// lane is built here, its redis/ stages behind the failure policy.
 	var store *redisReplay
 	var sum engine.ReplaySummary
-	input, stop := newCtxReader(ctx, trace)
+	ctxInput, stop := newCtxReader(ctx, trace)
 	defer stop()
+	log, err := lf.openLog(ctxInput, source)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: interrupted: %w", source, ctx.Err())
+		}
+		return err
+	}
+	var input io.Reader = log
 	if remote {
 		if store, err = connectRedis(ctx, rs); err != nil {
 			return err
@@ -145,6 +158,7 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	} else if err := lines.Flush(); err != nil {
 		return err
 	}
+	printNotes(e.stderr, source, log.Notes())
 	fmt.Fprintf(e.stderr, "replayed %d requests (%d permits) over %s\n", sum.Rows, sum.Permits, limiters.FormatDuration(sum.Duration))
 	for i, name := range sum.Stacks {
 		pct := 0.0

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
@@ -32,13 +33,19 @@ const translateAbout = "An intent is rate=PERMITS/WINDOW,burst=N: ratelab's toke
 func translateCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
 	scenarioArg := fs.String("scenario", "", "run the translations on this `SCENARIO`'s traffic (a built-in, a scenario FILE, or - for standard input) instead of the probe (default: the probe)")
-	in := fs.String("in", "", "run them on this trace `FILE` instead, CSV with a t_ns or t column and optional permits; - is standard input (default: the probe)")
+	in := fs.String("in", "", "run them on this trace `FILE` instead: an access log (nginx, Caddy, HAProxy, JSON; gzip too) or a CSV with a t_ns or t column and optional permits; - is standard input (default: the probe)")
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
 	chart := fs.String("chart", "", "also draw each lane's admissions so far minus its reference's to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
 	var seed seedValue
 	fs.Var(&seed, "seed", "a --scenario's random seed, a decimal whole number `N` (default: the scenario's)")
 	horizon := fs.Duration("horizon", 0, "how much of a --scenario's traffic to run, a `DURATION` such as 30s (default: the scenario's)")
+	var lf logFlags
+	lf.register(fs)
 	positional, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	logOpt, err := lf.options()
 	if err != nil {
 		return err
 	}
@@ -67,6 +74,8 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	switch {
 	case *scenarioArg != "" && *in != "":
 		return usageErrorf("translate: either --scenario or --in, not both")
+	case *in == "" && logFlagSet(set) != "":
+		return usageErrorf("translate: --%s applies to a log given with --in", logFlagSet(set))
 	case *scenarioArg != "":
 		if sc, err = resolveScenario(ctx, e, *scenarioArg); err != nil {
 			return err
@@ -91,9 +100,11 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 			defer remove()
 			path, name = spooled, "standard input"
 		}
-		if sc, err = traceScenario(path, name); err != nil {
+		var notes []string
+		if sc, notes, err = traceScenario(path, name, logOpt); err != nil {
 			return err
 		}
+		printNotes(e.stderr, name, notes)
 	default:
 		sc, phases = translate.ProbeScenario(intent)
 		sc.Name = "the probe"
@@ -123,16 +134,21 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	return writeTranslateTable(e.stdout, rep, intent)
 }
 
-// traceScenario is a trace file as a scenario: its requests, to just after the last one.
-func traceScenario(path, name string) (*engine.Scenario, error) {
+// traceScenario is a trace file (a CSV trace or an access log, read as opt says) as a
+// scenario: its requests, to just after the last one; with the log's notes.
+func traceScenario(path, name string, opt accesslog.Options) (*engine.Scenario, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, cause(err))
+		return nil, nil, fmt.Errorf("%s: %w", name, cause(err))
 	}
 	defer f.Close()
-	r, err := engine.NewTraceReader(f)
+	in, err := accesslog.Open(f, opt)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r, err := engine.NewTraceReader(in)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	last, rows := time.Duration(-1), 0
 	for {
@@ -141,15 +157,15 @@ func traceScenario(path, name string) (*engine.Scenario, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
 		last, rows = row.At, rows+1
 	}
 	if rows == 0 {
-		return nil, fmt.Errorf("%s: the trace has no requests", name)
+		return nil, nil, fmt.Errorf("%s: the trace has no requests", name)
 	}
 	return &engine.Scenario{Name: name, Seed: 1, Horizon: last + 1, Client: engine.Client{Policy: engine.PolicyDrop},
-		Sources: []engine.Source{{Kind: engine.SourceTrace, TraceFile: path}}}, nil
+		Sources: []engine.Source{{Kind: engine.SourceTrace, TraceFile: path, Log: opt}}}, in.Notes(), nil
 }
 
 func writeTranslateTable(w io.Writer, rep *translate.Report, intent translate.Intent) error {

@@ -1,0 +1,262 @@
+package accesslog
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// The nginx formats every nginx writes without a log_format of its own (ngx_http_log_module).
+const (
+	nginxCombined = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"`
+	nginxCommon   = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent`
+)
+
+// nginxFormat is a log_format string compiled into a parser: literals and variables in turn.
+// A variable's value runs to the next literal (nginx escapes a '"' in a value as \x22, so a
+// quote after "$request" ends it), except $time_local and $time_iso8601, whose widths are
+// fixed (26 and 25 bytes) and may hold the literal that follows them.
+type nginxFormat struct {
+	name   string
+	items  []nginxItem
+	fields []string // variable names without $, then "method" and "path" (parts of $request)
+	used   []bool
+	last   int // the last item parse must read (the last needed variable's)
+	// derive: method and path are read from $request (field index request), not logged apart.
+	request      int
+	deriveMethod bool
+	derivePath   bool
+}
+
+type nginxItem struct {
+	lit   []byte // a literal, or nil for a variable
+	field int
+	width int // a fixed-width variable's width, else 0
+}
+
+// compileNginx compiles a log_format string. name labels it ("nginx combined").
+func compileNginx(name, text string) (*nginxFormat, error) {
+	f := &nginxFormat{name: name, request: -1}
+	var lit []byte
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c != '$' {
+			lit = append(lit, c)
+			i++
+			continue
+		}
+		j, v := i+1, ""
+		if j < len(text) && text[j] == '{' {
+			k := strings.IndexByte(text[j:], '}')
+			if k < 0 {
+				return nil, fmt.Errorf("log format column %d: ${ without its }", i+1)
+			}
+			v, j = text[j+1:j+k], j+k+1
+		} else {
+			for j < len(text) && (text[j] == '_' || text[j] >= 'a' && text[j] <= 'z' || text[j] >= 'A' && text[j] <= 'Z' || text[j] >= '0' && text[j] <= '9') {
+				j++
+			}
+			v = text[i+1 : j]
+		}
+		if v == "" {
+			return nil, fmt.Errorf("log format column %d: a $ with no variable name after it", i+1)
+		}
+		if len(lit) > 0 {
+			f.items = append(f.items, nginxItem{lit: lit, field: -1})
+			lit = nil
+		} else if n := len(f.items); n > 0 && f.items[n-1].lit == nil && f.items[n-1].width == 0 {
+			return nil, fmt.Errorf("log format column %d: $%s follows $%s with nothing between them, so where one ends cannot be told", i+1, v, f.fields[f.items[n-1].field])
+		}
+		v = strings.ToLower(v)
+		idx := len(f.fields)
+		f.fields = append(f.fields, v)
+		width := 0
+		switch v {
+		case "time_local":
+			width = len("10/Oct/2000:13:55:36 -0700")
+		case "time_iso8601":
+			width = len("2000-10-10T13:55:36-07:00")
+		case "request":
+			f.request = idx
+		}
+		f.items = append(f.items, nginxItem{field: idx, width: width})
+		i = j
+	}
+	if len(lit) > 0 {
+		f.items = append(f.items, nginxItem{lit: lit, field: -1})
+	}
+	if len(f.fields) == 0 {
+		return nil, fmt.Errorf("log format %q has no $variable", text)
+	}
+	f.fields = append(f.fields, "method", "path")
+	f.used = make([]bool, len(f.fields))
+	f.last = -1
+	return f, nil
+}
+
+func (f *nginxFormat) label() string { return f.name }
+func (f *nginxFormat) nfields() int  { return len(f.fields) }
+func (f *nginxFormat) fieldNames() []string {
+	var out []string
+	for i, n := range f.fields {
+		if i < len(f.fields)-2 || f.request >= 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (f *nginxFormat) lookup(name string) (int, bool) {
+	name = strings.ToLower(name)
+	n := len(f.fields) - 2
+	for i, v := range f.fields[:n] {
+		if v == name {
+			return i, true
+		}
+	}
+	switch {
+	case name == "method" && f.request >= 0:
+		return n, true
+	case name == "path" && f.request >= 0:
+		return n + 1, true
+	}
+	return 0, false
+}
+
+func (f *nginxFormat) need(i int) {
+	f.used[i] = true
+	n := len(f.fields) - 2
+	switch i {
+	case n:
+		f.deriveMethod = true
+		f.need(f.request)
+		return
+	case n + 1:
+		f.derivePath = true
+		f.need(f.request)
+		return
+	}
+	for k, it := range f.items {
+		if it.lit == nil && it.field == i {
+			f.last = max(f.last, k)
+		}
+	}
+}
+
+// parse reads line's variables in order; with full false it stops after the last needed one.
+func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
+	for i := range vals {
+		vals[i] = absent
+	}
+	pos := 0
+	last := len(f.items) - 1
+	if !full {
+		last = f.last
+	}
+	for k := 0; k <= last; k++ {
+		it := &f.items[k]
+		if it.lit != nil {
+			if !bytes.HasPrefix(line[pos:], it.lit) {
+				return pos + 1, fmt.Sprintf("expected %q", it.lit)
+			}
+			pos += len(it.lit)
+			continue
+		}
+		end := -1
+		switch {
+		case it.width > 0:
+			if pos+it.width > len(line) {
+				return pos + 1, fmt.Sprintf("expected $%s (%d bytes) but the line ends", f.fields[it.field], it.width)
+			}
+			end = pos + it.width
+		case k == len(f.items)-1: // the last item: the rest of the line
+			end = len(line)
+		case k == len(f.items)-2: // before the last literal: up to the line's end less it
+			lit := f.items[k+1].lit
+			if !bytes.HasSuffix(line[pos:], lit) {
+				return len(line) + 1, fmt.Sprintf("expected the line to end with %q after $%s", lit, f.fields[it.field])
+			}
+			end = len(line) - len(lit)
+		default:
+			lit := f.items[k+1].lit
+			var j int
+			if len(lit) == 1 {
+				j = bytes.IndexByte(line[pos:], lit[0])
+			} else {
+				j = bytes.Index(line[pos:], lit)
+			}
+			if j < 0 {
+				return pos + 1, fmt.Sprintf("expected $%s then %q, which the rest of the line does not hold", f.fields[it.field], lit)
+			}
+			end = pos + j
+		}
+		vals[it.field] = span{start: int32(pos), end: int32(end)}
+		pos = end
+	}
+	if full && pos != len(line) {
+		return pos + 1, "expected the line to end here"
+	}
+	if f.deriveMethod || f.derivePath {
+		f.split(line, vals)
+	}
+	return 0, ""
+}
+
+// split reads method and path from $request: "GET /a/b?x=1 HTTP/1.1" is method GET, path
+// /a/b (the query left out). A request line that is not three words leaves them "-".
+func (f *nginxFormat) split(line []byte, vals []span) {
+	r := vals[f.request]
+	n := len(f.fields) - 2
+	if r.start < 0 {
+		return
+	}
+	req := line[r.start:r.end]
+	sp := bytes.IndexByte(req, ' ')
+	if sp <= 0 {
+		return
+	}
+	vals[n] = span{start: r.start, end: r.start + int32(sp)}
+	rest := req[sp+1:]
+	end := bytes.IndexByte(rest, ' ')
+	if end < 0 {
+		end = len(rest)
+	}
+	if q := bytes.IndexByte(rest[:end], '?'); q >= 0 {
+		end = q
+	}
+	start := r.start + int32(sp) + 1
+	vals[n+1] = span{start: start, end: start + int32(end)}
+}
+
+// nginxRoles picks the time (the finest stamp logged: $msec, then $time_iso8601, then
+// $time_local), $request_time, $status, $limit_req_status and the default key, $remote_addr
+// (else $binary_remote_addr).
+func nginxRoles(f *nginxFormat) roles {
+	r := noRoles()
+	r.completion = true
+	for _, want := range []struct {
+		name string
+		kind timeKind
+	}{{"msec", timeEpoch}, {"time_iso8601", timeISO}, {"time_local", timeCLF}} {
+		if i, ok := f.lookup(want.name); ok {
+			r.time, r.timeKind, r.timeName = i, want.kind, "$"+want.name
+			break
+		}
+	}
+	if i, ok := f.lookup("request_time"); ok {
+		r.dur, r.durKind, r.durName = i, durSeconds, "$request_time"
+	}
+	if i, ok := f.lookup("status"); ok {
+		r.status = i
+	}
+	if i, ok := f.lookup("limit_req_status"); ok {
+		r.decision = i
+	}
+	for _, k := range []string{"remote_addr", "binary_remote_addr"} {
+		if i, ok := f.lookup(k); ok {
+			r.key, r.keyName = []int{i}, "$"+k
+			break
+		}
+	}
+	return r
+}

@@ -1,0 +1,220 @@
+package accesslog
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Next returns the next request in arrival order, io.EOF after the last, or an error naming
+// the line. The record (and its Key) is valid until the next call.
+//
+// Rows wait in a queue sorted by arrival until no row still to come can arrive before them:
+// a row written at w (its completion: its stamp for nginx and Caddy, its arrival plus its
+// duration for HAProxy) arrived no earlier than w less the reorder window, so a queued row
+// whose arrival is at most the latest w less the window is final. A row that arrives earlier
+// than one already returned (later than the window allows) is returned at that one's time,
+// counted, and its line listed in the notes.
+func (r *Reader) Next() (*Record, error) {
+	if r.cur >= 0 {
+		r.free = append(r.free, r.cur)
+		r.cur = -1
+	}
+	for {
+		if r.qh < len(r.q) && (r.eof || r.windowSet && r.slots[r.q[r.qh]].at <= r.watermark-r.window) {
+			return r.pop()
+		}
+		if r.eof {
+			return nil, io.EOF
+		}
+		line, err := r.readLine()
+		if err == io.EOF {
+			r.eof = true
+			r.flushGroup()
+			r.setWindow()
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		i := r.alloc()
+		s := &r.slots[i]
+		if err := r.decode(r.line, line, s, false); err != nil {
+			r.free = append(r.free, i)
+			return nil, err
+		}
+		r.rows++
+		if r.rows == 1 {
+			r.firstStamp = s.stamp
+		}
+		r.lastStamp = s.stamp
+		r.unit = min(r.unit, s.unit)
+		r.maxUnit = max(r.maxUnit, s.unit)
+		if s.dur < 0 && r.ro.dur >= 0 {
+			r.noDur++
+		}
+		if r.spread {
+			if len(r.group) > 0 && s.stamp != r.groupStamp {
+				r.flushGroup()
+			}
+			r.groupStamp = s.stamp
+			r.group = append(r.group, i)
+			continue
+		}
+		r.place(i, s.stamp)
+	}
+}
+
+func (r *Reader) alloc() int32 {
+	if n := len(r.free); n > 0 {
+		i := r.free[n-1]
+		r.free = r.free[:n-1]
+		return i
+	}
+	r.slots = append(r.slots, slot{})
+	return int32(len(r.slots) - 1)
+}
+
+// flushGroup places the rows of one stamp, the i-th of n at i/n of the stamp's tick.
+func (r *Reader) flushGroup() {
+	n := int64(len(r.group))
+	for k, i := range r.group {
+		s := &r.slots[i]
+		r.place(i, s.stamp+int64(k)*s.unit/n)
+	}
+	r.group = r.group[:0]
+}
+
+// place queues slot i, stamped at stamp (spread or not).
+func (r *Reader) place(i int32, stamp int64) {
+	s := &r.slots[i]
+	at, written := stamp, stamp
+	if s.dur >= 0 {
+		if r.ro.completion {
+			at = stamp - s.dur
+		} else {
+			written = stamp + s.dur
+		}
+	}
+	r.watermark = max(r.watermark, written)
+	if !r.windowSet {
+		r.maxDur = max(r.maxDur, s.dur)
+		if r.prefix++; r.prefix >= prefixRows {
+			r.setWindow()
+		}
+	}
+	if r.out && at < r.lastOut {
+		at = r.lastOut
+		r.late++
+		if len(r.lateLines) < 5 {
+			r.lateLines = append(r.lateLines, s.line)
+		}
+	}
+	s.at = at
+	// Insert by arrival, after any row of the same time (rows are in the file's order
+	// otherwise); most rows go at the end or near it.
+	k := len(r.q)
+	for k > r.qh && r.slots[r.q[k-1]].at > at {
+		k--
+	}
+	if k < len(r.q) {
+		r.reordered++
+	}
+	if r.qh > 0 && r.qh >= len(r.q)/2 { // move the queue to the front of its array
+		m := copy(r.q, r.q[r.qh:])
+		k -= r.qh
+		r.q, r.qh = r.q[:m], 0
+	}
+	r.q = append(r.q, 0)
+	copy(r.q[k+1:], r.q[k:])
+	r.q[k] = i
+}
+
+// setWindow fixes the default window once the prefix is read: its longest duration plus 1s.
+func (r *Reader) setWindow() {
+	if !r.windowSet {
+		r.window, r.windowSet = max(r.maxDur, 0)+int64(time.Second), true
+	}
+}
+
+func (r *Reader) pop() (*Record, error) {
+	i := r.q[r.qh]
+	r.qh++
+	s := &r.slots[i]
+	if !r.out {
+		r.base, r.out = s.at, true
+	}
+	r.lastOut = s.at
+	r.cur = i
+	r.rec = Record{At: time.Duration(s.at - r.base), Line: s.line, Key: s.key, Permits: s.permits, Status: s.status, Decision: s.decision}
+	if s.at-r.base >= 1<<62 {
+		return nil, fmt.Errorf("line %d: the request arrives more than 2^62ns (146 years) after the first", s.line)
+	}
+	return &r.rec, nil
+}
+
+// Notes are the reading's notes (see Input.Notes).
+func (r *Reader) Notes() []string {
+	var notes []string
+	d := func(ns int64) string { return fmtDur(time.Duration(ns)) }
+	notes = append(notes, fmt.Sprintf("read as %s (%s), %d requests, keyed by %s", r.f.label(), r.how, r.rows, orNone(r.ro.keyName)))
+	ro := r.ro
+	switch {
+	case ro.completion && ro.dur >= 0 && r.noDur == 0:
+		notes = append(notes, fmt.Sprintf("arrival = %s - %s: %s stamps a request when its response ends", ro.timeName, ro.durName, r.f.label()))
+	case ro.completion && ro.dur >= 0:
+		notes = append(notes, fmt.Sprintf("arrival = %s - %s; %d requests logged no %s, so their times are completion times (late by their own duration)",
+			ro.timeName, ro.durName, r.noDur, ro.durName))
+	case ro.completion:
+		notes = append(notes, fmt.Sprintf("times are completion times: %s is stamped when the response ends and the log has no request duration ($request_time), so each request appears late by its own duration", ro.timeName))
+	case ro.dur >= 0:
+		notes = append(notes, fmt.Sprintf("times are arrivals: %s is taken when the request begins", ro.timeName))
+	}
+	if r.rows > 0 {
+		u := d(r.unit)
+		notes = append(notes, fmt.Sprintf("timestamps have %s resolution: bursts shorter than %s are invisible, so σ(ρ) is a lower bound", u, u))
+	}
+	if r.spread && r.rows > 0 {
+		notes = append(notes, fmt.Sprintf("--spread uniform: the requests sharing a stamp were spread evenly over its %s tick (the i-th of n at i/n of it)", d(r.maxUnit)))
+	}
+	if r.reordered > 0 {
+		notes = append(notes, fmt.Sprintf("%d requests were out of arrival order in the file and were sorted (reorder window %s)", r.reordered, d(r.window)))
+	}
+	if r.late > 0 {
+		lines := make([]string, len(r.lateLines))
+		for i, l := range r.lateLines {
+			lines[i] = fmt.Sprint(l)
+		}
+		more := ""
+		if r.late > int64(len(r.lateLines)) {
+			more = ", …"
+		}
+		notes = append(notes, fmt.Sprintf("%d requests arrived earlier than the reorder window (%s) allows and were placed at the time of the request before them: line %s%s (a larger --reorder sorts them)",
+			r.late, d(r.window), strings.Join(lines, ", "), more))
+	}
+	if r.zeroPermits > 0 {
+		notes = append(notes, fmt.Sprintf("%d requests logged no permits in %s (0 or -) and were charged 1", r.zeroPermits, ro.permitName))
+	}
+	return notes
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing (no client field)"
+	}
+	return s
+}
+
+// fmtDur writes 1s, 1ms, 100ns, 1.5s.
+func fmtDur(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	return s
+}

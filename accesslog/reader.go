@@ -1,0 +1,626 @@
+package accesslog
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Options say how to read a log. The zero value reads any format it recognises, with the
+// default reorder window and no spreading.
+type Options struct {
+	// Format is auto ("" too), csv, combined, common, nginx:FORMAT (an nginx log_format
+	// string), caddy, json or haproxy.
+	Format string
+	// Fields names a JSON log's fields by role: time=ts,key=request.remote_ip,
+	// duration=duration,permits=size,status=status (and completion=false when the time is
+	// stamped at arrival). For caddy it overrides Caddy's defaults.
+	Fields string
+	// Key is the field (or fields joined by +, such as method+path) whose value is a
+	// request's key; "" is the format's client address.
+	Key string
+	// Permits is a numeric field each request is charged (body_bytes_sent, for a bandwidth
+	// limit); "" charges 1.
+	Permits string
+	// Reorder is how far, in time, rows may be out of arrival order in the file; 0 is the
+	// longest duration logged in the first 10,000 rows plus 1s.
+	Reorder time.Duration
+	// Spread is "uniform" to spread the requests that share a stamp evenly over its tick.
+	Spread string
+}
+
+// Formats lists what Format may name, for help texts.
+const Formats = "auto, csv, combined, common, nginx:FORMAT, caddy, json, haproxy"
+
+// Check reports a setting that cannot be right whatever the log: an unknown format or
+// spread, a negative window, a field given to a format that has no fields (csv).
+func (o Options) Check() error {
+	switch f := o.Format; {
+	case f == "", f == "auto", f == "csv", f == "combined", f == "common", f == "caddy", f == "json", f == "haproxy":
+	case strings.HasPrefix(f, "nginx:"):
+		if _, err := compileNginx("nginx", f[len("nginx:"):]); err != nil {
+			return fmt.Errorf("--log-format: %v", err)
+		}
+	default:
+		return fmt.Errorf("--log-format %s: unknown format (%s)", f, Formats)
+	}
+	switch o.Spread {
+	case "", "none", "uniform":
+	default:
+		return fmt.Errorf("--spread %s: expected none or uniform", o.Spread)
+	}
+	if o.Reorder < 0 {
+		return fmt.Errorf("--reorder %v: must be 0 (the default window) or more", o.Reorder)
+	}
+	if o.Format == "csv" && (o.Key != "" || o.Permits != "" || o.Fields != "" || o.Spread == "uniform") {
+		return fmt.Errorf("--log-format csv: a CSV trace's key and permits are its own columns; --key, --permits, --field and --spread apply to access logs")
+	}
+	if o.Fields != "" && o.Format != "" && o.Format != "auto" && o.Format != "json" && o.Format != "caddy" {
+		return fmt.Errorf("--field applies to JSON logs (--log-format json or caddy), not %s", o.Format)
+	}
+	return nil
+}
+
+// Decision is what the logging limiter decided, where the log says (nginx $limit_req_status).
+type Decision uint8
+
+const (
+	DecisionNone     Decision = iota // not logged, or no limit applied ("-")
+	DecisionPassed                   // PASSED
+	DecisionDelayed                  // DELAYED: admitted after a wait
+	DecisionRejected                 // REJECTED
+	DecisionDelayedDryRun
+	DecisionRejectedDryRun
+)
+
+// Record is one request as the log tells it.
+type Record struct {
+	At       time.Duration // arrival, since the first arrival
+	Line     int           // the line it was read from, 1-based
+	Key      []byte        // valid until the next call to Next
+	Permits  int
+	Status   int // the HTTP status logged, 0 when none
+	Decision Decision
+}
+
+// LineError is a line a log's format does not fit: where, and what was expected there.
+type LineError struct {
+	Line, Col int
+	Format    string
+	Msg       string
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %s: %s", e.Line, e.Col, e.Format, e.Msg)
+}
+
+// maxLine is the longest line read, 1 MiB, as for CSV traces.
+const maxLine = 1 << 20
+
+// prefixRows is how many rows the default reorder window looks at.
+const prefixRows = 10000
+
+// maxPermits is engine.MaxPermits (2^31-1), which this package cannot import.
+const maxPermits = 1<<31 - 1
+
+// Reader reads a log's requests in arrival order.
+type Reader struct {
+	in       *bufio.Reader
+	f        format
+	ro       roles
+	how      string // "detected" or "named"
+	vals     []span
+	line     int
+	long     []byte // a line longer than the buffer
+	scratch  []byte
+	clf, iso clfCache
+	spread   bool
+
+	slots      []slot
+	free       []int32
+	q          []int32 // slots in arrival order, from qh on
+	qh         int
+	group      []int32 // --spread: the rows of the current stamp
+	groupStamp int64
+	window     int64
+	windowSet  bool
+	prefix     int
+	maxDur     int64
+	watermark  int64
+	lastOut    int64
+	base       int64
+	out        bool
+	eof        bool
+	cur        int32
+	rec        Record
+
+	rows, reordered, late, noDur, zeroPermits int64
+	lateLines                                 []int
+	unit                                      int64
+	maxUnit                                   int64
+	firstStamp, lastStamp                     int64
+}
+
+type slot struct {
+	at, stamp, dur int64 // dur < 0: not logged
+	unit           int64
+	line           int
+	permits        int
+	status         int
+	decision       Decision
+	key            []byte
+}
+
+// Input is a log (or a CSV trace) as the CSV trace engine.TraceReader reads: a header
+// "t_ns,permits,key" and a row per request, made as they are read (no goroutine, no
+// buffering beyond the reorder window). A CSV trace is passed through untouched.
+type Input struct {
+	log    *Reader
+	src    io.Reader
+	buf    []byte
+	off    int
+	header bool
+	err    error
+}
+
+// Open reads r, a log or a CSV trace, gzip-compressed or not (told by its first bytes), as
+// opt says; with Format auto, the format is told by the first lines.
+func Open(r io.Reader, opt Options) (*Input, error) {
+	if err := opt.Check(); err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	if head, err := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %v", err)
+		}
+		br = bufio.NewReaderSize(gz, 64<<10)
+	} else if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if opt.Format == "csv" {
+		return &Input{src: br}, nil
+	}
+	// The first line tells a CSV trace, read at once; a log's first 8 lines (or 64 KiB) tell
+	// its format. Only what the source has given is waited for: a pipe that pauses after its
+	// header is passed on.
+	sample, atEOF, err := peekLines(br, 1)
+	if err != nil {
+		return nil, err
+	}
+	auto := opt.Format == "" || opt.Format == "auto"
+	if lines := sampleLines(sample, atEOF); !auto || len(lines) > 0 && !isCSVHeader(lines[0].text) {
+		if sample, atEOF, err = peekLines(br, 8); err != nil {
+			return nil, err
+		}
+	}
+	lines := sampleLines(sample, atEOF)
+	if auto {
+		if len(lines) == 0 || isCSVHeader(lines[0].text) {
+			if opt.Key != "" || opt.Permits != "" || opt.Fields != "" || opt.Spread == "uniform" {
+				return nil, fmt.Errorf("this is a CSV trace: its key and permits are its own columns; --key, --permits, --field and --spread apply to access logs")
+			}
+			return &Input{src: br}, nil
+		}
+		name, err := detect(lines, opt)
+		if err != nil {
+			return nil, err
+		}
+		opt.Format = name
+		rd, err := newReader(br, opt)
+		if err != nil {
+			return nil, err
+		}
+		rd.how = "detected"
+		return &Input{log: rd}, nil
+	}
+	rd, err := newReader(br, opt)
+	if err != nil {
+		return nil, err
+	}
+	rd.how = "named"
+	return &Input{log: rd}, nil
+}
+
+// Read reads the CSV trace.
+func (in *Input) Read(p []byte) (int, error) {
+	if in.log == nil {
+		return in.src.Read(p)
+	}
+	for in.off == len(in.buf) {
+		if in.err != nil {
+			return 0, in.err
+		}
+		in.buf, in.off = in.buf[:0], 0
+		if !in.header {
+			in.buf = append(in.buf, "t_ns,permits,key\n"...)
+			in.header = true
+		}
+		for len(in.buf) < 32<<10 {
+			rec, err := in.log.Next()
+			if err != nil {
+				in.err = err
+				break
+			}
+			in.buf = strconv.AppendInt(in.buf, int64(rec.At), 10)
+			in.buf = append(in.buf, ',')
+			in.buf = strconv.AppendInt(in.buf, int64(rec.Permits), 10)
+			in.buf = append(in.buf, ',')
+			if bytes.ContainsAny(rec.Key, ",\"\r\n") {
+				in.buf = append(in.buf, '"')
+				for _, c := range rec.Key {
+					if c == '"' {
+						in.buf = append(in.buf, '"')
+					}
+					in.buf = append(in.buf, c)
+				}
+				in.buf = append(in.buf, '"')
+			} else {
+				in.buf = append(in.buf, rec.Key...)
+			}
+			in.buf = append(in.buf, '\n')
+		}
+	}
+	n := copy(p, in.buf[in.off:])
+	in.off += n
+	return n, nil
+}
+
+// Log is the log being read, nil for a CSV trace.
+func (in *Input) Log() *Reader { return in.log }
+
+// Notes are what the reading found that the results depend on (the format, the stamps'
+// resolution, completion times, rows reordered or late), one sentence each; complete once
+// the log has been read to its end.
+func (in *Input) Notes() []string {
+	if in.log == nil {
+		return nil
+	}
+	return in.log.Notes()
+}
+
+// peekLines is the start of br, holding n lines (or 64 KiB, or all of it), unread; atEOF
+// when it is all of it.
+func peekLines(br *bufio.Reader, n int) (b []byte, atEOF bool, err error) {
+	for want := 1; ; want = br.Buffered() + 1 {
+		b, err = br.Peek(want)
+		if err == io.EOF || err == bufio.ErrBufferFull {
+			b, _ = br.Peek(br.Buffered())
+			return b, err == io.EOF, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		b, _ = br.Peek(br.Buffered())
+		if bytes.Count(b, []byte{'\n'}) >= n {
+			return b, false, nil
+		}
+	}
+}
+
+type sampleLine struct {
+	n    int
+	text []byte
+}
+
+// sampleLines are the first 8 lines with text (only whole ones, unless the input ends).
+func sampleLines(b []byte, atEOF bool) []sampleLine {
+	var out []sampleLine
+	for n := 1; len(b) > 0 && len(out) < 8; n++ {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 && !atEOF {
+			break
+		}
+		text := b
+		if i >= 0 {
+			text, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		text = bytes.TrimSuffix(text, []byte{'\r'})
+		if len(bytes.TrimSpace(text)) > 0 {
+			out = append(out, sampleLine{n, text})
+		}
+	}
+	return out
+}
+
+// isCSVHeader is whether line is a CSV trace's header: a t_ns or t column.
+func isCSVHeader(line []byte) bool {
+	line = bytes.TrimPrefix(line, []byte("\ufeff"))
+	for _, f := range bytes.Split(line, []byte{','}) {
+		f = bytes.ToLower(bytes.Trim(bytes.TrimSpace(f), `"`))
+		if string(f) == "t_ns" || string(f) == "t" {
+			return true
+		}
+	}
+	return false
+}
+
+// detect tries each format on the sample lines: the first that reads all of them is the
+// log's. Otherwise the error says what was tried and where the closest stopped fitting.
+func detect(lines []sampleLine, opt Options) (string, error) {
+	candidates := []string{"combined", "common", "haproxy", "caddy"}
+	tried := []string{"csv (line " + strconv.Itoa(lines[0].n) + " is not a header naming a t_ns or t column)"}
+	var best *LineError
+	bestName := ""
+	for _, name := range candidates {
+		o := Options{Format: name}
+		if name == "caddy" {
+			o.Fields = opt.Fields
+		}
+		rd, err := newReader(nil, o)
+		if err != nil {
+			continue
+		}
+		var fail *LineError
+		for _, l := range lines {
+			var s slot
+			if err := rd.decode(l.n, l.text, &s, true); err != nil {
+				errors.As(err, &fail)
+				break
+			}
+		}
+		if fail == nil {
+			return name, nil
+		}
+		tried = append(tried, rd.f.label())
+		if best == nil || fail.Line > best.Line || fail.Line == best.Line && fail.Col > best.Col {
+			best, bestName = fail, rd.f.label()
+		}
+	}
+	hint := ""
+	if t := bytes.TrimSpace(lines[0].text); len(t) > 0 && t[0] == '{' {
+		hint = " (a JSON log other than Caddy's: --log-format json --field time=PATH,key=PATH)"
+	}
+	return "", fmt.Errorf("not a format ratelab reads: tried %s; the closest, %s, stops at line %d, column %d: %s; name the format with --log-format (%s)%s",
+		strings.Join(tried, ", "), bestName, best.Line, best.Col, best.Msg, Formats, hint)
+}
+
+// newReader builds the reader of a named format (not auto, not csv); in is nil for detection.
+func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
+	var f format
+	var ro roles
+	switch name := opt.Format; {
+	case name == "combined" || name == "common" || strings.HasPrefix(name, "nginx:"):
+		text, label := nginxCombined, "nginx combined"
+		switch {
+		case name == "common":
+			text, label = nginxCommon, "nginx common"
+		case strings.HasPrefix(name, "nginx:"):
+			text, label = name[len("nginx:"):], "nginx log_format"
+		}
+		nf, err := compileNginx(label, text)
+		if err != nil {
+			return nil, fmt.Errorf("--log-format: %v", err)
+		}
+		f, ro = nf, nginxRoles(nf)
+		if ro.time < 0 {
+			return nil, fmt.Errorf("--log-format %s: the format logs no time ($msec, $time_iso8601 or $time_local)", name)
+		}
+	case name == "haproxy":
+		f, ro = haproxyFormat{}, haproxyRoles()
+	case name == "caddy" || name == "json":
+		jf, r, err := jsonSetup(name, name == "caddy", opt.Fields)
+		if err != nil {
+			return nil, err
+		}
+		f, ro = jf, r
+	default:
+		return nil, fmt.Errorf("--log-format %s: unknown format (%s)", name, Formats)
+	}
+	if opt.Key != "" {
+		keys, err := resolveFields(f, "key", opt.Key)
+		if err != nil {
+			return nil, err
+		}
+		ro.key, ro.keyName = keys, opt.Key
+	}
+	if opt.Permits != "" {
+		p, err := resolveFields(f, "permits", opt.Permits)
+		if err != nil {
+			return nil, err
+		}
+		if len(p) != 1 {
+			return nil, fmt.Errorf("--permits %s: one numeric field, not several", opt.Permits)
+		}
+		ro.permits, ro.permitName = p[0], opt.Permits
+	}
+	for _, i := range append([]int{ro.time, ro.dur, ro.status, ro.decision, ro.permits}, ro.key...) {
+		if i >= 0 {
+			f.need(i)
+		}
+	}
+	r := &Reader{in: in, f: f, ro: ro, vals: make([]span, f.nfields()), cur: -1, spread: opt.Spread == "uniform",
+		unit: int64(time.Hour)}
+	if opt.Reorder > 0 {
+		r.window, r.windowSet = int64(opt.Reorder), true
+	}
+	return r, nil
+}
+
+// Format is the format's name as notes say it: "nginx combined".
+func (r *Reader) Format() string { return r.f.label() }
+
+// readLine returns the next line without its newline, valid until the next call.
+func (r *Reader) readLine() ([]byte, error) {
+	b, err := r.in.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		r.long = append(r.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			if len(r.long) > maxLine {
+				return nil, fmt.Errorf("line %d: the line is longer than 1 MiB (%d bytes)", r.line+1, maxLine)
+			}
+			b, err = r.in.ReadSlice('\n')
+			r.long = append(r.long, b...)
+		}
+		b = r.long
+	}
+	if len(b) == 0 && err != nil {
+		return nil, err
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	r.line++
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	b = bytes.TrimSuffix(b, []byte{'\r'})
+	return b, nil
+}
+
+// value is field i's text in line (a JSON string unescaped), or nil when absent.
+func (r *Reader) value(line []byte, i int) []byte {
+	s := r.vals[i]
+	if s.start < 0 {
+		return nil
+	}
+	v := line[s.start:s.end]
+	if s.esc {
+		r.scratch = unescape(r.scratch[:0], v)
+		return r.scratch
+	}
+	return v
+}
+
+// decode reads a line into s: its stamp, duration, key, permits, status and decision.
+func (r *Reader) decode(n int, line []byte, s *slot, full bool) error {
+	fail := func(col int, msg string) error {
+		return &LineError{Line: n, Col: col, Format: r.f.label(), Msg: msg}
+	}
+	if col, msg := r.f.parse(line, r.vals, full); col > 0 {
+		return fail(col, msg)
+	}
+	ro := &r.ro
+	tv := r.value(line, ro.time)
+	if tv == nil {
+		return fail(1, "no time field "+ro.timeName)
+	}
+	col := int(r.vals[ro.time].start) + 1
+	var msg string
+	switch ro.timeKind {
+	case timeCLF:
+		s.stamp, s.unit, msg = r.clf.parse(tv)
+	case timeISO:
+		s.stamp, s.unit, msg = r.iso.parseISO(tv)
+	case timeEpoch:
+		var ok bool
+		if s.stamp, s.unit, ok = parseDecimal(tv); !ok {
+			msg = "expected epoch seconds such as 1700000000.123"
+		}
+	case timeAnyISO:
+		s.stamp, s.unit, msg = r.iso.parseEpochAny(tv)
+	}
+	if msg != "" {
+		return fail(col, fmt.Sprintf("%s %q: %s", ro.timeName, tv, msg))
+	}
+	s.dur = -1
+	if ro.dur >= 0 {
+		if dv := r.value(line, ro.dur); dv != nil && string(dv) != "-" {
+			d, ok := parseDuration(ro.durKind, dv)
+			if !ok {
+				return fail(int(r.vals[ro.dur].start)+1, fmt.Sprintf("%s %q is not a duration", ro.durName, dv))
+			}
+			s.dur = d
+		}
+	}
+	s.key = s.key[:0]
+	for k, i := range ro.key {
+		if k > 0 {
+			s.key = append(s.key, ' ')
+		}
+		s.key = append(s.key, r.value(line, i)...)
+	}
+	s.permits = 1
+	if ro.permits >= 0 {
+		pv := r.value(line, ro.permits)
+		v, ok := 0, len(pv) > 0
+		for _, c := range pv {
+			if c < '0' || c > '9' || v > maxPermits {
+				ok = false
+				break
+			}
+			v = v*10 + int(c-'0')
+		}
+		switch {
+		case len(pv) == 0 || string(pv) == "-" || ok && v == 0:
+			r.zeroPermits++
+			v = 1
+		case !ok:
+			col := 1
+			if r.vals[ro.permits].start >= 0 {
+				col = int(r.vals[ro.permits].start) + 1
+			}
+			return fail(col, fmt.Sprintf("--permits %s %q is not a whole number", ro.permitName, pv))
+		case v > maxPermits:
+			return fail(int(r.vals[ro.permits].start)+1, fmt.Sprintf("--permits %s %s is more than a request may ask for, %d", ro.permitName, pv, maxPermits))
+		}
+		s.permits = v
+	}
+	s.status = 0
+	if ro.status >= 0 {
+		if sv := r.value(line, ro.status); len(sv) == 3 {
+			s.status = max(num(sv, 3), 0)
+		}
+	}
+	s.decision = DecisionNone
+	if ro.decision >= 0 {
+		switch string(r.value(line, ro.decision)) {
+		case "PASSED":
+			s.decision = DecisionPassed
+		case "DELAYED":
+			s.decision = DecisionDelayed
+		case "REJECTED":
+			s.decision = DecisionRejected
+		case "DELAYED_DRY_RUN":
+			s.decision = DecisionDelayedDryRun
+		case "REJECTED_DRY_RUN":
+			s.decision = DecisionRejectedDryRun
+		}
+	}
+	s.line = n
+	return nil
+}
+
+// unescape appends the JSON string text v, unescaped, to dst.
+func unescape(dst, v []byte) []byte {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' || i+1 == len(v) {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		switch v[i] {
+		case 'n':
+			dst = append(dst, '\n')
+		case 't':
+			dst = append(dst, '\t')
+		case 'r':
+			dst = append(dst, '\r')
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'u':
+			if i+4 < len(v) {
+				if x, err := strconv.ParseUint(string(v[i+1:i+5]), 16, 32); err == nil {
+					dst = utf8.AppendRune(dst, rune(x))
+					i += 4
+					continue
+				}
+			}
+			dst = append(dst, 'u')
+		default:
+			dst = append(dst, v[i])
+		}
+	}
+	return dst
+}

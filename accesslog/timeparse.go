@@ -1,0 +1,266 @@
+package accesslog
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+)
+
+// The stamps a format may write, each parsed to nanoseconds since the Unix epoch (UTC) and
+// the unit of its last digit (1s for "10/Oct/2000:13:55:36 -0700", 1ms for "1700000000.123").
+type timeKind uint8
+
+const (
+	timeNone   timeKind = iota
+	timeCLF             // 10/Oct/2000:13:55:36 -0700 (nginx $time_local), or with .mmm and no zone (HAProxy)
+	timeISO             // 2000-10-10T13:55:36-07:00 (nginx $time_iso8601), any RFC 3339 stamp
+	timeEpoch           // 1700000000.123: decimal seconds since the epoch (nginx $msec, Caddy's ts)
+	timeAnyISO          // a JSON field: decimal epoch seconds (or ms, µs, ns by magnitude) or RFC 3339
+)
+
+// The durations a format may write, parsed to nanoseconds.
+type durKind uint8
+
+const (
+	durNone    durKind = iota
+	durSeconds         // 0.123 (nginx $request_time, Caddy's duration)
+	durMillis          // 123 (HAProxy's Ta)
+	durJSON            // a JSON field: decimal seconds, or a Go duration string such as "12.5ms"
+)
+
+// clfCache remembers the last CLF stamp's minute and zone: a log's stamps change minute once
+// per 60 seconds, so the calendar arithmetic runs about once per minute, not per line.
+type clfCache struct {
+	prefix [17]byte // "10/Oct/2000:13:55"
+	zone   [5]byte  // "-0700", or zeros when the stamp has none
+	base   int64    // the minute's start in ns since the epoch, zone applied
+	ok     bool
+	isoOff int64 // parseISO's zone offset
+}
+
+var months = [12]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
+
+func month(b []byte) int {
+	for i, m := range months {
+		if string(b) == m {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// num reads the n ASCII digits at b[0:n] as a number, or -1.
+func num(b []byte, n int) int {
+	if len(b) < n {
+		return -1
+	}
+	v := 0
+	for _, c := range b[:n] {
+		d := int(c) - '0'
+		if d < 0 || d > 9 {
+			return -1
+		}
+		v = v*10 + d
+	}
+	return v
+}
+
+// parseCLF reads "dd/Mon/yyyy:hh:mm:ss" followed by an optional fraction (".655") and an
+// optional zone (" -0700"). A stamp without a zone is read as UTC.
+func (c *clfCache) parse(b []byte) (ns, unit int64, msg string) {
+	if len(b) < 20 || b[2] != '/' || b[6] != '/' || b[11] != ':' || b[14] != ':' || b[17] != ':' {
+		return 0, 0, "expected a time such as 10/Oct/2000:13:55:36 -0700"
+	}
+	rest := b[20:]
+	var frac, fracUnit int64 = 0, int64(time.Second)
+	if len(rest) > 0 && rest[0] == '.' {
+		i := 1
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			if i <= 9 {
+				frac = frac*10 + int64(rest[i]-'0')
+				fracUnit /= 10
+			}
+			i++
+		}
+		if i == 1 {
+			return 0, 0, "expected digits after the seconds' '.'"
+		}
+		frac *= fracUnit
+		rest = rest[i:]
+	}
+	var zone [5]byte
+	switch {
+	case len(rest) == 0:
+	case len(rest) == 6 && rest[0] == ' ' && (rest[1] == '+' || rest[1] == '-') && num(rest[2:], 4) >= 0:
+		copy(zone[:], rest[1:])
+	default:
+		return 0, 0, "expected the time zone as +hhmm or -hhmm after the seconds"
+	}
+	sec := num(b[18:], 2)
+	if sec < 0 || sec > 60 {
+		return 0, 0, "expected seconds 00 to 60"
+	}
+	if !c.ok || !bytes.Equal(c.prefix[:], b[:17]) || c.zone != zone {
+		day, mon, year, hour, min := num(b, 2), month(b[3:6]), num(b[7:], 4), num(b[12:], 2), num(b[15:], 2)
+		if day < 1 || day > 31 || mon == 0 || year < 0 || hour < 0 || hour > 23 || min < 0 || min > 59 {
+			return 0, 0, "expected a time such as 10/Oct/2000:13:55:36 -0700"
+		}
+		base := time.Date(year, time.Month(mon), day, hour, min, 0, 0, time.UTC).UnixNano()
+		if zone[0] != 0 {
+			off := int64(num(zone[1:], 2)*3600+num(zone[3:], 2)*60) * int64(time.Second)
+			if zone[0] == '+' {
+				off = -off
+			}
+			base += off
+		}
+		copy(c.prefix[:], b[:17])
+		c.zone, c.base, c.ok = zone, base, true
+	}
+	return c.base + int64(sec)*int64(time.Second) + frac, fracUnit, ""
+}
+
+// parseISO reads an RFC 3339 stamp, "2000-10-10T13:55:36-07:00", with an optional fraction
+// and Z for UTC (a space may stand for the T).
+func (c *clfCache) parseISO(b []byte) (ns, unit int64, msg string) {
+	const bad = "expected a time such as 2000-10-10T13:55:36-07:00"
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != 't' && b[10] != ' ') || b[13] != ':' || b[16] != ':' {
+		return 0, 0, bad
+	}
+	year, mon, day, hour, min, sec := num(b, 4), num(b[5:], 2), num(b[8:], 2), num(b[11:], 2), num(b[14:], 2), num(b[17:], 2)
+	if year < 0 || mon < 1 || mon > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || min < 0 || min > 59 || sec < 0 || sec > 60 {
+		return 0, 0, bad
+	}
+	rest := b[19:]
+	var frac, fracUnit int64 = 0, int64(time.Second)
+	if len(rest) > 0 && rest[0] == '.' {
+		i := 1
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			if i <= 9 {
+				frac = frac*10 + int64(rest[i]-'0')
+				fracUnit /= 10
+			}
+			i++
+		}
+		frac *= fracUnit
+		rest = rest[i:]
+	}
+	var off int64
+	switch {
+	case len(rest) == 1 && (rest[0] == 'Z' || rest[0] == 'z'):
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':' && num(rest[1:], 2) >= 0 && num(rest[4:], 2) >= 0:
+		off = int64(num(rest[1:], 2)*3600+num(rest[4:], 2)*60) * int64(time.Second)
+		if rest[0] == '+' {
+			off = -off
+		}
+	default:
+		return 0, 0, "expected the time zone (Z, +hh:mm or -hh:mm) after the seconds"
+	}
+	// The calendar arithmetic runs once per minute, as for CLF stamps.
+	var key [17]byte
+	copy(key[:], b[:16])
+	if !c.ok || c.prefix != key || c.isoOff != off {
+		c.prefix, c.isoOff, c.ok = key, off, true
+		c.base = time.Date(year, time.Month(mon), day, hour, min, 0, 0, time.UTC).UnixNano() + off
+		c.zone = [5]byte{}
+	}
+	return c.base + int64(sec)*int64(time.Second) + frac, fracUnit, ""
+}
+
+// parseDecimal reads decimal seconds, "1700000000.123" or "0.004", exactly (no floating
+// point): nanoseconds and the unit of the last digit (digits past the ninth are dropped). An
+// exponent ("1.7e9", which JSON allows) is read through float64.
+func parseDecimal(b []byte) (ns, unit int64, ok bool) {
+	if len(b) == 0 || len(b) > 40 {
+		return 0, 0, false
+	}
+	if bytes.IndexAny(b, "eE") >= 0 {
+		f, err := strconv.ParseFloat(string(b), 64)
+		if err != nil || f < 0 || f > 9e9 {
+			return 0, 0, false
+		}
+		return int64(f * 1e9), 1, true
+	}
+	var whole int64
+	i := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if whole > 1e11 {
+			return 0, 0, false // past the year 5138: not a stamp
+		}
+		whole = whole*10 + int64(b[i]-'0')
+	}
+	unit = int64(time.Second)
+	var frac int64
+	if i < len(b) && b[i] == '.' {
+		j := i + 1
+		for ; j < len(b) && b[j] >= '0' && b[j] <= '9'; j++ {
+			if j-i <= 9 {
+				frac = frac*10 + int64(b[j]-'0')
+				unit /= 10
+			}
+		}
+		if j == i+1 && i == 0 {
+			return 0, 0, false
+		}
+		frac *= unit
+		i = j
+	} else if i == 0 {
+		return 0, 0, false
+	}
+	if i != len(b) {
+		return 0, 0, false
+	}
+	return whole*int64(time.Second) + frac, unit, true
+}
+
+// parseEpochAny reads a JSON time field: decimal seconds since the epoch, or an integer in
+// ms, µs or ns told apart by size (more than 10^11 is ms: seconds that large would be past
+// the year 5000), or an RFC 3339 string.
+func (c *clfCache) parseEpochAny(b []byte) (ns, unit int64, msg string) {
+	if len(b) > 0 && b[0] >= '0' && b[0] <= '9' && bytes.IndexByte(b, '-') < 0 {
+		if bytes.IndexByte(b, '.') < 0 && len(b) > 11 && len(b) <= 19 {
+			v, err := strconv.ParseInt(string(b), 10, 64)
+			if err == nil {
+				switch {
+				case len(b) <= 14:
+					return v * int64(time.Millisecond), int64(time.Millisecond), ""
+				case len(b) <= 17:
+					return v * int64(time.Microsecond), int64(time.Microsecond), ""
+				}
+				return v, 1, ""
+			}
+		}
+		if ns, unit, ok := parseDecimal(b); ok {
+			return ns, unit, ""
+		}
+		return 0, 0, "expected epoch seconds such as 1700000000.123"
+	}
+	return c.parseISO(b)
+}
+
+// parseDuration reads a logged duration in nanoseconds.
+func parseDuration(kind durKind, b []byte) (int64, bool) {
+	switch kind {
+	case durSeconds:
+		ns, _, ok := parseDecimal(b)
+		return ns, ok
+	case durMillis:
+		v := 0
+		if len(b) == 0 || len(b) > 12 {
+			return 0, false
+		}
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return int64(v) * int64(time.Millisecond), true
+	case durJSON:
+		if ns, _, ok := parseDecimal(b); ok {
+			return ns, true
+		}
+		d, err := time.ParseDuration(string(b))
+		return int64(d), err == nil && d >= 0
+	}
+	return 0, false
+}
