@@ -1,0 +1,31 @@
+// Package accesslog reads proxies' access logs as the requests a limiter saw: each request's
+// arrival (rebased so that the first is at 0), its client key and the permits it is charged,
+// streamed as the CSV trace ("t_ns,permits,key") that engine.TraceReader reads, so that every
+// command that reads a trace reads a log too. It imports only the standard library.
+//
+// Formats (Options.Format, told by the first 8 lines when "auto"):
+//
+//	combined, common   nginx's predefined log_formats (and Apache's, which write the same)
+//	nginx:FORMAT       any nginx log_format string, its variables understood by name:
+//	                   $msec, $time_local, $time_iso8601, $request_time, $remote_addr,
+//	                   $binary_remote_addr, $http_NAME, $status, $body_bytes_sent,
+//	                   $limit_req_status, …; others are opaque fields
+//	caddy, json        Caddy's JSON access log as it writes it; any JSON lines with the
+//	                   fields named by role (time=ts,key=request.remote_ip,duration=duration)
+//	haproxy            HAProxy's option httplog line, with or without a syslog header
+//	csv                a trace already, passed through untouched (its fast path intact)
+//
+// Time said out loud: nginx stamps $time_local and $msec when the response ends, and Caddy's
+// ts is taken after the handler returns, so a request's arrival is the stamp less
+// $request_time (or duration) where the log has it; without it, the notes say that times are
+// completion times. A request of 500ms stamped at 10:00:00.500 arrived at 10:00:00.000.
+// Completion stamps are out of arrival order: rows wait in a queue ordered by arrival for the
+// reorder window (Options.Reorder; by default the longest request of the first 10,000 rows
+// plus 1s) and a row later than that is counted and named by line in the notes, never
+// dropped. The stamps' resolution is reported: a combined log's 1s stamps hide every burst
+// shorter than 1s, so a burst measured from them is a lower bound. Spread "uniform" places
+// the i-th of n requests sharing a stamp at i/n of its tick, deterministically.
+//
+// gzip is read transparently (by its magic bytes); one line is held at a time besides the
+// reorder window, so memory does not grow with the log's length.
+package accesslog
