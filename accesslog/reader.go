@@ -291,7 +291,7 @@ func (in *Input) Notes() []string {
 // when it is all of it.
 func peekLines(br *bufio.Reader, n int) (b []byte, atEOF bool, err error) {
 	for want := 1; ; want = br.Buffered() + 1 {
-		b, err = br.Peek(want)
+		_, err = br.Peek(want)
 		if err == io.EOF || err == bufio.ErrBufferFull {
 			b, _ = br.Peek(br.Buffered())
 			return b, err == io.EOF, nil

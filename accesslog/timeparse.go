@@ -173,7 +173,7 @@ func parseDecimal(b []byte) (ns, unit int64, ok bool) {
 	if len(b) == 0 || len(b) > 40 {
 		return 0, 0, false
 	}
-	if bytes.IndexAny(b, "eE") >= 0 {
+	if bytes.ContainsAny(b, "eE") {
 		f, err := strconv.ParseFloat(string(b), 64)
 		if err != nil || f < 0 || f > 9e9 {
 			return 0, 0, false
