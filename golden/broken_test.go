@@ -301,11 +301,13 @@ var tauTooLarge Factory = func(s limiters.Spec, c limiters.Clock) (limiters.Limi
 
 // brokenCases lists each broken variant, the guarantees whose checker it must break, and what
 // the first failure message must name (the bound, and the interval or instant).
-var brokenCases = []struct {
+type brokenCase struct {
 	name       string
 	factory    Factory
 	guarantees map[string][]string
-}{
+}
+
+var brokenCases = []brokenCase{
 	{"τ one interval too large", tauTooLarge, map[string][]string{
 		"token-bucket-burst":          {"admission 4 was at 50ms, expected at 60ms", "a burst of exactly capacity 3 at 50ms, then one per T = 10ms"},
 		"token-bucket-interval-bound": {"4 admitted in [", "over the bound capacity + ⌈L/T⌉ − 1 = 3 for intervals of length 1ns"},
@@ -589,3 +591,43 @@ func (p *exactPacer) ReserveAt(now time.Duration, n int, maxWait time.Duration) 
 }
 
 func (p *exactPacer) CancelAt(time.Duration, limiters.Reservation) {}
+
+// halfWait is a limiter that tells a refused client half the wait it needs.
+type halfWait struct{ limiters.Limiter }
+
+func (h halfWait) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
+	wait, ok := h.Limiter.(limiters.RetryAfter).RetryAfterAt(now, n)
+	return wait / 2, ok
+}
+
+// lateWait is a limiter that tells a refused client 1ms more than the wait it needs.
+type lateWait struct{ limiters.Limiter }
+
+func (l lateWait) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
+	wait, ok := l.Limiter.(limiters.RetryAfter).RetryAfterAt(now, n)
+	return wait + time.Millisecond, ok
+}
+
+func init() {
+	brokenCases = append(brokenCases,
+		brokenCase{"a limiter whose Retry-After is half the wait", func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+			l, err := s.New(c)
+			if _, ok := l.(limiters.RetryAfter); !ok || err != nil {
+				return l, err
+			}
+			return halfWait{l}, nil
+		}, map[string][]string{
+			"retry-after-admits": {"token-bucket:capacity=3,rate=1/7s: request 2 (2 at 0s) refused with a wait of 7s; " +
+				"asked again after the wait (7s) it was rejected: the bound is admitted"},
+		}},
+		brokenCase{"a limiter whose Retry-After is 1ms late", func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+			l, err := s.New(c)
+			if _, ok := l.(limiters.RetryAfter); !ok || err != nil {
+				return l, err
+			}
+			return lateWait{l}, nil
+		}, map[string][]string{
+			"retry-after-admits": {"fixed-window:limit=5,window=7s: request 3 (2 at 0s) refused with a wait of 7.001s; " +
+				"asked again after 1ns before the wait (7.000999999s) it was admitted: the bound is rejected"},
+		}})
+}

@@ -26,6 +26,7 @@ func Catalogue() []*Guarantee {
 		concurrencyInFlight,
 		slowDownstream,
 		stackRefunds,
+		retryAfterAdmits,
 		slidingFailsClosed,
 		racesExact,
 		monotonicTime,

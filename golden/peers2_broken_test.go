@@ -92,11 +92,7 @@ func (b *twoCounterBroken) Snapshot(now time.Duration) limiters.State {
 // The broken variants of the flash5-token, resilience4j and two-counter guarantees, added to
 // brokenCases from a file of their own.
 func init() {
-	brokenCases = append(brokenCases, []struct {
-		name       string
-		factory    Factory
-		guarantees map[string][]string
-	}{
+	brokenCases = append(brokenCases, []brokenCase{
 		{"Flash5's token bucket with an exact refill (ratelab's token bucket in its place)", only(func(s limiters.Flash5TokenSpec, c limiters.Clock) (limiters.Limiter, error) {
 			return limiters.NewTokenBucket(s.Limit, limiters.Rate{Permits: s.Limit, Window: s.Window}, c)
 		}), map[string][]string{
