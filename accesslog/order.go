@@ -158,7 +158,8 @@ func (r *Reader) pop() (*Record, error) {
 	}
 	r.lastOut = s.at
 	r.cur = i
-	r.rec = Record{At: time.Duration(s.at - r.base), Line: s.line, Key: s.key, Permits: s.permits, Status: s.status, Decision: s.decision}
+	r.rec = Record{At: time.Duration(s.at - r.base), Line: s.line, Key: s.key, Permits: s.permits, Status: s.status, Decision: s.decision,
+		Logged: verdict(r.ro.decision >= 0, s.decision, s.status, r.refused)}
 	if s.at-r.base >= 1<<62 {
 		return nil, fmt.Errorf("line %d: the request arrives more than 2^62ns (146 years) after the first", s.line)
 	}

@@ -34,6 +34,9 @@ type Options struct {
 	Reorder time.Duration
 	// Spread is "uniform" to spread the requests that share a stamp evenly over its tick.
 	Spread string
+	// RefusedStatus names the HTTP statuses ("429" or "429,503") by which a log without
+	// nginx's $limit_req_status records a refusal (Record.Logged); "" records none.
+	RefusedStatus string
 	// Zone is the time zone of stamps written without one (HAProxy's %tr, in its host's
 	// local time): "" or UTC, Local, an offset (+0530, -07:00) or a zone name (Europe/Paris).
 	// An RFC 5424 syslog header's offset, where a line has one, is used before it.
@@ -60,14 +63,17 @@ func (o Options) Check() error {
 	default:
 		return fmt.Errorf("--spread %s: expected none or uniform", o.Spread)
 	}
+	if _, err := parseStatuses(o.RefusedStatus); err != nil {
+		return err
+	}
 	if _, err := parseZone(o.Zone); err != nil {
 		return err
 	}
 	if o.Reorder < 0 {
 		return fmt.Errorf("--reorder %v: must be 0 (the default window) or more", o.Reorder)
 	}
-	if o.Format == "csv" && (o.Key != "" || o.Permits != "" || o.Fields != "" || o.Spread == "uniform" || o.Zone != "") {
-		return fmt.Errorf("--log-format csv: a CSV trace's key and permits are its own columns; --key, --permits, --field, --spread and --log-zone apply to access logs")
+	if o.Format == "csv" && (o.Key != "" || o.Permits != "" || o.Fields != "" || o.Spread == "uniform" || o.Zone != "" || o.RefusedStatus != "") {
+		return fmt.Errorf("--log-format csv: a CSV trace's key and permits are its own columns; --key, --permits, --field, --spread, --log-zone and --refused-status apply to access logs")
 	}
 	if o.Fields != "" && o.Format != "" && o.Format != "auto" && o.Format != "json" && o.Format != "caddy" {
 		return fmt.Errorf("--field applies to JSON logs (--log-format json or caddy), not %s", o.Format)
@@ -95,6 +101,7 @@ type Record struct {
 	Permits  int
 	Status   int // the HTTP status logged, 0 when none
 	Decision Decision
+	Logged   Verdict // what production decided: from Decision, or Status (Options.RefusedStatus)
 }
 
 // LineError is a line a log's format does not fit: where, and what was expected there.
@@ -151,6 +158,7 @@ type Reader struct {
 	rows, reordered, late, noDur, zeroPermits int64
 	zoneless, headerZoned                     int64 // stamps with no zone of their own: read in zoneName, or in their syslog header's
 	zoneName                                  string
+	refused                                   []int // Options.RefusedStatus
 	lateLines                                 []int
 	notices                                   int64 // lines that are not requests (noticer)
 	noticeLines                               []int
@@ -216,8 +224,8 @@ func Open(r io.Reader, opt Options) (*Input, error) {
 	lines := sampleLines(sample, atEOF)
 	if auto {
 		if len(lines) == 0 || isCSVHeader(lines[0].text) {
-			if opt.Key != "" || opt.Permits != "" || opt.Fields != "" || opt.Spread == "uniform" || opt.Zone != "" {
-				return nil, fmt.Errorf("this is a CSV trace: its key and permits are its own columns; --key, --permits, --field, --spread and --log-zone apply to access logs")
+			if opt.Key != "" || opt.Permits != "" || opt.Fields != "" || opt.Spread == "uniform" || opt.Zone != "" || opt.RefusedStatus != "" {
+				return nil, fmt.Errorf("this is a CSV trace: its key and permits are its own columns; --key, --permits, --field, --spread, --log-zone and --refused-status apply to access logs")
 			}
 			return &Input{src: br}, nil
 		}
@@ -462,6 +470,9 @@ func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
 	}
 	loc, err := parseZone(opt.Zone)
 	if err != nil {
+		return nil, err
+	}
+	if r.refused, err = parseStatuses(opt.RefusedStatus); err != nil {
 		return nil, err
 	}
 	r.clf.loc, r.zoneName = loc, "UTC"

@@ -151,14 +151,32 @@ type sentRequest struct {
 // groups take).
 func sendGroups(t *testing.T, url string, gap time.Duration, groups ...[]string) []sentRequest {
 	t.Helper()
+	var sched []sendGroup
+	for i, keys := range groups {
+		sched = append(sched, sendGroup{time.Duration(i) * gap, keys})
+	}
+	return sendSchedule(t, url, sched)
+}
+
+// sendGroup is requests sent one after the other from offset at, one per key.
+type sendGroup struct {
+	at   time.Duration
+	keys []string
+}
+
+// sendSchedule sends the groups, each from its offset after the start (or at once when the
+// group before took longer), its requests one after the other, each with its key as header
+// X-Client.
+func sendSchedule(t *testing.T, url string, groups []sendGroup) []sentRequest {
+	t.Helper()
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	var sent []sentRequest
 	start := time.Now()
-	for g, keys := range groups {
-		for time.Since(start) < time.Duration(g)*gap {
-			time.Sleep(2 * time.Millisecond)
+	for _, g := range groups {
+		if d := g.at - time.Since(start); d > 0 {
+			time.Sleep(d)
 		}
-		for _, key := range keys {
+		for _, key := range g.keys {
 			req, err := http.NewRequest("GET", url, nil)
 			require.NoError(t, err)
 			req.Header.Set("X-Client", key)
