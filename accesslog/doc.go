@@ -12,7 +12,9 @@
 //	                   $limit_req_status, …; others are opaque fields
 //	caddy, json        Caddy's JSON access log as it writes it; any JSON lines with the
 //	                   fields named by role (time=ts,key=request.remote_ip,duration=duration)
-//	haproxy            HAProxy's option httplog line, with or without a syslog header
+//	haproxy            HAProxy's option httplog line, with or without a syslog header;
+//	                   captured headers are the fields hr and hs; HAProxy's own
+//	                   messages ("Proxy lab stopped …") are counted and skipped
 //	csv                a trace already, passed through untouched (its fast path intact)
 //
 // Time said out loud: nginx stamps $time_local and $msec when the response ends, and Caddy's
@@ -25,6 +27,19 @@
 // dropped. The stamps' resolution is reported: a combined log's 1s stamps hide every burst
 // shorter than 1s, so a burst measured from them is a lower bound. Spread "uniform" places
 // the i-th of n requests sharing a stamp at i/n of its tick, deterministically.
+//
+// Time zones are honoured: nginx and Caddy write theirs. HAProxy's %tr is its host's local
+// time with no zone: an RFC 5424 syslog header's offset gives it ("2026-12-02T17:02:09.021+05:30"
+// makes [02/Dec/2026:17:02:08.005] 11:32:08.005 UTC); without one, Options.Zone does (UTC by
+// default, said in the notes). A constant offset moves no rebased time; a daylight-saving
+// change inside the log moves every time after it by an hour unless the zone is named.
+//
+// Production's decisions: Record.Logged is what the real limiter decided, where the log says
+// — nginx's $limit_req_status (PASSED, DELAYED admitted; REJECTED refused), or the statuses
+// Options.RefusedStatus names ("429" for a HAProxy stick table's deny). Compare runs a model
+// over the same arrivals and counts agreement: against a real nginx (10r/s, burst=2 nodelay,
+// 35 requests of 3 clients in bursts), ratelab's nginx kind agreed on all 35, the 2 or 3
+// within 20ms of a decision's boundary included.
 //
 // gzip is read transparently (by its magic bytes); one line is held at a time besides the
 // reorder window, so memory does not grow with the log's length.

@@ -34,6 +34,12 @@ type format interface {
 	nfields() int
 }
 
+// noticer is a format whose logs hold lines that are not requests (HAProxy's own messages):
+// notice tells them, and they are counted and skipped.
+type noticer interface {
+	notice(line []byte) bool
+}
+
 // roles says which fields a format's records are made of.
 type roles struct {
 	time       int // -1: none
@@ -45,6 +51,7 @@ type roles struct {
 	completion bool // the stamp is written when the response ends (nginx, Caddy), not at arrival
 	status     int  // -1: none
 	decision   int  // -1: none (nginx $limit_req_status)
+	zone       int  // -1: none; the field whose RFC 3339 time gives a zone-less stamp its zone (HAProxy's syslog header)
 	key        []int
 	keyName    string
 	permits    int // -1: every request is 1 permit
@@ -52,7 +59,7 @@ type roles struct {
 }
 
 func noRoles() roles {
-	return roles{time: -1, dur: -1, status: -1, decision: -1, permits: -1}
+	return roles{time: -1, dur: -1, status: -1, decision: -1, zone: -1, permits: -1}
 }
 
 // resolveFields is the list of field indexes a --key or --permits names: one name, or several

@@ -11,14 +11,22 @@ import (
 //	127.0.0.1:41710 [06/Feb/2009:12:14:14.655] http-in static/srv1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 {1wt.eu} {} "GET /index.html HTTP/1.1"
 //
 // The date in brackets (%tr) is when the request's first byte arrived, to the millisecond,
-// in the host's local time with no zone written (read as UTC: only a clock change inside the
-// log would shift its times); the line is written when the response ends, %Ta (the fifth
-// timer, 109 ms) after it. Captured headers ({…}) are skipped.
+// in the HAProxy host's local time with no zone written. An RFC 5424 syslog header before it
+// (log ... format rfc5424) carries the zone: "<134>1 2026-12-02T17:02:09.021214+05:30 - haproxy
+// 13675 - - …" makes [02/Dec/2026:17:02:08.005] 11:32:08.005 UTC. Without one (format raw,
+// rfc3164: "<134>Dec  2 17:02:11 localhost haproxy[13745]: …") the stamp is read in
+// Options.Zone, UTC by default: a fixed offset shifts every time alike and the rebased trace
+// not at all, but a daylight-saving change inside the log shifts the times after it by an
+// hour unless the zone is named. The line is written when the response ends, %Ta (the fifth
+// timer, 109 ms) after it. Captured headers ({…}, with "capture request header X-Client len
+// 32") are the fields hr and hs, several captures joined by |; when only response headers
+// are captured their {…} is read as hr, as the line cannot tell them apart.
 type haproxyFormat struct{}
 
 // HAProxy's fields, by index.
 var haproxyFields = []string{"client_ip", "client_port", "date", "frontend", "backend", "server",
-	"TR", "Tw", "Tc", "Tr", "Ta", "status", "bytes", "termination_state", "request", "method", "path"}
+	"TR", "Tw", "Tc", "Tr", "Ta", "status", "bytes", "termination_state", "request", "method", "path",
+	"hr", "hs", "syslog_time"}
 
 const (
 	hClientIP = iota
@@ -38,6 +46,9 @@ const (
 	hRequest
 	hMethod
 	hPath
+	hCapturedRequest  // hr: the first {…}
+	hCapturedResponse // hs: the second {…}
+	hSyslogTime       // an RFC 5424 header's timestamp, which carries the zone
 )
 
 func (haproxyFormat) label() string        { return "haproxy" }
@@ -60,6 +71,7 @@ func haproxyRoles() roles {
 	r.dur, r.durKind, r.durName = hTa, durMillis, "%Ta"
 	r.status = hStatus
 	r.key, r.keyName = []int{hClientIP}, "client_ip"
+	r.zone = hSyslogTime
 	return r
 }
 
@@ -68,9 +80,39 @@ func isDate(b []byte, i int) bool {
 	return i+21 <= len(b) && b[i] == '[' && b[i+3] == '/' && b[i+7] == '/' && b[i+12] == ':' && b[i+15] == ':' && b[i+18] == ':'
 }
 
+// notice is whether line is one of HAProxy's own messages, which it logs beside the requests
+// ("Proxy lab stopped (cumulated conns: FE: 14, BE: 8).", "Server app/go is DOWN"): a line
+// with no [dd/Mon/yyyy:hh:mm:ss date, which every request's line has.
+func (haproxyFormat) notice(line []byte) bool {
+	for i := 0; i < len(line); {
+		j := bytes.IndexByte(line[i:], '[')
+		if j < 0 {
+			return true
+		}
+		if isDate(line, i+j) {
+			return false
+		}
+		i += j + 1
+	}
+	return true
+}
+
 func (haproxyFormat) parse(line []byte, vals []span, _ bool) (int, string) {
 	for i := range vals {
 		vals[i] = absent
+	}
+	// An RFC 5424 header: "<134>1 2026-12-02T17:02:09.021214+05:30 host haproxy pid - - ".
+	if len(line) > 0 && line[0] == '<' {
+		i := 1
+		for i < len(line) && i < 5 && line[i] >= '0' && line[i] <= '9' {
+			i++
+		}
+		if i > 1 && i+2 < len(line) && line[i] == '>' && line[i+1] == '1' && line[i+2] == ' ' {
+			ts := i + 3
+			if end := bytes.IndexByte(line[ts:], ' '); end > 0 && line[ts] != '-' {
+				vals[hSyslogTime] = span{start: int32(ts), end: int32(ts + end)}
+			}
+		}
 	}
 	// The client's ip:port is the word before the first bracketed date.
 	d := -1
@@ -178,6 +220,14 @@ func (haproxyFormat) parse(line []byte, vals []span, _ bool) (int, string) {
 		if _, col, msg = word(what); col > 0 {
 			return col, msg
 		}
+	}
+	for k := hCapturedRequest; k <= hCapturedResponse && pos+1 < len(line) && line[pos] == ' ' && line[pos+1] == '{'; k++ {
+		end := bytes.IndexByte(line[pos+1:], '}') // HAProxy writes a captured } as #7D
+		if end < 0 {
+			return pos + 2, "expected '}' closing the captured headers"
+		}
+		vals[k] = span{start: int32(pos + 2), end: int32(pos + 1 + end)}
+		pos += end + 2
 	}
 	q := bytes.IndexByte(line[pos:], '"')
 	if q < 0 || !bytes.HasSuffix(line, []byte{'"'}) || pos+q == len(line)-1 {

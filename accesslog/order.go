@@ -42,6 +42,13 @@ func (r *Reader) Next() (*Record, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		if n, ok := r.f.(noticer); ok && n.notice(line) {
+			r.notices++
+			if len(r.noticeLines) < 5 {
+				r.noticeLines = append(r.noticeLines, r.line)
+			}
+			continue
+		}
 		i := r.alloc()
 		s := &r.slots[i]
 		if err := r.decode(r.line, line, s, false); err != nil {
@@ -151,11 +158,21 @@ func (r *Reader) pop() (*Record, error) {
 	}
 	r.lastOut = s.at
 	r.cur = i
-	r.rec = Record{At: time.Duration(s.at - r.base), Line: s.line, Key: s.key, Permits: s.permits, Status: s.status, Decision: s.decision}
+	r.rec = Record{At: time.Duration(s.at - r.base), Line: s.line, Key: s.key, Permits: s.permits, Status: s.status, Decision: s.decision,
+		Logged: verdict(r.ro.decision >= 0, s.decision, s.status, r.refused)}
 	if s.at-r.base >= 1<<62 {
 		return nil, fmt.Errorf("line %d: the request arrives more than 2^62ns (146 years) after the first", s.line)
 	}
 	return &r.rec, nil
+}
+
+// Start is the instant of the first arrival, the zero of every Record's At, once Next has
+// returned a record.
+func (r *Reader) Start() (time.Time, bool) {
+	if !r.out {
+		return time.Time{}, false
+	}
+	return time.Unix(0, r.base).UTC(), true
 }
 
 // Notes are the reading's notes (see Input.Notes).
@@ -186,21 +203,35 @@ func (r *Reader) Notes() []string {
 		notes = append(notes, fmt.Sprintf("%d requests were out of arrival order in the file and were sorted (reorder window %s)", r.reordered, d(r.window)))
 	}
 	if r.late > 0 {
-		lines := make([]string, len(r.lateLines))
-		for i, l := range r.lateLines {
-			lines[i] = fmt.Sprint(l)
-		}
-		more := ""
-		if r.late > int64(len(r.lateLines)) {
-			more = ", …"
-		}
-		notes = append(notes, fmt.Sprintf("%d requests arrived earlier than the reorder window (%s) allows and were placed at the time of the request before them: line %s%s (a larger --reorder sorts them)",
-			r.late, d(r.window), strings.Join(lines, ", "), more))
+		notes = append(notes, fmt.Sprintf("%d requests arrived earlier than the reorder window (%s) allows and were placed at the time of the request before them: line %s (a larger --reorder sorts them)",
+			r.late, d(r.window), lineList(r.lateLines, r.late)))
+	}
+	if r.zoneless > 0 {
+		notes = append(notes, fmt.Sprintf("%d stamps carry no time zone (%s) and were read in %s: a daylight-saving change inside the log would shift the times after it by an hour unless the log's zone is named (--log-zone)",
+			r.zoneless, ro.timeName, r.zoneName))
+	}
+	if r.headerZoned > 0 {
+		notes = append(notes, fmt.Sprintf("%d stamps carry no time zone (%s) and were read in the offset of their line's RFC 5424 syslog header", r.headerZoned, ro.timeName))
+	}
+	if r.notices > 0 {
+		notes = append(notes, fmt.Sprintf("%d lines are %s's own messages, not requests (no [date]), and were skipped: line %s", r.notices, r.f.label(), lineList(r.noticeLines, r.notices)))
 	}
 	if r.zeroPermits > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests logged no permits in %s (0 or -) and were charged 1", r.zeroPermits, ro.permitName))
 	}
 	return notes
+}
+
+// lineList is "3, 7, 9", or "3, 7, 9, …" when there were more than those listed.
+func lineList(lines []int, count int64) string {
+	text := make([]string, len(lines))
+	for i, l := range lines {
+		text[i] = fmt.Sprint(l)
+	}
+	if count > int64(len(lines)) {
+		text = append(text, "…")
+	}
+	return strings.Join(text, ", ")
 }
 
 func orNone(s string) string {

@@ -34,6 +34,13 @@ type Options struct {
 	Reorder time.Duration
 	// Spread is "uniform" to spread the requests that share a stamp evenly over its tick.
 	Spread string
+	// RefusedStatus names the HTTP statuses ("429" or "429,503") by which a log without
+	// nginx's $limit_req_status records a refusal (Record.Logged); "" records none.
+	RefusedStatus string
+	// Zone is the time zone of stamps written without one (HAProxy's %tr, in its host's
+	// local time): "" or UTC, Local, an offset (+0530, -07:00) or a zone name (Europe/Paris).
+	// An RFC 5424 syslog header's offset, where a line has one, is used before it.
+	Zone string
 }
 
 // Formats lists what Format may name, for help texts.
@@ -56,11 +63,17 @@ func (o Options) Check() error {
 	default:
 		return fmt.Errorf("--spread %s: expected none or uniform", o.Spread)
 	}
+	if _, err := parseStatuses(o.RefusedStatus); err != nil {
+		return err
+	}
+	if _, err := parseZone(o.Zone); err != nil {
+		return err
+	}
 	if o.Reorder < 0 {
 		return fmt.Errorf("--reorder %v: must be 0 (the default window) or more", o.Reorder)
 	}
-	if o.Format == "csv" && (o.Key != "" || o.Permits != "" || o.Fields != "" || o.Spread == "uniform") {
-		return fmt.Errorf("--log-format csv: a CSV trace's key and permits are its own columns; --key, --permits, --field and --spread apply to access logs")
+	if o.Format == "csv" && (o.Key != "" || o.Permits != "" || o.Fields != "" || o.Spread == "uniform" || o.Zone != "" || o.RefusedStatus != "") {
+		return fmt.Errorf("--log-format csv: a CSV trace's key and permits are its own columns; --key, --permits, --field, --spread, --log-zone and --refused-status apply to access logs")
 	}
 	if o.Fields != "" && o.Format != "" && o.Format != "auto" && o.Format != "json" && o.Format != "caddy" {
 		return fmt.Errorf("--field applies to JSON logs (--log-format json or caddy), not %s", o.Format)
@@ -88,6 +101,7 @@ type Record struct {
 	Permits  int
 	Status   int // the HTTP status logged, 0 when none
 	Decision Decision
+	Logged   Verdict // what production decided: from Decision, or Status (Options.RefusedStatus)
 }
 
 // LineError is a line a log's format does not fit: where, and what was expected there.
@@ -142,7 +156,12 @@ type Reader struct {
 	rec        Record
 
 	rows, reordered, late, noDur, zeroPermits int64
+	zoneless, headerZoned                     int64 // stamps with no zone of their own: read in zoneName, or in their syslog header's
+	zoneName                                  string
+	refused                                   []int // Options.RefusedStatus
 	lateLines                                 []int
+	notices                                   int64 // lines that are not requests (noticer)
+	noticeLines                               []int
 	unit                                      int64
 	maxUnit                                   int64
 	firstStamp, lastStamp                     int64
@@ -205,8 +224,8 @@ func Open(r io.Reader, opt Options) (*Input, error) {
 	lines := sampleLines(sample, atEOF)
 	if auto {
 		if len(lines) == 0 || isCSVHeader(lines[0].text) {
-			if opt.Key != "" || opt.Permits != "" || opt.Fields != "" || opt.Spread == "uniform" {
-				return nil, fmt.Errorf("this is a CSV trace: its key and permits are its own columns; --key, --permits, --field and --spread apply to access logs")
+			if opt.Key != "" || opt.Permits != "" || opt.Fields != "" || opt.Spread == "uniform" || opt.Zone != "" || opt.RefusedStatus != "" {
+				return nil, fmt.Errorf("this is a CSV trace: its key and permits are its own columns; --key, --permits, --field, --spread, --log-zone and --refused-status apply to access logs")
 			}
 			return &Input{src: br}, nil
 		}
@@ -362,7 +381,12 @@ func detect(lines []sampleLine, opt Options) (string, error) {
 			continue
 		}
 		var fail *LineError
-		for _, l := range lines {
+		requests := 0
+		for k, l := range lines {
+			if n, ok := rd.f.(noticer); ok && n.notice(l.text) && (requests > 0 || k < len(lines)-1) {
+				continue // not a request; the last line read must not be one if none was
+			}
+			requests++
 			var s slot
 			if err := rd.decode(l.n, l.text, &s, true); err != nil {
 				errors.As(err, &fail)
@@ -434,7 +458,7 @@ func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
 		}
 		ro.permits, ro.permitName = p[0], opt.Permits
 	}
-	for _, i := range append([]int{ro.time, ro.dur, ro.status, ro.decision, ro.permits}, ro.key...) {
+	for _, i := range append([]int{ro.time, ro.dur, ro.status, ro.decision, ro.zone, ro.permits}, ro.key...) {
 		if i >= 0 {
 			f.need(i)
 		}
@@ -443,6 +467,17 @@ func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
 		unit: int64(time.Hour)}
 	if opt.Reorder > 0 {
 		r.window, r.windowSet = int64(opt.Reorder), true
+	}
+	loc, err := parseZone(opt.Zone)
+	if err != nil {
+		return nil, err
+	}
+	if r.refused, err = parseStatuses(opt.RefusedStatus); err != nil {
+		return nil, err
+	}
+	r.clf.loc, r.zoneName = loc, "UTC"
+	if loc != nil {
+		r.zoneName = opt.Zone
 	}
 	return r, nil
 }
@@ -507,7 +542,24 @@ func (r *Reader) decode(n int, line []byte, s *slot, full bool) error {
 	var msg string
 	switch ro.timeKind {
 	case timeCLF:
-		s.stamp, s.unit, msg = r.clf.parse(tv)
+		var fallback []byte
+		if ro.zone >= 0 {
+			if zv := r.value(line, ro.zone); zv != nil {
+				z, ok := isoZone(zv)
+				if !ok {
+					return fail(int(r.vals[ro.zone].start)+1, fmt.Sprintf("the syslog header's time %q ends in no zone (Z, +hh:mm or -hh:mm)", zv))
+				}
+				fallback = z[:]
+			}
+		}
+		s.stamp, s.unit, msg = r.clf.parse(tv, fallback)
+		if msg == "" && bytes.IndexByte(tv, ' ') < 0 {
+			if fallback != nil {
+				r.headerZoned++
+			} else {
+				r.zoneless++
+			}
+		}
 	case timeISO:
 		s.stamp, s.unit, msg = r.iso.parseISO(tv)
 	case timeEpoch:

@@ -2,7 +2,9 @@ package accesslog
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -35,7 +37,46 @@ type clfCache struct {
 	zone   [5]byte  // "-0700", or zeros when the stamp has none
 	base   int64    // the minute's start in ns since the epoch, zone applied
 	ok     bool
-	isoOff int64 // parseISO's zone offset
+	isoOff int64          // parseISO's zone offset
+	loc    *time.Location // the zone of a CLF stamp that has none (Options.Zone); nil is UTC
+}
+
+// isoZone is the zone that ends an RFC 3339 stamp ("Z", "+05:30") as a CLF zone, "+0530".
+func isoZone(b []byte) (zone [5]byte, ok bool) {
+	switch n := len(b); {
+	case n >= 1 && (b[n-1] == 'Z' || b[n-1] == 'z'):
+		return [5]byte{'+', '0', '0', '0', '0'}, true
+	case n >= 6 && (b[n-6] == '+' || b[n-6] == '-') && b[n-3] == ':' && num(b[n-5:], 2) >= 0 && num(b[n-2:], 2) >= 0:
+		return [5]byte{b[n-6], b[n-5], b[n-4], b[n-2], b[n-1]}, true
+	}
+	return zone, false
+}
+
+// parseZone reads Options.Zone: "" or UTC, Local, a fixed offset (+0530, -07:00) or an IANA
+// name (Europe/Paris, from the system's zone database).
+func parseZone(text string) (*time.Location, error) {
+	switch text {
+	case "", "UTC":
+		return nil, nil
+	case "Local":
+		return time.Local, nil
+	}
+	if t := strings.ReplaceAll(text, ":", ""); len(t) == 5 && (t[0] == '+' || t[0] == '-') {
+		h, m := num([]byte(t[1:]), 2), num([]byte(t[3:]), 2)
+		if h < 0 || h > 23 || m < 0 || m > 59 {
+			return nil, fmt.Errorf("--log-zone %s: an offset is +hhmm or -hh:mm, hours up to 23 and minutes up to 59", text)
+		}
+		off := (h*60 + m) * 60
+		if t[0] == '-' {
+			off = -off
+		}
+		return time.FixedZone(text, off), nil
+	}
+	loc, err := time.LoadLocation(text)
+	if err != nil {
+		return nil, fmt.Errorf("--log-zone %s: not a time zone (UTC, Local, an offset such as +0530, or a name such as Europe/Paris): %v", text, err)
+	}
+	return loc, nil
 }
 
 var months = [12]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
@@ -65,9 +106,10 @@ func num(b []byte, n int) int {
 	return v
 }
 
-// parseCLF reads "dd/Mon/yyyy:hh:mm:ss" followed by an optional fraction (".655") and an
-// optional zone (" -0700"). A stamp without a zone is read as UTC.
-func (c *clfCache) parse(b []byte) (ns, unit int64, msg string) {
+// parse reads "dd/Mon/yyyy:hh:mm:ss" followed by an optional fraction (".655") and an
+// optional zone (" -0700"). A stamp without a zone is read in fallback ("+0530", from a
+// syslog header) when given, else in c.loc (UTC when nil).
+func (c *clfCache) parse(b []byte, fallback []byte) (ns, unit int64, msg string) {
 	if len(b) < 20 || b[2] != '/' || b[6] != '/' || b[11] != ':' || b[14] != ':' || b[17] != ':' {
 		return 0, 0, "expected a time such as 10/Oct/2000:13:55:36 -0700"
 	}
@@ -91,6 +133,7 @@ func (c *clfCache) parse(b []byte) (ns, unit int64, msg string) {
 	var zone [5]byte
 	switch {
 	case len(rest) == 0:
+		copy(zone[:], fallback)
 	case len(rest) == 6 && rest[0] == ' ' && (rest[1] == '+' || rest[1] == '-') && num(rest[2:], 4) >= 0:
 		copy(zone[:], rest[1:])
 	default:
@@ -105,7 +148,11 @@ func (c *clfCache) parse(b []byte) (ns, unit int64, msg string) {
 		if day < 1 || day > 31 || mon == 0 || year < 0 || hour < 0 || hour > 23 || min < 0 || min > 59 {
 			return 0, 0, "expected a time such as 10/Oct/2000:13:55:36 -0700"
 		}
-		base := time.Date(year, time.Month(mon), day, hour, min, 0, 0, time.UTC).UnixNano()
+		loc := time.UTC
+		if zone[0] == 0 && c.loc != nil {
+			loc = c.loc // its offset at that minute: a daylight-saving change is honoured
+		}
+		base := time.Date(year, time.Month(mon), day, hour, min, 0, 0, loc).UnixNano()
 		if zone[0] != 0 {
 			off := int64(num(zone[1:], 2)*3600+num(zone[3:], 2)*60) * int64(time.Second)
 			if zone[0] == '+' {
