@@ -66,7 +66,7 @@ func parseStatuses(text string) ([]int, error) {
 	for _, f := range strings.Split(text, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || v < 100 || v > 599 {
-			return nil, fmt.Errorf("--refused-status %s: %q is not an HTTP status (100 to 599); give one or more separated by commas, e.g. 429,503", text, strings.TrimSpace(f))
+			return nil, fmt.Errorf("RefusedStatus %s: %q is not an HTTP status (100 to 599); give one or more separated by commas, e.g. 429,503", text, strings.TrimSpace(f))
 		}
 		out = append(out, v)
 	}
