@@ -170,7 +170,7 @@ func (a Answer) Fields(policies []Policy, style Style, epoch time.Time) Fields {
 		if q.ResetOK {
 			s := Seconds(q.Reset)
 			if style.ResetEpoch {
-				s += epochCeil(epoch)
+				s = epochCeil(epoch.Add(q.Reset)) // the instant of the reset, rounded up once
 			}
 			f.XRateLimitReset = strconv.FormatInt(s, 10)
 		}
