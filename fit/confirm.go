@@ -18,7 +18,8 @@ type Replayed struct {
 
 // Replay streams src through a limiter stack built from each spec text (engine.ParseStack:
 // the text must parse), open loop, as engine.Replay does: a refusal gives back what earlier
-// stages took, and an admitted request completes at once.
+// stages took, an admitted request completes at once, and a keyed stage decides each row
+// with its key's limiter.
 func Replay(ctx context.Context, src Source, specs []string) ([]Replayed, error) {
 	clock := virtualclock.New()
 	stacks := make([]*engine.Stack, len(specs))
@@ -38,6 +39,11 @@ func Replay(ctx context.Context, src Source, specs []string) ([]Replayed, error)
 			return fmt.Errorf("%s: line %d: %w", src.Name(), row.Line, err)
 		}
 		for i, st := range stacks {
+			if st.Keyed() {
+				if _, ok := st.Bind(row.At, row.Key); !ok {
+					continue // a full table refuses the new key
+				}
+			}
 			if d, _, _ := st.Acquire(row.At, row.Permits, nil); d == limiters.Admitted {
 				st.Release(row.Permits, st.Len())
 				out[i].Admitted++

@@ -100,6 +100,11 @@ func Fit(ctx context.Context, src Source, opt Options) (*Report, error) {
 	}
 	rep := &Report{Source: src.Name(), Stats: st, Curve: c.points()}
 	rep.Knee = knee(rep.Curve)
+	rep.Curve, rep.Knee, err = withRefinedKnee(rep.Curve, rep.Knee, func(p Point) limiters.Rate { return p.Rate },
+		pointXY, func(rates []limiters.Rate) ([]Point, error) { return Curve(ctx, src, rates) })
+	if err != nil {
+		return nil, err
+	}
 	rep.Chosen = rep.Knee
 	if opt.Rate.Permits > 0 {
 		rep.Chosen = slices.IndexFunc(rep.Curve, func(p Point) bool { return p.Rate == opt.Rate })
@@ -162,20 +167,43 @@ func Grid(st Stats, window time.Duration, steps int) []limiters.Rate {
 // on axes scaled to [0, 1]: for a falling convex curve from (0, 1) to (1, 0), the largest
 // 1 − x − y. The first such point (the lowest rate) on a tie; the lowest fitting rate when
 // the curve is flat.
+//
+// The curve's y is σ*(ρ), the real-valued excess (Point.Burst), not its ceiling σ: σ* is a
+// maximum of lines in the rate 1e9/T (each busy period's A − (t − s)·ρ), so it is exactly
+// convex and the distance below the chord has one peak, which refineKnee finds whatever the
+// grid; σ's ceilings would add ties and dents of up to one permit.
 func knee(curve []Point) int {
-	first := slices.IndexFunc(curve, Point.Fits)
+	return kneeOf(len(curve), kneeXY(curve))
+}
+
+func kneeXY(curve []Point) func(i int) (float64, float64, bool) {
+	return func(i int) (float64, float64, bool) { return pointXY(curve[i]) }
+}
+
+func pointXY(p Point) (float64, float64, bool) { return p.PerSec, p.Burst, p.Fits() }
+
+// kneeOf is knee over n points given as (x, y, fits) by at, x ascending.
+func kneeOf(n int, at func(i int) (x, y float64, fits bool)) int {
+	first := -1
+	for i := range n {
+		if _, _, ok := at(i); ok {
+			first = i
+			break
+		}
+	}
 	if first < 0 {
 		return 0
 	}
-	x0, x1 := curve[first].PerSec, curve[len(curve)-1].PerSec
-	y0, y1 := float64(curve[first].Capacity), float64(curve[len(curve)-1].Capacity)
+	x0, y0, _ := at(first)
+	x1, y1, _ := at(n - 1)
 	if x1 <= x0 || y0 <= y1 {
 		return first
 	}
 	best, bestD := first, 0.0
-	for i := first; i < len(curve); i++ {
-		x := (curve[i].PerSec - x0) / (x1 - x0)
-		y := (float64(curve[i].Capacity) - y1) / (y0 - y1)
+	for i := first; i < n; i++ {
+		xi, yi, _ := at(i)
+		x := (xi - x0) / (x1 - x0)
+		y := (yi - y1) / (y0 - y1)
 		if d := 1 - x - y; d > bestD+1e-12 {
 			best, bestD = i, d
 		}
@@ -206,6 +234,11 @@ func answers(st Stats, p Point, window time.Duration) []Answer {
 	case st.MinGap < 0:
 		lb := limiters.LeakyBucketSpec{Rate: limiters.Rate{Permits: 1, Window: time.Second}}
 		leaky.Applies, leaky.Spec, leaky.Note = true, lb.String(), "one request: any rate admits it"
+	case 1e9/float64(st.MinGap) > 10*p.PerSec:
+		// A spec no person would write (1/62ns): say why instead.
+		leaky.Note = fmt.Sprintf("does not apply: the closest two requests are %s apart, so a leaky bucket that admits them all "+
+			"drains at %.4g/s, %.3g× the recommended rate: it would not limit anything else",
+			limiters.FormatDuration(st.MinGap), 1e9/float64(st.MinGap), 1e9/float64(st.MinGap)/p.PerSec)
 	default:
 		lb := limiters.LeakyBucketSpec{Rate: limiters.Rate{Permits: 1, Window: st.MinGap}}
 		leaky.Applies, leaky.Spec = true, lb.String()
@@ -223,4 +256,94 @@ func windowAnswer(spec limiters.Spec, invalid error, note string) Answer {
 	}
 	a.Spec = spec.String()
 	return a
+}
+
+// withRefinedKnee is the grid's curve with the refined knee (refineKnee) in its place among
+// the grid's points, and its index: the curve a person reads is the grid's, plus the knee.
+func withRefinedKnee[P any](grid []P, k int, rate func(P) limiters.Rate, xy func(P) (float64, float64, bool),
+	eval func([]limiters.Rate) ([]P, error)) ([]P, int, error) {
+	pts, best, err := refineKnee(grid, k, rate, xy, eval)
+	if err != nil || len(pts) == len(grid) {
+		return pts, best, err
+	}
+	knee := pts[best]
+	r := rate(knee)
+	at := slices.IndexFunc(grid, func(p P) bool { return rate(p).Interval() <= r.Interval() })
+	if at < 0 {
+		at = len(grid)
+	}
+	if at < len(grid) && rate(grid[at]) == r {
+		return grid, at, nil
+	}
+	return slices.Insert(slices.Clone(grid), at, knee), at, nil
+}
+
+// refineKnee makes the knee a property of the curve rather than of the grid: the knee found
+// on the grid (at k) lies between its two grid neighbours, and the curve is evaluated (eval,
+// a pass over the trace per call) at up to 15 whole-permit rates between them, then between
+// the new best's neighbours, until the best has both whole-permit neighbours evaluated. The
+// axes stay scaled by the grid's first fitting point and its last, which do not depend on
+// the number of steps (the grid always runs from the mean to twice the peak), so
+// `--steps 12` and `--steps 24` arrive at the same rate wherever the distance below the chord
+// is unimodal, as it is for the convex σ(ρ). The points evaluated join the curve, in order.
+func refineKnee[P any](pts []P, k int, rate func(P) limiters.Rate, xy func(P) (float64, float64, bool),
+	eval func([]limiters.Rate) ([]P, error)) ([]P, int, error) {
+	first := slices.IndexFunc(pts, func(p P) bool { _, _, ok := xy(p); return ok })
+	if first < 0 || k < first {
+		return pts, k, nil
+	}
+	x0, y0, _ := xy(pts[first])
+	x1, y1, _ := xy(pts[len(pts)-1])
+	if x1 <= x0 || y0 <= y1 {
+		return pts, k, nil
+	}
+	window := rate(pts[k]).Window
+	dist := func(p P) (float64, bool) {
+		x, y, ok := xy(p)
+		if !ok || rate(p).Window != window {
+			return 0, false
+		}
+		return 1 - (x-x0)/(x1-x0) - (y-y1)/(y0-y1), true
+	}
+	for range 64 { // each round narrows the bracket at least 8-fold; 64 is a guard
+		lo, hi := max(k-1, first), min(k+1, len(pts)-1)
+		a, b := rate(pts[lo]), rate(pts[hi])
+		if a.Window != window || b.Window != window {
+			break
+		}
+		var cands []limiters.Rate
+		gap := b.Permits - a.Permits - 1
+		for i := 1; i <= min(gap, 15); i++ {
+			p := a.Permits + int(int64(i)*int64(gap+1)/int64(min(gap, 15)+1))
+			r := limiters.Rate{Permits: p, Window: window}
+			known := slices.ContainsFunc(pts[lo:hi+1], func(q P) bool { return rate(q) == r })
+			if p > a.Permits && p < b.Permits && !known && !slices.Contains(cands, r) {
+				cands = append(cands, r)
+			}
+		}
+		if len(cands) == 0 {
+			break
+		}
+		got, err := eval(cands)
+		if err != nil {
+			return nil, 0, err
+		}
+		// The bracket's points and the new ones, in ascending rate (one window: by permits).
+		bracket := append(slices.Clone(pts[lo:hi+1]), got...)
+		slices.SortStableFunc(bracket, func(p, q P) int { return rate(p).Permits - rate(q).Permits })
+		merged := append(slices.Clone(pts[:lo]), bracket...)
+		pts = append(merged, pts[hi+1:]...)
+		// The best of the bracket, now with its new points; the lowest rate on a tie.
+		best, bestD := -1, 0.0
+		for i := lo; i <= hi+len(got); i++ {
+			if d, ok := dist(pts[i]); ok && (best < 0 || d > bestD+1e-12) {
+				best, bestD = i, d
+			}
+		}
+		if best < 0 {
+			break
+		}
+		k = best
+	}
+	return pts, k, nil
 }

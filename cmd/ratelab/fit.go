@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -30,6 +31,8 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	refuse := fs.String("refuse", "", "also find the least capacity at the recommended rate that refuses at most this `PERCENT` of permits, e.g. 1% (default: none)")
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
 	chart := fs.String("chart", "", "also draw the curve to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
+	clients := fs.String("clients", "", "fit one limit per client key instead of one for all: the share of clients, as a `PERCENT` such as 99%, the per-client spec admits entirely (default: 99% when --key is given, else no per-client fit)")
+	protectText := fs.String("protect", "", "with a per-client fit, add a global token bucket at this `RATE` behind it, e.g. 400/1s, sized to admit all the per-client limit admits (default: none)")
 	var seed seedValue
 	fs.Var(&seed, "seed", "a SCENARIO's random seed, a decimal whole number `N` (default: the scenario's)")
 	horizon := fs.Duration("horizon", 0, "how much of a SCENARIO's traffic to fit, a `DURATION` such as 30s (default: the scenario's)")
@@ -77,6 +80,34 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	perClient := set["clients"] || set["key"]
+	pco := fit.PerClientOptions{Window: *per, Steps: *steps, Rate: opt.Rate, ClientsPPM: 990000}
+	if set["clients"] {
+		ppm, err := parsePercent(*clients)
+		if err != nil || ppm == 0 {
+			if err == nil {
+				err = fmt.Errorf("a limit that admits no client entirely is no answer; give more than 0%%")
+			}
+			return usageErrorf("--clients %s: %v", quoteArg(*clients), err)
+		}
+		pco.ClientsPPM = ppm
+	}
+	if *protectText != "" {
+		if !perClient {
+			return usageErrorf("--protect applies to a per-client fit: add --clients PERCENT (or --key FIELD for a log)")
+		}
+		r, err := limiters.ParseRate(*protectText)
+		if err == nil {
+			err = (limiters.TokenBucketSpec{Capacity: 1, Rate: r}).Validate()
+		}
+		if err != nil {
+			return usageErrorf("--protect %s: %v", quoteArg(*protectText), err)
+		}
+		pco.Protect = r
+	}
+	if perClient && (set["refuse"] || set["chart"]) {
+		return usageErrorf("--refuse and --chart apply to the global fit; a per-client fit (--clients, --key) has neither yet")
+	}
 	var src fit.Source
 	switch {
 	case *in != "" && len(positional) > 0:
@@ -147,6 +178,22 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	}
 	if err := checkOutputs(ctx, output{"--chart", *chart}); err != nil {
 		return err
+	}
+	if perClient {
+		rep, err := fit.FitPerClient(ctx, src, pco)
+		if err != nil {
+			return err
+		}
+		if l, ok := src.(*fit.LogSource); ok {
+			printNotes(e.stderr, l.Name(), l.Notes())
+		}
+		switch *format {
+		case "json":
+			return writeJSON(e.stdout, rep)
+		case "csv":
+			return writePerClientCSV(e.stdout, rep)
+		}
+		return writePerClientTable(e.stdout, rep, pco.Protect)
 	}
 	rep, err := fit.Fit(ctx, src, opt)
 	if err != nil {
@@ -327,4 +374,86 @@ func fmtPercent(ppm int64) string {
 	s := strconv.FormatFloat(float64(ppm)/1e4, 'f', 4, 64)
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	return s + "%"
+}
+
+func writePerClientCSV(w io.Writer, rep *fit.PerClientReport) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"rate", "per_s", "sigma_p50", "sigma_p90", "sigma_p99", "sigma_max", "capacity", "knee", "chosen"})
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for i, p := range rep.Curve {
+		cw.Write([]string{p.RateText, strconv.FormatFloat(p.PerSec, 'f', 6, 64), n(p.P50), n(p.P90), n(p.P99), n(p.Max), n(p.Capacity),
+			strconv.FormatBool(i == rep.Knee), strconv.FormatBool(i == rep.Chosen)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writePerClientTable prints a per-client fit within 80 columns: the clients' σ at each rate,
+// the recommended keyed spec, whom it refuses, and the protected stack.
+func writePerClientTable(w io.Writer, rep *fit.PerClientReport, protect limiters.Rate) error {
+	share := fmtPercent(rep.ClientsPPM)
+	fmt.Fprintf(w, "%s: %d requests, %d permits, from %d clients\n", rep.Source, rep.Requests, rep.Permits, rep.Clients)
+	fmt.Fprintf(w, "σ per client: the least bucket at a rate that admits all a client asks\n\n")
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "rate\tσ p50\tp90\tp99\tmax\tcapacity for %s\t\n", share)
+	sig := func(v int64) string {
+		if v == 0 {
+			return "none"
+		}
+		return strconv.FormatInt(v, 10)
+	}
+	for i, p := range rep.Curve {
+		mark := ""
+		switch {
+		case i == rep.Knee:
+			mark = "← knee"
+		case i == rep.Chosen:
+			mark = "← asked"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.RateText, sig(p.P50), sig(p.P90), sig(p.P99), sig(p.Max), sig(p.Capacity), mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for line := range strings.Lines(table.String()) {
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+	}
+	p := rep.Curve[rep.Chosen]
+	where := "at the knee"
+	if rep.Chosen != rep.Knee {
+		where = "at the rate asked for"
+	}
+	fmt.Fprintf(w, "\nPer client %s, %s, replayed over the whole trace:\n  %s\n", where, p.RateText, rep.Spec)
+	fmt.Fprintf(w, "  admits %d of %d clients entirely, %d of %d requests\n", rep.Clients-rep.RefusedClients, rep.Clients, rep.Admitted, rep.Requests)
+	if rep.RefusedClients > 0 {
+		fmt.Fprintf(w, "\nRefused, most first:\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  client\trefused\tof\tσ at "+p.RateText)
+		for _, c := range rep.Refused {
+			fmt.Fprintf(tw, "  %s\t%d (%.3g%%)\t%d\t%s\n", clip(c.Key, 30), c.Refused, 100*float64(c.Refused)/float64(c.Requests), c.Requests, sig(c.Sigma))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if more := rep.RefusedClients - len(rep.Refused); more > 0 {
+			fmt.Fprintf(w, "  and %d more clients\n", more)
+		}
+	}
+	switch {
+	case rep.Stack != "":
+		fmt.Fprintf(w, "\nProtecting the backend at %s, behind the per-client limit:\n  %s\n  admits the same %d requests\n", protect, rep.Stack, rep.StackAdmitted)
+	case rep.ProtectNote != "":
+		fmt.Fprintf(w, "\n--protect %s: %s\n", protect, rep.ProtectNote)
+	}
+	return nil
+}
+
+// clip is s cut to n runes, with … when cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

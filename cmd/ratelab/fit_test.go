@@ -60,7 +60,8 @@ func TestFitCSVIsTheCurve(t *testing.T) {
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	assert.Equal(t, "rate,per_s,interval_ns,capacity,burst,need_ns,from_ns,to_ns,permits,knee,chosen", lines[0])
-	assert.Len(t, lines, 6)
+	// The header, the 5 rates of the grid, and the knee, found between two of them.
+	assert.Len(t, lines, 7)
 	assert.Equal(t, 1, strings.Count(out, ",true,true"))
 }
 
