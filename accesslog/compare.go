@@ -66,7 +66,7 @@ func parseStatuses(text string) ([]int, error) {
 	for _, f := range strings.Split(text, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || v < 100 || v > 599 {
-			return nil, fmt.Errorf("RefusedStatus %s: %q is not an HTTP status (100 to 599); give one or more separated by commas, e.g. 429,503", text, strings.TrimSpace(f))
+			return nil, fmt.Errorf("--refused-status %s: %q is not an HTTP status (100 to 599); give one or more separated by commas, e.g. 429,503", text, strings.TrimSpace(f))
 		}
 		out = append(out, v)
 	}
@@ -119,31 +119,44 @@ func (c Comparison) String() string {
 // admitted) — the unlogged ones too, as they are traffic the model sees — and counts where
 // it agrees with the logged verdict.
 func Compare(r *Reader, model func(rec *Record) bool) (Comparison, error) {
-	var c Comparison
+	c, err := CompareAll(r, []func(rec *Record) bool{model})
+	return c[0], err
+}
+
+// CompareAll is Compare for several models in one read, each deciding every request in turn
+// (so a log read once, from standard input, is compared with every model).
+func CompareAll(r *Reader, models []func(rec *Record) bool) ([]Comparison, error) {
+	cs := make([]Comparison, len(models))
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			return c, nil
+			return cs, nil
 		}
 		if err != nil {
-			return c, err
+			return cs, err
 		}
-		c.Requests++
-		admitted := model(rec)
-		if rec.Logged == Unlogged {
-			c.Unlogged++
-			continue
+		for i, model := range models {
+			cs[i].add(rec, model(rec))
 		}
-		l, m := 0, 0
-		if rec.Logged == Refused {
-			l = 1
-		}
-		if !admitted {
-			m = 1
-		}
-		c.Matrix[l][m]++
-		if l != m && len(c.Disagreements) < MaxDisagreements {
-			c.Disagreements = append(c.Disagreements, Disagreement{Line: rec.Line, At: rec.At, Key: string(rec.Key), Logged: rec.Logged})
-		}
+	}
+}
+
+// add counts one request the model decided (admitted or not).
+func (c *Comparison) add(rec *Record, admitted bool) {
+	c.Requests++
+	if rec.Logged == Unlogged {
+		c.Unlogged++
+		return
+	}
+	l, m := 0, 0
+	if rec.Logged == Refused {
+		l = 1
+	}
+	if !admitted {
+		m = 1
+	}
+	c.Matrix[l][m]++
+	if l != m && len(c.Disagreements) < MaxDisagreements {
+		c.Disagreements = append(c.Disagreements, Disagreement{Line: rec.Line, At: rec.At, Key: string(rec.Key), Logged: rec.Logged})
 	}
 }

@@ -46,10 +46,10 @@ func TestLoggedVerdict(t *testing.T) {
 	require.Equal(t, []Verdict{Admitted, Admitted}, verdicts(Options{RefusedStatus: "503"}))
 
 	for _, bad := range []string{"abc", "42", "429,", "600"} {
-		require.ErrorContains(t, Options{RefusedStatus: bad}.Check(), "RefusedStatus "+bad+": ")
+		require.ErrorContains(t, Options{RefusedStatus: bad}.Check(), "--refused-status "+bad+": ")
 	}
 	_, err = Open(strings.NewReader("t_ns\n0\n"), Options{RefusedStatus: "429"})
-	require.ErrorContains(t, err, "--log-zone apply to access logs")
+	require.ErrorContains(t, err, "--refused-status apply to access logs")
 }
 
 // Compare has the model decide every request, the unlogged too, and counts agreement over

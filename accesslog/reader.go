@@ -73,7 +73,7 @@ func (o Options) Check() error {
 		return fmt.Errorf("--reorder %v: must be 0 (the default window) or more", o.Reorder)
 	}
 	if o.Format == "csv" && (o.Key != "" || o.Permits != "" || o.Fields != "" || o.Spread == "uniform" || o.Zone != "" || o.RefusedStatus != "") {
-		return fmt.Errorf("--log-format csv: a CSV trace's key and permits are its own columns; --key, --permits, --field, --spread and --log-zone apply to access logs")
+		return fmt.Errorf("--log-format csv: a CSV trace's key and permits are its own columns; --key, --permits, --field, --spread, --log-zone and --refused-status apply to access logs")
 	}
 	if o.Fields != "" && o.Format != "" && o.Format != "auto" && o.Format != "json" && o.Format != "caddy" {
 		return fmt.Errorf("--field applies to JSON logs (--log-format json or caddy), not %s", o.Format)
@@ -225,7 +225,7 @@ func Open(r io.Reader, opt Options) (*Input, error) {
 	if auto {
 		if len(lines) == 0 || isCSVHeader(lines[0].text) {
 			if opt.Key != "" || opt.Permits != "" || opt.Fields != "" || opt.Spread == "uniform" || opt.Zone != "" || opt.RefusedStatus != "" {
-				return nil, fmt.Errorf("this is a CSV trace: its key and permits are its own columns; --key, --permits, --field, --spread and --log-zone apply to access logs")
+				return nil, fmt.Errorf("this is a CSV trace: its key and permits are its own columns; --key, --permits, --field, --spread, --log-zone and --refused-status apply to access logs")
 			}
 			return &Input{src: br}, nil
 		}

@@ -18,6 +18,7 @@ func (l *logFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.opt.Permits, "permits", "", "charge each request this numeric log `FIELD`, e.g. body_bytes_sent (default: 1 each)")
 	fs.DurationVar(&l.opt.Reorder, "reorder", 0, "sort log rows up to this `DURATION` out of arrival order (default: longest request logged + 1s)")
 	fs.StringVar(&l.opt.Spread, "spread", "none", "place requests sharing a stamp, as `MODE`: none, or uniform (evenly over the stamp's tick)")
+	fs.StringVar(&l.opt.RefusedStatus, "refused-status", "", "the HTTP `STATUSES` by which the log records a refusal, e.g. 429 or 429,503, for replay --compare where the log has no $limit_req_status (default: none)")
 	fs.StringVar(&l.opt.Zone, "log-zone", "", "the time `ZONE` of stamps written without one (HAProxy's): UTC, Local, +0530 or a zone name (default: UTC, or the syslog header's)")
 }
 
@@ -47,7 +48,7 @@ func printNotes(w io.Writer, source string, notes []string) {
 
 // logFlagSet is the first log flag set (of those fs.Visit found), "" when none is.
 func logFlagSet(set map[string]bool) string {
-	for _, name := range []string{"log-format", "field", "key", "permits", "reorder", "spread", "log-zone"} {
+	for _, name := range []string{"log-format", "field", "key", "permits", "reorder", "spread", "log-zone", "refused-status"} {
 		if set[name] {
 			return name
 		}

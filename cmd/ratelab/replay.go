@@ -25,6 +25,7 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&rs.onFailure, "redis-on-failure", "fail-closed", "what a redis/ stage answers, as `MODE`, when Redis gives no decision within --redis-timeout: fail-open, fail-closed or local (an in-process limiter of its spec)")
 	fs.DurationVar(&rs.timeout, "redis-timeout", time.Second, "the longest a redis/ stage waits for Redis per decision")
 	fs.StringVar(&rs.keyPrefix, "redis-prefix", "ratelab:replay:", "the `PREFIX` of the redis/ stages' keys, which the replay deletes before it starts")
+	compare := fs.Bool("compare", false, "compare each --limiter's decisions with the ones production logged (nginx's $limit_req_status, or the statuses of --refused-status) instead of writing the decisions CSV")
 	var lf logFlags
 	lf.register(fs)
 	positional, err := parseFlags(fs, args)
@@ -61,6 +62,16 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		}
 		remote = remote || lane.hasRemote()
 		lanes = append(lanes, lane)
+	}
+	if *compare {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		switch {
+		case set["out"]:
+			return usageErrorf("replay: --compare prints the comparison on standard output; --out applies to the decisions CSV")
+		case remote || rs.addr != "":
+			return usageErrorf("replay: --compare runs the limiters in process; a redis/ stage cannot be compared")
+		}
 	}
 	if rs.addr != "" && !remote {
 		return usageErrorf("--redis %s: no --limiter has a redis/ stage (write one as redis/%s)", rs.addr, lanes[0].specs[0])
@@ -122,6 +133,9 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("%s: interrupted: %w", source, ctx.Err())
 		}
 		return err
+	}
+	if *compare {
+		return compareLog(e, source, log, lanes)
 	}
 	var input io.Reader = log
 	if remote {
