@@ -113,22 +113,9 @@ func (c *clfCache) parse(b []byte, fallback []byte) (ns, unit int64, msg string)
 	if len(b) < 20 || b[2] != '/' || b[6] != '/' || b[11] != ':' || b[14] != ':' || b[17] != ':' {
 		return 0, 0, "expected a time such as 10/Oct/2000:13:55:36 -0700"
 	}
-	rest := b[20:]
-	var frac, fracUnit int64 = 0, int64(time.Second)
-	if len(rest) > 0 && rest[0] == '.' {
-		i := 1
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			if i <= 9 {
-				frac = frac*10 + int64(rest[i]-'0')
-				fracUnit /= 10
-			}
-			i++
-		}
-		if i == 1 {
-			return 0, 0, "expected digits after the seconds' '.'"
-		}
-		frac *= fracUnit
-		rest = rest[i:]
+	frac, fracUnit, rest, ok := secondsFraction(b[20:])
+	if !ok {
+		return 0, 0, "expected digits after the seconds' '.'"
 	}
 	var zone [5]byte
 	switch {
@@ -177,19 +164,9 @@ func (c *clfCache) parseISO(b []byte) (ns, unit int64, msg string) {
 	if year < 0 || mon < 1 || mon > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || min < 0 || min > 59 || sec < 0 || sec > 60 {
 		return 0, 0, bad
 	}
-	rest := b[19:]
-	var frac, fracUnit int64 = 0, int64(time.Second)
-	if len(rest) > 0 && rest[0] == '.' {
-		i := 1
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			if i <= 9 {
-				frac = frac*10 + int64(rest[i]-'0')
-				fracUnit /= 10
-			}
-			i++
-		}
-		frac *= fracUnit
-		rest = rest[i:]
+	frac, fracUnit, rest, ok := secondsFraction(b[19:])
+	if !ok {
+		return 0, 0, bad
 	}
 	var off int64
 	switch {
@@ -310,4 +287,26 @@ func parseDuration(kind durKind, b []byte) (int64, bool) {
 		return int64(d), err == nil && d >= 0
 	}
 	return 0, false
+}
+
+// secondsFraction reads an optional fraction of a second at the start of rest (".123"): its
+// value in ns, the unit of its last digit (digits past the ninth are dropped), and what
+// follows. ok is false for a '.' with no digit after it.
+func secondsFraction(rest []byte) (frac, unit int64, after []byte, ok bool) {
+	unit = int64(time.Second)
+	if len(rest) == 0 || rest[0] != '.' {
+		return 0, unit, rest, true
+	}
+	i := 1
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		if i <= 9 {
+			frac = frac*10 + int64(rest[i]-'0')
+			unit /= 10
+		}
+		i++
+	}
+	if i == 1 {
+		return 0, 0, nil, false
+	}
+	return frac * unit, unit, rest[i:], true
 }

@@ -75,22 +75,10 @@ func Fit(ctx context.Context, src Source, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rates := Grid(st, opt.Window, opt.Steps)
-	if opt.Rate.Permits > 0 {
-		if err := (limiters.TokenBucketSpec{Capacity: 1, Rate: opt.Rate}).Validate(); err != nil {
-			return nil, err
-		}
-		if !slices.Contains(rates, opt.Rate) {
-			rates = append(rates, opt.Rate)
-		}
+	rates, err := withAsked(Grid(st, opt.Window, opt.Steps), opt.Rate)
+	if err != nil {
+		return nil, err
 	}
-	// Ascending rate is descending T; equal T (1/1s and 2/2s) sort by the text.
-	slices.SortFunc(rates, func(a, b limiters.Rate) int {
-		if ta, tb := a.Interval(), b.Interval(); ta != tb {
-			return int(tb - ta)
-		}
-		return compareStrings(a.String(), b.String())
-	})
 	c := newCurve(rates)
 	if err := each(ctx, src, func(row *engine.TraceRow) error {
 		c.add(int64(row.At), int64(row.Permits))
@@ -125,6 +113,26 @@ func Fit(ctx context.Context, src Source, opt Options) (*Report, error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// withAsked is rates with asked among them (when set: it must be a rate a token bucket
+// takes), in ascending rate: descending T, equal T (1/1s and 2/2s) by the text.
+func withAsked(rates []limiters.Rate, asked limiters.Rate) ([]limiters.Rate, error) {
+	if asked.Permits > 0 {
+		if err := (limiters.TokenBucketSpec{Capacity: 1, Rate: asked}).Validate(); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(rates, asked) {
+			rates = append(rates, asked)
+		}
+	}
+	slices.SortFunc(rates, func(a, b limiters.Rate) int {
+		if ta, tb := a.Interval(), b.Interval(); ta != tb {
+			return int(tb - ta)
+		}
+		return compareStrings(a.String(), b.String())
+	})
+	return rates, nil
 }
 
 func compareStrings(a, b string) int {

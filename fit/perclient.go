@@ -170,21 +170,10 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 	if len(keys) == 1 && keys[0] == "" {
 		return nil, fmt.Errorf("%s: the requests carry no client key: give a trace with a key column, or read a log with --key FIELD", src.Name())
 	}
-	rates := clientGrid(stats, last-first, opt)
-	if opt.Rate.Permits > 0 {
-		if err := (limiters.TokenBucketSpec{Capacity: 1, Rate: opt.Rate}).Validate(); err != nil {
-			return nil, err
-		}
-		if !slices.Contains(rates, opt.Rate) {
-			rates = append(rates, opt.Rate)
-		}
+	rates, err := withAsked(clientGrid(stats, last-first, opt), opt.Rate)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortFunc(rates, func(a, b limiters.Rate) int {
-		if ta, tb := a.Interval(), b.Interval(); ta != tb {
-			return cmp.Compare(tb, ta)
-		}
-		return compareStrings(a.String(), b.String())
-	})
 
 	// Pass 2: every client's σₖ at every rate, Lindley's recursion per client and rate.
 	pointsAt := func(rates []limiters.Rate) ([]ClientPoint, []int64, error) {
