@@ -24,6 +24,8 @@ var retryAfterSpecs = []string{
 	"resilience4j:limit=2,period=3s",
 	"guava-bursty:rate=1/3s",
 	"guava-warmup:rate=1/1s,warmup=6s",
+	"nginx:rate=12r/m,burst=3,delay=nodelay",
+	"nginx:rate=1r/s,burst=5,delay=2",
 }
 
 var retryAfterAdmits = &Guarantee{

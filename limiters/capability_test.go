@@ -23,7 +23,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindFlash5Token:       {CapRetryAfter},
 		KindXTimeRate:         {CapReserve},
 		KindUber:              {CapReserve},
-		KindNginx:             {CapReserve, CapRefund},
+		KindNginx:             {CapRetryAfter, CapReserve, CapRefund},
 		KindGuavaBursty:       {CapRetryAfter, CapReserve},
 		KindGuavaWarmUp:       {CapRetryAfter, CapReserve},
 		KindSentinel:          {CapReserve, CapRefund},

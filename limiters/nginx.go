@@ -143,7 +143,7 @@ var nginxKind = KindInfo{
 	Example: "nginx:rate=10r/s,burst=5,delay=2",
 	Color:   "#999933", ColorName: "olive", Glyph: "circle",
 	Fields:       fieldInfos[NginxSpec](),
-	Capabilities: []Capability{CapReserve, CapRefund},
+	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},
 	parse:        specParser(NginxSpec{}),
 	explain:      explainNginx,
 }
@@ -405,6 +405,38 @@ func (l *Nginx) RefundAt(now time.Duration, n int) {
 		l.undo.ok = false
 	}
 	l.mu.Unlock()
+}
+
+// RetryAfterAt is how long after now n requests would first pass at once, nothing else
+// arriving meanwhile: the first whole millisecond at which ⌊R·(ms − last)/1000⌋ has drained
+// the key's excess so that n more fit under what passes at once (the burst, or the delay
+// where it holds requests). At 10r/s with burst=2 nodelay, a key that took 3 at 0ms waits
+// until 100ms for its next. ok is false for n that nginx can never pass at once (more than
+// burst + 1, or, with a delay, more than delay + 1 on a fresh key).
+func (l *Nginx) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
+	if checkN(n, l.MaxPermits()) != Admitted {
+		return 0, false
+	}
+	top := l.burst
+	if l.delay < top {
+		top = min(top, l.delay+(l.rate-1)/1000)
+	}
+	if uint64(n-1)*1000 > top {
+		return 0, false
+	}
+	ms := nginxMs(now)
+	l.mu.Lock()
+	node := l.node
+	l.mu.Unlock()
+	if excess, _ := l.account(node, ms, n); uint64(excess) <= top {
+		return 0, true
+	}
+	need := uint64(node.excess) + uint64(n)*1000 - top // > 0: they do not pass at once now
+	at := node.last + int64((need*1000+l.rate-1)/l.rate)
+	if at > maxSpan/int64(time.Millisecond) {
+		return time.Duration(maxSpan), true
+	}
+	return max(time.Duration(at)*time.Millisecond-now, 0), true
 }
 
 // AcquireAt takes n permits at now if nginx passes the requests at once; a request nginx
