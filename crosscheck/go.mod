@@ -3,9 +3,12 @@ module github.com/ratelab/ratelab/crosscheck
 go 1.26.0
 
 require (
+	github.com/aws/aws-sdk-go-v2 v1.48.0
+	github.com/aws/smithy-go v1.28.9
 	github.com/gubernator-io/gubernator/v2 v2.13.0
 	github.com/ratelab/ratelab v0.0.0
 	github.com/sirupsen/logrus v1.9.2
+	github.com/stretchr/testify v1.12.1
 )
 
 require (
@@ -60,6 +63,7 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/multierr v1.8.0 // indirect
 	go.uber.org/zap v1.21.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/mod v0.26.0 // indirect
 	golang.org/x/net v0.42.0 // indirect
 	golang.org/x/oauth2 v0.17.0 // indirect

@@ -88,10 +88,10 @@ func (sc *Scenario) Estimate() Estimate {
 		// Per request: its arrival and first decision; each retry's; a queue's timeout; a
 		// wait's end; a downstream's completion.
 		per := 2.0
-		switch client.Policy {
-		case PolicyRetry, PolicyBackoff, PolicyRetryAfter:
-			per += float64(max(client.MaxAttempts-1, 0))
-		case PolicyQueue:
+		switch {
+		case client.Retries():
+			per += client.WithDefaults().mostRetries()
+		case client.Policy == PolicyQueue:
 			per++
 		}
 		if lane.MaxWait > 0 || stackWaits(lane.Stack) {

@@ -38,7 +38,9 @@
 //	               refunds or releases what earlier stages granted), the reserve pass of a
 //	               shaping lane (max_wait, or a stage whose callers wait), completions with
 //	               feedback
-//	client.go      clientPolicy: the retry delays (retry, backoff with jitter, retry-after)
+//	client.go      clientPolicy: the retry delays and give-ups (retry, backoff with jitter,
+//	               retry-after, retry-after-header; the libraries' rules from package clients:
+//	               aws-standard with the lane's retry quota, retryablehttp, cenkalti-backoff)
 //	queue.go       clientQueue: the queue policy's FIFO, its timeouts, wakes and draining
 //	downstream.go  downstream: the pool, the service-time phases and their random stream
 //	recorder.go    recorder: totals and bins, waits, window meters, least spacing, the trace;
@@ -55,7 +57,7 @@
 //   - Time is virtual: nothing reads the wall clock, and each lane has its own clock and its
 //     own limiters. Lanes share nothing but the read-only scenario.
 //   - Every random draw comes from a PCG stream of the scenario's seed, one stream per
-//     consumer: source k's (0x5eed0000+k), the client's backoff jitter (0xc11e47) and the
+//     consumer: source k's (0x5eed0000+k), the client's backoff jitter and the libraries' draws (0xc11e47) and the
 //     downstream's service times (0x5e41ce). A consumer's draws never shift another's, and
 //     every lane builds the same source streams, so every lane is offered the same requests.
 //   - Ties in time are broken by scheduling order (seq), never by heap position or map order.

@@ -25,15 +25,16 @@ const (
 // it ends. gen counts the slot's uses: an event or queue entry made for an earlier use is
 // stale and skipped.
 type request struct {
-	id       uint64
-	gen      uint32
-	state    reqState
-	attempts int
-	permits  int
-	arrived  int64
-	started  int64 // when it went to the downstream
-	key      string
-	keySlot  int32 // its key's counters (Lane.keys)
+	id        uint64
+	gen       uint32
+	state     reqState
+	retryCost uint8 // aws-standard: the quota tokens its latest retry took (5), refunded if it succeeds
+	attempts  int
+	permits   int
+	arrived   int64
+	started   int64 // when it went to the downstream
+	key       string
+	keySlot   int32 // its key's counters (Lane.keys)
 }
 
 // Lane simulates one limiter stack against the scenario's traffic. It is single-threaded and
@@ -432,6 +433,7 @@ func (l *Lane) fillReq(at int64, permits int, key string, keySlot int32, attempt
 	r.gen++
 	r.state = reqPending
 	r.attempts = attempts
+	r.retryCost = 0
 	r.permits = permits
 	r.arrived = at
 	r.started = 0
@@ -527,15 +529,15 @@ func (l *Lane) attempt(i int32) {
 		l.giveUp(i, endRefused)
 		return
 	}
-	switch c := l.client.cfg; c.Policy {
-	case PolicyRetry, PolicyBackoff, PolicyRetryAfter:
-		if r.attempts >= c.MaxAttempts {
+	switch c := l.client.cfg; {
+	case c.Retries():
+		delay, ok := l.client.retryDelay(r, l.now, l.stack, stage)
+		if !ok {
 			l.giveUp(i, endGaveUp)
 			return
 		}
-		delay := l.client.retryDelay(r.attempts, r.permits, l.now, l.stack, stage)
 		l.schedule(event{at: l.after(delay), kind: evAttempt, req: i, gen: r.gen})
-	case PolicyQueue:
+	case c.Policy == PolicyQueue:
 		l.enqueue(i, stage)
 	default:
 		l.giveUp(i, endRefused)
@@ -607,6 +609,9 @@ func (l *Lane) admitted(i int32) {
 	kc.Admitted++
 	kc.Permits += int64(r.permits)
 	l.bindHeld(r)
+	if l.down.cfg == nil || !l.down.full() {
+		l.client.succeeded(r) // a failure at a full pool is no success for the client
+	}
 	if l.down.cfg == nil {
 		l.rec.completed()
 		l.stack.Complete(time.Duration(l.now), r.permits, 0, true)

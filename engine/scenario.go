@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/accesslog"
+	"github.com/ratelab/ratelab/clients"
 	"github.com/ratelab/ratelab/limiters"
 )
 
@@ -200,7 +201,25 @@ const (
 	PolicyBackoff    Policy = "backoff"     // retry after Delay·2^(k−1), capped at MaxDelay, optionally with full jitter
 	PolicyRetryAfter Policy = "retry-after" // retry when the refusing limiter's RetryAfter hint says (Delay when it has none)
 	PolicyQueue      Policy = "queue"       // wait in a FIFO of QueueSize for at most Timeout
+
+	// Retry-After as a server sends it: whole seconds, rounded up (never 0), capped at
+	// MaxDelay; Delay·2^(k−1) capped at MaxDelay when the stage cannot say; with Jitter, plus a
+	// uniform draw in [0, Delay].
+	PolicyRetryAfterHeader Policy = "retry-after-header"
+	// The real libraries' rules (package clients), their defaults for an omitted delay,
+	// max_delay and max_attempts:
+	PolicyAWSStandard   Policy = "aws-standard"         // AWS SDK for Go v2's standard retryer, with its retry quota
+	PolicyRetryableHTTP Policy = "retryablehttp"        // go-retryablehttp's DefaultBackoff, Retry-After uncapped
+	PolicyRetryableLin  Policy = "retryablehttp-linear" // go-retryablehttp's LinearJitterBackoff
+	PolicyCenkalti      Policy = "cenkalti-backoff"     // cenkalti/backoff v5's ExponentialBackOff under Retry
 )
+
+// Policies lists every client policy, in the order errors name them.
+var Policies = []Policy{PolicyDrop, PolicyRetry, PolicyBackoff, PolicyRetryAfter, PolicyRetryAfterHeader,
+	PolicyAWSStandard, PolicyRetryableHTTP, PolicyRetryableLin, PolicyCenkalti, PolicyQueue}
+
+// NoRetryQuota as Client.RetryQuota turns the AWS retry quota off (ratelimit.None).
+const NoRetryQuota = -1
 
 // Client is what a caller does when refused: the scenario's for every lane, or a lane's own
 // (LaneSpec.Client).
@@ -212,6 +231,57 @@ type Client struct {
 	MaxAttempts int           // attempts in all, the first included; 0 means 1 for drop, else required
 	QueueSize   int           // queue
 	Timeout     time.Duration // queue: give up after waiting this long
+	// aws-standard: the retry quota's tokens, shared by the lane's callers as one SDK client
+	// shares them; 0: the SDK's 500; NoRetryQuota: none.
+	RetryQuota int
+	// cenkalti-backoff: give up when the time since the first attempt plus the next wait
+	// would pass it; 0: the library's 15 minutes.
+	MaxElapsed time.Duration
+}
+
+// Retries reports whether c retries refused requests after a delay (every policy but drop
+// and queue).
+func (c Client) Retries() bool {
+	switch c.Policy {
+	case PolicyRetry, PolicyBackoff, PolicyRetryAfter, PolicyRetryAfterHeader,
+		PolicyAWSStandard, PolicyRetryableHTTP, PolicyRetryableLin, PolicyCenkalti:
+		return true
+	}
+	return false
+}
+
+// WithDefaults is c with what it omits filled in from its library's defaults (package
+// clients): aws-standard 1s (the SDK's throttling base), 20s, 3 attempts and 500 tokens;
+// retryablehttp and retryablehttp-linear 1s, 30s and 5 attempts; cenkalti-backoff 500ms,
+// 60s, no attempt limit and 15 minutes. Other policies are returned as they are.
+func (c Client) WithDefaults() Client {
+	fill := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	switch c.Policy {
+	case PolicyAWSStandard:
+		fill(&c.Delay, clients.AWSThrottleBase)
+		fill(&c.MaxDelay, clients.AWSMaxBackoff)
+		if c.MaxAttempts == 0 {
+			c.MaxAttempts = clients.AWSMaxAttempts
+		}
+		if c.RetryQuota == 0 {
+			c.RetryQuota = clients.AWSQuotaTokens
+		}
+	case PolicyRetryableHTTP, PolicyRetryableLin:
+		fill(&c.Delay, clients.RetryableWaitMin)
+		fill(&c.MaxDelay, clients.RetryableWaitMax)
+		if c.MaxAttempts == 0 {
+			c.MaxAttempts = clients.RetryableMaxAttempts
+		}
+	case PolicyCenkalti:
+		fill(&c.Delay, clients.CenkaltiInitialInterval)
+		fill(&c.MaxDelay, clients.CenkaltiMaxInterval)
+		fill(&c.MaxElapsed, clients.CenkaltiMaxElapsedTime)
+	}
+	return c
 }
 
 // Downstream is the service behind the limiters: Pool connections (0: unlimited) and a
@@ -549,27 +619,44 @@ func (s Source) validate(field string, horizon time.Duration) error {
 }
 
 func (c Client) validate(field string) error {
+	if c.RetryQuota != 0 && c.Policy != PolicyAWSStandard {
+		return fieldErr(field+".retry_quota", "is for aws-standard, not %s", c.policyName())
+	}
+	if c.MaxElapsed != 0 && c.Policy != PolicyCenkalti {
+		return fieldErr(field+".max_elapsed", "is for cenkalti-backoff, not %s", c.policyName())
+	}
 	switch c.Policy {
 	case PolicyDrop, "":
 		return nil
-	case PolicyRetry, PolicyBackoff, PolicyRetryAfter:
+	case PolicyRetry, PolicyBackoff, PolicyRetryAfter, PolicyRetryAfterHeader:
 		if c.MaxAttempts < 1 {
 			return fieldErr(field+".max_attempts", "must be at least 1 for %s, got %d", c.Policy, c.MaxAttempts)
 		}
 		if c.Delay <= 0 {
 			return fieldErr(field+".delay", "must be positive for %s, got %v", c.Policy, c.Delay)
 		}
-		if c.MaxDelay < 0 {
-			return fieldErr(field+".max_delay", "must not be negative, got %v", c.MaxDelay)
+		return c.delaysInRange(field)
+	case PolicyAWSStandard, PolicyRetryableHTTP, PolicyRetryableLin, PolicyCenkalti:
+		// Omitted (0) values take the library's defaults (WithDefaults).
+		if c.MaxAttempts < 0 {
+			return fieldErr(field+".max_attempts", "must be at least 1 (0 or absent: the library's default), got %d", c.MaxAttempts)
 		}
-		// A delay at the end of time would overflow now + delay, and backoff's jitter draws
-		// in [0, delay].
-		if err := inRange(field+".delay", c.Delay); err != nil {
+		if c.Delay < 0 {
+			return fieldErr(field+".delay", "must be positive (0 or absent: the library's default), got %v", c.Delay)
+		}
+		if c.Jitter {
+			return fieldErr(field+".jitter", "%s draws its own jitter as the library does; leave jitter out", c.Policy)
+		}
+		if c.RetryQuota < NoRetryQuota {
+			return fieldErr(field+".retry_quota", "must be at least 1 token, or none, got %d", c.RetryQuota)
+		}
+		if c.MaxElapsed < 0 {
+			return fieldErr(field+".max_elapsed", "must be positive (0 or absent: 15m), got %v", c.MaxElapsed)
+		}
+		if err := inRange(field+".max_elapsed", c.MaxElapsed); err != nil {
 			return err
 		}
-		if err := inRange(field+".max_delay", c.MaxDelay); err != nil {
-			return err
-		}
+		return c.delaysInRange(field)
 	case PolicyQueue:
 		if c.QueueSize < 1 {
 			return fieldErr(field+".queue_size", "must be at least 1, got %d", c.QueueSize)
@@ -581,9 +668,37 @@ func (c Client) validate(field string) error {
 			return err
 		}
 	default:
-		return fieldErr(field+".policy", "unknown policy %q (drop, retry, backoff, retry-after, queue)", c.Policy)
+		return fieldErr(field+".policy", "unknown policy %q (%s)", c.Policy, PolicyNames())
 	}
 	return nil
+}
+
+// delaysInRange checks a retrying client's delay and max_delay: a delay at the end of time
+// would overflow now + delay, and backoff's jitter draws in [0, delay].
+func (c Client) delaysInRange(field string) error {
+	if c.MaxDelay < 0 {
+		return fieldErr(field+".max_delay", "must not be negative, got %v", c.MaxDelay)
+	}
+	if err := inRange(field+".delay", c.Delay); err != nil {
+		return err
+	}
+	return inRange(field+".max_delay", c.MaxDelay)
+}
+
+func (c Client) policyName() string {
+	if c.Policy == "" {
+		return string(PolicyDrop)
+	}
+	return string(c.Policy)
+}
+
+// PolicyNames is every policy's name, for errors: "drop, retry, ..., queue".
+func PolicyNames() string {
+	names := make([]string, len(Policies))
+	for i, p := range Policies {
+		names[i] = string(p)
+	}
+	return strings.Join(names, ", ")
 }
 
 func (d Distribution) validate(field string) error {

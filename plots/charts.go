@@ -160,6 +160,33 @@ func clientText(c engine.Client) string {
 		return fmt.Sprintf("%s, %d attempts", s, c.MaxAttempts)
 	case engine.PolicyRetryAfter:
 		return fmt.Sprintf("retry at the Retry-After hint, %d attempts", c.MaxAttempts)
+	case engine.PolicyRetryAfterHeader:
+		s := "retry at the Retry-After header's seconds"
+		if c.MaxDelay > 0 {
+			s += " up to " + fmtDur(c.MaxDelay)
+		}
+		if c.Jitter {
+			s += " plus jitter to " + fmtDur(c.Delay)
+		}
+		return fmt.Sprintf("%s, %d attempts", s, c.MaxAttempts)
+	case engine.PolicyAWSStandard, engine.PolicyRetryableHTTP, engine.PolicyRetryableLin:
+		d := c.WithDefaults()
+		s := fmt.Sprintf("%s from %s to %s, %d attempts", c.Policy, fmtDur(d.Delay), fmtDur(d.MaxDelay), d.MaxAttempts)
+		switch {
+		case c.Policy != engine.PolicyAWSStandard:
+		case d.RetryQuota == engine.NoRetryQuota:
+			s += ", no retry quota"
+		default:
+			s += fmt.Sprintf(", retry quota %d", d.RetryQuota)
+		}
+		return s
+	case engine.PolicyCenkalti:
+		d := c.WithDefaults()
+		s := fmt.Sprintf("cenkalti-backoff from %s to %s, up to %s", fmtDur(d.Delay), fmtDur(d.MaxDelay), fmtDur(d.MaxElapsed))
+		if d.MaxAttempts > 0 {
+			s += fmt.Sprintf(", %d attempts", d.MaxAttempts)
+		}
+		return s
 	case engine.PolicyQueue:
 		return fmt.Sprintf("queue of %d, timeout %s", c.QueueSize, fmtDur(c.Timeout))
 	}

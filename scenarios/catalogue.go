@@ -288,8 +288,55 @@ func catalogue() []*engine.Scenario {
 			},
 			Sources: []engine.Source{{Kind: engine.SourceBursts, Bursts: []engine.Burst{{At: 0, Count: 8}, {At: 1500 * ms, Count: 8}, {At: 3 * s, Count: 8}}}},
 		},
+		{
+			Name: "retry-herd", Description: retryHerdDescription,
+			Seed: 1, Horizon: 50 * s, Bins: 5000, Client: drop,
+			Lanes: []engine.LaneSpec{
+				{Name: "Retry-After obeyed", Stack: mustStack("fixed-window:limit=100,window=10s"),
+					Client: &engine.Client{Policy: engine.PolicyRetryAfterHeader, Delay: s, MaxAttempts: 10}},
+				{Name: "Retry-After + 5s jitter", Stack: mustStack("fixed-window:limit=100,window=10s"),
+					Client: &engine.Client{Policy: engine.PolicyRetryAfterHeader, Delay: 5 * s, Jitter: true, MaxAttempts: 10}},
+			},
+			Sources: []engine.Source{{Kind: engine.SourceBursts, Bursts: []engine.Burst{{At: 500 * ms, Count: 500}}}},
+		},
+		{
+			Name: "aws-quota-drain", Description: awsQuotaDrainDescription,
+			Seed: 1, Horizon: 40 * s, Client: drop,
+			Lanes: []engine.LaneSpec{
+				{Name: "AWS SDK, quota 500", Stack: mustStack("concurrency:max=10"),
+					Client: &engine.Client{Policy: engine.PolicyAWSStandard}},
+				{Name: "AWS SDK, no quota", Stack: mustStack("concurrency:max=10"),
+					Client: &engine.Client{Policy: engine.PolicyAWSStandard, RetryQuota: engine.NoRetryQuota}},
+				{Name: "go-retryablehttp", Stack: mustStack("concurrency:max=10"),
+					Client: &engine.Client{Policy: engine.PolicyRetryableHTTP}},
+			},
+			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 50}},
+			Downstream: &engine.Downstream{Phases: []engine.Phase{
+				{Service: engine.Distribution{Kind: engine.DistConstant, Mean: 20 * ms}},
+				{From: 10 * s, Service: engine.Distribution{Kind: engine.DistConstant, Mean: 10 * s}},
+				{From: 10*s + 500*ms, Service: engine.Distribution{Kind: engine.DistConstant, Mean: 20 * ms}},
+			}},
+		},
 	}
 }
+
+const retryHerdDescription = "500 clients call at once (at 0.5s) a fixed window of 100 per 10s, and every " +
+	"refused one obeys the Retry-After header it is sent: the 9.5s to the next window, rounded up to 10s. " +
+	"The window admits 100 and sends the other 400 back together: 400 retries land in the same 10ms at 10.5s, " +
+	"300 at 20.5s, 200 at 30.5s, 100 at 40.5s — a herd at every reset, synchronised by the header itself. " +
+	"Adding up to 5s of random jitter to the header's wait admits the same 100 per window with the same 1,000 " +
+	"retries, but never more than 4 retries in any 10ms: the same limit, without the spikes it would hit " +
+	"whatever stands in front of it with. The price is latency: the last admission comes at 45.7s instead of 40.5s."
+
+const awsQuotaDrainDescription = "An outage: requests started in 10s–10.5s hang for 10s and fill a bulkhead of 10, " +
+	"which refuses everything until they end at about 20s, under Poisson traffic of 50/s. Three clients of the " +
+	"same service. The AWS SDK for Go v2's standard retryer (3 attempts, b·min(1s·2^(k−1), 20s) backoff) spends its " +
+	"retry quota of 500 tokens, 5 a throttled retry, on the first 100 retries and from 11.8s on gives up at once: " +
+	"384 requests fail at their first attempt, and the outage costs 1.05 attempts per request (2,058 for 1,958). " +
+	"The same retryer without the quota retries 878 times (1.45 per request) and saves only 63 more requests. " +
+	"go-retryablehttp (5 attempts, 1s, 2s, 4s, 8s: 15s of backoff) outlasts the outage and saves every request, " +
+	"at 1,300 retries (1.66 per request) and up to 15s of waiting. The quota is a circuit breaker: cheap for " +
+	"the service when it is down, and refilled by 1 token per first-time success once it is back."
 
 const leakyQueueDescription = "The leaky bucket two ways, at 10/s (T = 100ms), on bursts of 8 requests at once at " +
 	"0, 1.5s and 3s. As a meter that drops (ratelab's default) it admits the first of each burst and refuses the " +

@@ -271,3 +271,65 @@ func TestEveryRequestEndsOnce(t *testing.T) {
 		}
 	}
 }
+
+// retry-herd and aws-quota-drain say what they measure.
+func TestRetryHerdAndAWSQuotaDrain(t *testing.T) {
+	sc, err := Get("retry-herd")
+	require.NoError(t, err)
+	res, err := engine.Run(context.Background(), sc, nil)
+	require.NoError(t, err)
+	peak := func(l engine.LaneResult) (n int64, at time.Duration) {
+		for _, b := range l.Bins {
+			if b.Retried > n {
+				n, at = b.Retried, b.Start
+			}
+		}
+		return n, at
+	}
+	obeyed, jittered := res.Lanes[0], res.Lanes[1]
+	for _, l := range res.Lanes {
+		assert.Equal(t, int64(500), l.Totals.Offered)
+		assert.Equal(t, int64(500), l.Totals.Admitted, l.Name)
+		assert.Equal(t, int64(1000), l.Totals.Retried, l.Name)
+		perWindow := make([]int64, 5)
+		for _, b := range l.Bins {
+			perWindow[b.Start/(10*s)] += b.Admitted
+		}
+		assert.Equal(t, []int64{100, 100, 100, 100, 100}, perWindow, "%s: 100 per window", l.Name)
+	}
+	require.Equal(t, 10*ms, obeyed.Bins[1].Start-obeyed.Bins[0].Start)
+	for k, want := range []int64{400, 300, 200, 100} {
+		at := time.Duration(k+1)*10*s + 500*ms
+		assert.Equal(t, want, obeyed.Bins[at/(10*ms)].Retried, "retries at %v", at)
+	}
+	n, at := peak(obeyed)
+	assert.Equal(t, []any{int64(400), 10*s + 500*ms}, []any{n, at})
+	n, _ = peak(jittered)
+	assert.Equal(t, int64(4), n)
+	assert.Equal(t, 40*s, obeyed.Wait.Max)
+	assert.Equal(t, "45.7s", (jittered.Wait.Max + 500*ms).Round(100*ms).String())
+
+	sc, err = Get("aws-quota-drain")
+	require.NoError(t, err)
+	sc.Trace = true
+	res, err = engine.Run(context.Background(), sc, nil)
+	require.NoError(t, err)
+	type counts struct{ offered, attempts, retried, admitted, gaveUp int64 }
+	var got []counts
+	for _, l := range res.Lanes {
+		got = append(got, counts{l.Totals.Offered, l.Totals.Attempts, l.Totals.Retried, l.Totals.Admitted, l.Totals.GaveUp})
+	}
+	assert.Equal(t, []counts{{1958, 2058, 100, 1511, 447}, {1958, 2836, 878, 1574, 384}, {1958, 3258, 1300, 1958, 0}}, got)
+	once, first := 0, time.Duration(-1)
+	for _, r := range res.Lanes[0].Trace {
+		if r.Outcome == engine.OutcomeGaveUp && r.Attempt == 1 {
+			once++
+			if first < 0 {
+				first = r.At
+			}
+		}
+	}
+	assert.Equal(t, 384, once, "gave up at the first attempt: no quota left")
+	assert.Equal(t, "11.8s", first.Round(100*ms).String())
+	assert.Equal(t, 15*s, res.Lanes[2].Wait.Max, "retryablehttp's 1+2+4+8s")
+}

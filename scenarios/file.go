@@ -763,15 +763,38 @@ func (d *decoder) client(n *yaml.Node, path string, c *engine.Client) error {
 		"max_attempts": d.integer(&c.MaxAttempts),
 		"queue_size":   d.integer(&c.QueueSize),
 		"timeout":      d.duration(&c.Timeout),
+		"retry_quota":  d.retryQuota(&c.RetryQuota),
+		"max_elapsed":  d.duration(&c.MaxElapsed),
 	})
 	if err != nil {
 		return err
 	}
 	if policy == "" {
-		return d.fail(n, path+".policy", "missing (drop, retry, backoff, retry-after, queue)")
+		return d.fail(n, path+".policy", "missing (%s)", engine.PolicyNames())
 	}
 	c.Policy = engine.Policy(policy)
 	return nil
+}
+
+// retryQuota reads aws-standard's retry_quota: a whole number of tokens, at least 1, or
+// none (no quota).
+func (d *decoder) retryQuota(dst *int) fieldFunc {
+	return func(n *yaml.Node, path string) error {
+		v, err := d.scalar(n, path, "a whole number of tokens or none")
+		if err != nil {
+			return err
+		}
+		if v == "none" {
+			*dst = engine.NoRetryQuota
+			return nil
+		}
+		i, err := strconv.Atoi(v)
+		if err != nil || i < 1 {
+			return d.fail(n, path, "expected a whole number of tokens, at least 1, or none, got %q", v)
+		}
+		*dst = i
+		return nil
+	}
 }
 
 // lane reads either a spec string or a mapping {spec, name, client, refund, max_wait, keys}.

@@ -132,7 +132,7 @@ func TestExampleFile(t *testing.T) {
 	assert.Len(t, kinds, 8, "every source kind")
 	res, err := engine.Run(context.Background(), sc, nil)
 	require.NoError(t, err)
-	require.Len(t, res.Lanes, 6)
+	require.Len(t, res.Lanes, 8)
 	for _, lane := range res.Lanes {
 		assert.Greater(t, lane.Totals.Admitted, int64(0), lane.Name)
 		assert.Equal(t, res.Lanes[0].Totals.Offered, lane.Totals.Offered, lane.Name)
@@ -144,7 +144,7 @@ func TestExampleFile(t *testing.T) {
 	for _, field := range []string{"name", "description", "seed", "horizon", "bins", "windows", "trace", "sources", "kind",
 		"rate", "rate_to", "from", "until", "poisson", "on", "off", "amplitude", "period", "permits", "key", "file", "bursts",
 		"at", "count", "spread", "arrivals", "client", "policy", "delay", "max_delay", "jitter", "max_attempts", "queue_size",
-		"timeout", "limiters", "spec", "downstream", "pool", "phases", "service", "mean", "median", "min", "max", "sigma"} {
+		"timeout", "retry_quota", "max_elapsed", "limiters", "spec", "downstream", "pool", "phases", "service", "mean", "median", "min", "max", "sigma"} {
 		assert.Regexp(t, `(?m)(^|[\s{,])`+field+`:`, string(data), "field %s", field)
 	}
 }
@@ -175,7 +175,15 @@ func TestLoadErrorsAreLocated(t *testing.T) {
 		{"limiter value out of range", base + "  - token-bucket:capacity=0,rate=10/1s\n", `f.yaml:7:5: limiters[1]: limiter spec "token-bucket:capacity=0,rate=10/1s": capacity=0:`},
 		{"missing kind", "horizon: 10s\nsources:\n  - rate: 5\n", "f.yaml:3:5: sources[0].kind: missing (constant, poisson"},
 		{"unknown kind", "horizon: 10s\nsources:\n  - kind: wave\n    rate: 5\nlimiters: [concurrency:max=1]\n", `f.yaml:3:11: sources[0].kind: unknown source kind "wave"`},
-		{"missing policy", base + "client: {delay: 5ms}\n", "f.yaml:7:9: client.policy: missing"},
+		{"missing policy", base + "client: {delay: 5ms}\n", "f.yaml:7:9: client.policy: missing (drop, retry, backoff, retry-after, retry-after-header, aws-standard, retryablehttp, retryablehttp-linear, cenkalti-backoff, queue)"},
+		{"unknown policy", base + "client: {policy: aws}\n", `f.yaml:7:18: client.policy: unknown policy "aws" (drop, retry,`},
+		{"retry quota word", base + "client: {policy: aws-standard, retry_quota: lots}\n", `f.yaml:7:45: client.retry_quota: expected a whole number of tokens, at least 1, or none, got "lots"`},
+		{"retry quota 0", base + "client: {policy: aws-standard, retry_quota: 0}\n", `f.yaml:7:45: client.retry_quota: expected a whole number of tokens, at least 1, or none, got "0"`},
+		{"retry quota elsewhere", base + "client: {policy: retryablehttp, retry_quota: 10}\n", "f.yaml:7:46: client.retry_quota: is for aws-standard, not retryablehttp"},
+		{"library jitter", base + "  - spec: concurrency:max=1\n    client: {policy: retryablehttp-linear, jitter: true}\n",
+			"f.yaml:8:52: limiters[1].client.jitter: retryablehttp-linear draws its own jitter as the library does"},
+		{"max elapsed negative", base + "client: {policy: cenkalti-backoff, max_elapsed: -1s}\n", "f.yaml:7:49: client.max_elapsed: must be positive"},
+		{"header policy without delay", base + "client: {policy: retry-after-header, max_attempts: 3}\n", "f.yaml:7:9: client.delay: must be positive for retry-after-header"},
 		{"missing distribution kind", base + "downstream: {service: {mean: 5ms}}\n", "f.yaml:7:23: downstream.service.kind: missing"},
 		{"lognormal median", base + "downstream:\n  service: {kind: lognormal, median: 0s, sigma: 1}\n", "f.yaml:8:38: downstream.phases[0].service.median: must be positive"},
 		{"duplicate key", "horizon: 10s\nseed: 1\nhorizon: 20s\n", "f.yaml:3:1: horizon: given twice"},
@@ -219,7 +227,7 @@ func TestLoadFileAndResolve(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "poisson", sc.Name)
 	_, err = Resolve("nope")
-	assert.ErrorContains(t, err, `no built-in scenario "nope" (known: boundary-attack`)
+	assert.ErrorContains(t, err, `no built-in scenario "nope" (known: aws-quota-drain, boundary-attack`)
 }
 
 // The performance scenario is the built-in poisson's six lanes at 10,000/s for an hour.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratelab/ratelab/clients"
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 )
@@ -270,7 +271,7 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 `)
 	table(
 		[3]string{"every time and duration: `horizon`, `from`, `until`, `on`, `off`, `period`, a burst's `at` and `spread`, " +
-			"an arrival's `at`, the client's `delay`, `max_delay` and `timeout`, a phase's `from`, a service time's `mean`, " +
+			"an arrival's `at`, the client's `delay`, `max_delay`, `timeout` and `max_elapsed`, a phase's `from`, a service time's `mean`, " +
 			"`median`, `min` and `max`, `windows`, a trace's times, `--horizon`",
 			"from 0 to less than " + maxTime,
 			"two such values add up without overflowing int64 (2^63 ns, 292 years), so no time the engine derives " +
@@ -281,7 +282,12 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 		[3]string{"`horizon`", "positive", ""},
 		[3]string{"`until`", "0 (the horizon) or after `from`", "the source's active period must not be empty"},
 		[3]string{"`on`, `period`", "positive", ""},
-		[3]string{"`delay`", "positive for retry, backoff and retry-after", "a retry never runs at the instant of its refusal"},
+		[3]string{"`delay`", "positive for retry, backoff, retry-after and retry-after-header; for aws-standard, retryablehttp, " +
+			"retryablehttp-linear and cenkalti-backoff positive, or 0 or absent for the library's default (1s, 1s, 1s, 500ms)",
+			"a retry never runs at the instant of its refusal"},
+		[3]string{"`max_delay`", "0 or more; absent for a library policy: its default (20s, 30s, 30s, 60s)", "0 means no cap for backoff and retry-after-header"},
+		[3]string{"`max_elapsed`", fmt.Sprintf("cenkalti-backoff only: positive, or 0 or absent for the library's %v", clients.CenkaltiMaxElapsedTime),
+			"Retry gives up when the time since the first attempt plus the next wait would pass it"},
 		[3]string{"`timeout`", "positive for queue", ""},
 		[3]string{"`downstream.phases`", "the first `from` 0, then increasing", "a phase is in force from its `from` to the next"},
 		[3]string{"a `uniform` service time", "`min` at most `max`", ""},
@@ -302,7 +308,11 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 		[3]string{"`bins`, `--bins`", fmt.Sprintf("1 to %d (0 or absent: %d)", engine.MaxBins, engine.DefaultBins),
 			"each lane keeps a bin of counters, and a reading of every stage, per bin; a horizon shorter than the bins in nanoseconds gets fewer"},
 		[3]string{"a burst's `count`", "at least 1", "the arrivals are made one at a time, as the run reaches them"},
-		[3]string{"`max_attempts`", "at least 1 for retry, backoff and retry-after (attempts in all, the first included)", ""},
+		[3]string{"`max_attempts`", "at least 1 for retry, backoff, retry-after and retry-after-header (attempts in all, the first included); " +
+			fmt.Sprintf("for aws-standard, retryablehttp, retryablehttp-linear and cenkalti-backoff 0 or absent is the library's default (%d, %d, %d, no limit)",
+				clients.AWSMaxAttempts, clients.RetryableMaxAttempts, clients.RetryableMaxAttempts), ""},
+		[3]string{"`retry_quota`", fmt.Sprintf("aws-standard only: at least 1 token, or `none`; absent: the SDK's %d", clients.AWSQuotaTokens),
+			fmt.Sprintf("one quota per lane, as one SDK client's callers share one: a throttled retry costs %d tokens and fails at once without them", clients.AWSThrottleCost)},
 		[3]string{"`queue_size`", "at least 1 for queue", ""},
 		[3]string{"`pool`", "0 (unlimited) or more", ""},
 		[3]string{"`sigma`", fmt.Sprintf("more than 0, at most %v", engine.MaxSigma),

@@ -248,6 +248,15 @@ func client(c engine.Client) *yaml.Node {
 	if c.Timeout != 0 {
 		add(m, "timeout", duration(c.Timeout))
 	}
+	switch {
+	case c.RetryQuota == engine.NoRetryQuota:
+		add(m, "retry_quota", plain("none"))
+	case c.RetryQuota != 0:
+		add(m, "retry_quota", integer(c.RetryQuota))
+	}
+	if c.MaxElapsed != 0 {
+		add(m, "max_elapsed", duration(c.MaxElapsed))
+	}
 	return m
 }
 
