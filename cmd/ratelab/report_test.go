@@ -173,6 +173,6 @@ func TestReportSaysWhatItShows(t *testing.T) {
 	advisor, err := reportAdvisor(context.Background())
 	require.NoError(t, err)
 	require.Contains(t, advisor, "scenarios/traces/api-gateway.csv: 1919 requests")
-	require.Contains(t, advisor, "token-bucket:capacity=133,rate=349/1s  admits all 1919 requests")
+	require.Contains(t, advisor, "token-bucket:capacity=134,rate=334/1s  admits all 1919 requests") // the knee, whatever the grid
 	require.Contains(t, advisor, "Refusing at most 1% of permits")
 }
