@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,9 +47,9 @@ func TestInterruptedRunPrintsNothing(t *testing.T) {
 	}
 }
 
-// The real binary, sent SIGINT (Ctrl-C) or SIGTERM while it runs, or while it waits for a
-// scenario or a trace on standard input that never ends: one line on stderr, exit 130 (143 for
-// SIGTERM), nothing on stdout.
+// The real binary, sent SIGINT (Ctrl-C), SIGTERM or SIGHUP while it runs, or while it waits
+// for a scenario or a trace on standard input that never ends: one line on stderr, exit 130
+// (143 for SIGTERM, 129 for SIGHUP), nothing on stdout.
 func TestBinaryExits130OnCtrlC(t *testing.T) {
 	bin := ratelabBinary(t)
 	for _, tc := range []struct {
@@ -62,6 +63,10 @@ func TestBinaryExits130OnCtrlC(t *testing.T) {
 	}{
 		{"long run", []string{"run", "poisson", "--horizon", "1000h"}, syscall.SIGINT, 130, "ratelab: interrupted\n", "", ""},
 		{"long run, terminated", []string{"run", "poisson", "--horizon", "1000h"}, syscall.SIGTERM, 143, "ratelab: terminated\n", "", ""},
+		{"long run, hung up", []string{"run", "poisson", "--horizon", "1000h"}, syscall.SIGHUP, 129, "ratelab: hung up\n", "", ""},
+		// replay --out writes beside its target and renames at the end: a hang-up leaves no
+		// temporary file (it left .out.csv.tmp-PID-1 and exited 129 without a word).
+		{"replay to a file, hung up", []string{"replay", "--in", "-", "--out", "out.csv", "--limiter", "leaky-bucket:rate=1/1s"}, syscall.SIGHUP, 129, "ratelab: hung up\n", "t_ns\n" + strings.Repeat("0\n", 100000), ""},
 		{"long sweep", []string{"sweep", "poisson", "--horizon", "1000h", "--vary", "token-bucket.capacity=1..3", "--out", "figures"}, syscall.SIGINT, 130, "ratelab: interrupted\n", "", ""},
 		{"scenario on stdin", []string{"run", "-"}, syscall.SIGINT, 130, "ratelab: interrupted\n", strings.Repeat("# a comment\n", 20000), ""},
 		{"trace on stdin", []string{"replay", "--in", "-", "--limiter", "leaky-bucket:rate=1/1s"}, syscall.SIGINT, 130, "ratelab: interrupted\n", "t_ns\n" + strings.Repeat("0\n", 100000), ""},
@@ -109,7 +114,7 @@ func TestBinaryExits130OnCtrlC(t *testing.T) {
 			require.True(t, errors.As(err, &exit), "%v", err)
 			assert.Equal(t, tc.code, exit.ExitCode())
 			assert.Equal(t, tc.says, stderr.String())
-			if tc.args[0] == "replay" && tc.fifo == "" {
+			if tc.args[0] == "replay" && tc.fifo == "" && !slices.Contains(tc.args, "--out") {
 				// Decisions stream to standard output: those made so far are there, in
 				// whole rows.
 				out := stdout.String()

@@ -35,9 +35,9 @@ import (
 )
 
 func main() {
-	// Ctrl-C and kill (SIGTERM) stop a run cleanly: no temporary file is left behind, and
-	// nothing half-made is printed.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C, kill (SIGTERM) and a closed terminal or ssh session (SIGHUP) stop a run cleanly:
+	// no temporary file is left behind, and nothing half-made is printed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan int, 1)
 	go func() { done <- report(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr) }()
 	var code int
@@ -249,16 +249,20 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// interruptedError is a command stopped by Ctrl-C (or SIGTERM): it says only that, and exits
-// 128 + the signal's number, as a shell reports a process the signal killed.
+// interruptedError is a command stopped by Ctrl-C (or SIGTERM, or SIGHUP): it says only that,
+// and exits 128 + the signal's number (130, 143, 129), as a shell reports a process the
+// signal killed.
 type interruptedError struct {
 	cause error // context.Cause: which signal, when one did it
 	err   error // the command's own error, for errors.Is
 }
 
 func (i *interruptedError) Error() string {
-	if i.signal() == syscall.SIGTERM {
+	switch i.signal() {
+	case syscall.SIGTERM:
 		return "terminated"
+	case syscall.SIGHUP:
+		return "hung up"
 	}
 	return "interrupted"
 }
@@ -266,8 +270,12 @@ func (i *interruptedError) Error() string {
 func (i *interruptedError) Unwrap() error { return i.err }
 
 func (i *interruptedError) signal() syscall.Signal {
-	if i.cause != nil && strings.Contains(i.cause.Error(), syscall.SIGTERM.String()) {
-		return syscall.SIGTERM
+	if i.cause != nil {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+			if strings.Contains(i.cause.Error(), sig.String()) {
+				return sig
+			}
+		}
 	}
 	return syscall.SIGINT
 }
