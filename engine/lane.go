@@ -517,6 +517,9 @@ func (l *Lane) attempt(i int32) {
 	r := &l.reqs[i]
 	r.attempts++
 	l.rec.attempt(r.attempts > 1)
+	if r.attempts > 1 {
+		l.rec.herdRetry(l.now)
+	}
 	d, stage, wait := l.tryStages(r, false)
 	if d == limiters.Admitted {
 		l.pass(i, wait)

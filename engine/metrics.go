@@ -50,6 +50,28 @@ func (t Totals) AdmitRatio() float64 {
 	return float64(t.Admitted) / float64(t.Offered)
 }
 
+// Loop is what a lane's clients made of the limit, the measures retry debates turn on:
+// goodput, amplification and how synchronised the retries are. The herd counts retries only
+// (attempts after a request's first): first tries are the sources' traffic, retries are what
+// the loop adds. retry-herd's clients obey a fixed window's Retry-After and send 400 retries
+// into one 10ms bin at the window's reset; with 5s of jitter the most in any 10ms is 4.
+type Loop struct {
+	// GoodputPerSec is admitted requests per second of the horizon.
+	GoodputPerSec float64 `json:"goodput_per_s"`
+	// Amplification is attempts per offered request: 1 when nothing is retried.
+	Amplification float64 `json:"amplification"`
+	// HerdPeak is the most retries in one 10ms bin aligned to 0, at HerdPeakAt (the bin's
+	// start); 0 when nothing is retried.
+	HerdPeak   int64         `json:"herd_peak"`
+	HerdPeakAt time.Duration `json:"herd_peak_at_ns"`
+	// HerdSynchrony is HerdPeak over the mean retries per 10ms bin of the horizon: about 1
+	// for retries spread evenly, the number of bins when they all come at once.
+	HerdSynchrony float64 `json:"herd_synchrony"`
+}
+
+// HerdBin is the width of the bins Loop's herd measures count attempts in.
+const HerdBin = 10 * time.Millisecond
+
 // Bin is one slice of the run's time axis: [Start, Start+width).
 type Bin struct {
 	Start    time.Duration `json:"start_ns"`

@@ -48,6 +48,7 @@ type LaneResult struct {
 	Name   string   `json:"name"`
 	Stack  []string `json:"stack"`
 	Totals Totals   `json:"totals"`
+	Loop   Loop     `json:"loop"`
 	Wait   Wait     `json:"wait"`
 	// WaitHistogram is the waits of the admitted requests (Wait's source), its non-empty
 	// buckets in increasing order: a wait-time distribution to draw.
@@ -92,6 +93,8 @@ type recorder struct {
 	meters      []*admissionWindow
 	lastAdmit   int64 // the last admission's time; math.MinInt64 before the first
 	svc         serviceMeter
+	herdEnd     int64 // the end of the 10ms bin herdCount counts in
+	herdCount   int64
 	tracing     bool
 	traceLimit  int
 }
@@ -170,6 +173,19 @@ func (r *recorder) attempt(retry bool) {
 	if retry {
 		r.result.Totals.Retried++
 		b.Retried++
+	}
+}
+
+// herdRetry counts a retry at now in its 10ms bin (Loop.HerdPeak). Retries come in time
+// order (a lane runs its events so), so one bin's count at a time is all it takes.
+func (r *recorder) herdRetry(now int64) {
+	if now >= r.herdEnd {
+		r.herdEnd = (now/int64(HerdBin) + 1) * int64(HerdBin)
+		r.herdCount = 0
+	}
+	r.herdCount++
+	if l := &r.result.Loop; r.herdCount > l.HerdPeak {
+		l.HerdPeak, l.HerdPeakAt = r.herdCount, time.Duration(r.herdEnd-int64(HerdBin))
 	}
 }
 
@@ -350,6 +366,16 @@ func (r *recorder) report(events uint64) LaneResult {
 	res.Windows = make([]WindowMeter, len(r.meters))
 	for i, m := range r.meters {
 		res.Windows[i] = m.WindowMeter
+	}
+	t := &res.Totals
+	if r.horizon > 0 {
+		res.Loop.GoodputPerSec = float64(t.Admitted) / time.Duration(r.horizon).Seconds()
+	}
+	if t.Offered > 0 {
+		res.Loop.Amplification = float64(t.Attempts) / float64(t.Offered)
+	}
+	if bins := float64(r.horizon) / float64(HerdBin); t.Retried > 0 && bins > 0 {
+		res.Loop.HerdSynchrony = float64(res.Loop.HerdPeak) / (float64(t.Retried) / max(bins, 1))
 	}
 	return res
 }

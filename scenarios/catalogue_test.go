@@ -306,6 +306,12 @@ func TestRetryHerdAndAWSQuotaDrain(t *testing.T) {
 	assert.Equal(t, []any{int64(400), 10*s + 500*ms}, []any{n, at})
 	n, _ = peak(jittered)
 	assert.Equal(t, int64(4), n)
+	// The engine's own Loop measures say the same, at 10ms whatever the bins: the herd at
+	// 10.5s, 2000× the mean retries per 10ms, against 20× with jitter; 3 attempts per
+	// request and 10 admitted per second either way.
+	assert.Equal(t, engine.Loop{GoodputPerSec: 10, Amplification: 3, HerdPeak: 400, HerdPeakAt: 10*s + 500*ms, HerdSynchrony: 2000}, obeyed.Loop)
+	assert.Equal(t, int64(4), jittered.Loop.HerdPeak)
+	assert.InDelta(t, 20, jittered.Loop.HerdSynchrony, 1e-9)
 	assert.Equal(t, 40*s, obeyed.Wait.Max)
 	assert.Equal(t, "45.7s", (jittered.Wait.Max + 500*ms).Round(100*ms).String())
 
@@ -332,4 +338,20 @@ func TestRetryHerdAndAWSQuotaDrain(t *testing.T) {
 	assert.Equal(t, 384, once, "gave up at the first attempt: no quota left")
 	assert.Equal(t, "11.8s", first.Round(100*ms).String())
 	assert.Equal(t, 15*s, res.Lanes[2].Wait.Max, "retryablehttp's 1+2+4+8s")
+	for i, want := range []float64{2058.0 / 1958, 2836.0 / 1958, 3258.0 / 1958} {
+		assert.InDelta(t, want, res.Lanes[i].Loop.Amplification, 1e-12, res.Lanes[i].Name)
+	}
+
+	// A lane whose client drops refusals retries nothing: no herd.
+	sc, err = Get("boundary-attack")
+	require.NoError(t, err)
+	res, err = engine.Run(context.Background(), sc, nil)
+	require.NoError(t, err)
+	for _, l := range res.Lanes {
+		if l.Totals.Retried == 0 {
+			assert.Zero(t, l.Loop.HerdPeak, l.Name)
+			assert.Zero(t, l.Loop.HerdSynchrony, l.Name)
+			assert.Equal(t, 1.0, l.Loop.Amplification, l.Name)
+		}
+	}
 }

@@ -112,6 +112,18 @@ var assertMetrics = []assertMetric{
 			nominal := float64(rate.Permits) * float64(m.Length) / float64(rate.Window)
 			return float64(m.MaxAdmitted) / nominal, true
 		}},
+	{"goodput", "admitted requests per second of the horizon", metricRatio,
+		func(_ engine.LaneSpec, r engine.LaneResult) (float64, bool) { return r.Loop.GoodputPerSec, true }},
+	{"amplification", "attempts per offered request (1: nothing retried)", metricRatio,
+		func(_ engine.LaneSpec, r engine.LaneResult) (float64, bool) {
+			return r.Loop.Amplification, r.Totals.Offered > 0
+		}},
+	{"herd_peak", "most retries in one 10ms bin", metricCount,
+		func(_ engine.LaneSpec, r engine.LaneResult) (float64, bool) { return float64(r.Loop.HerdPeak), true }},
+	{"herd_synchrony", "most retries in one 10ms bin over the mean per 10ms (1: spread evenly)", metricRatio,
+		func(_ engine.LaneSpec, r engine.LaneResult) (float64, bool) {
+			return r.Loop.HerdSynchrony, r.Totals.Retried > 0
+		}},
 	{"p50", "median wait of admitted requests", metricWait, wait(func(w engine.Wait) time.Duration { return w.P50 })},
 	{"p90", "90th percentile wait", metricWait, wait(func(w engine.Wait) time.Duration { return w.P90 })},
 	{"p99", "99th percentile wait", metricWait, wait(func(w engine.Wait) time.Duration { return w.P99 })},
