@@ -80,6 +80,15 @@ func ParseSpec(text string) (Spec, error) {
 	kindText, params, _ := strings.Cut(strings.TrimSpace(text), ":")
 	kindText = strings.TrimSpace(kindText)
 	info := lookup(Kind(kindText))
+	switch {
+	case info == nil && IsKeyedSpec(text):
+		return fail("", "", "a keys(…) spec is a table of limiters, one per key, not one limiter: read it with "+
+			"ParseKeyedSpec and build it with NewKeyed (or give the whole spec to httplimit.New, which takes "+
+			"every spec the CLI takes, stacks included)")
+	case isStack(text):
+		return fail("", "", "a spec joined with + is a stack of limiters, not one: engine.ParseStack reads it "+
+			"(httplimit.New takes it whole)")
+	}
 	if info == nil {
 		names := strings.Split(KindNames(), ", ")
 		return fail("", "", fmt.Sprintf("unknown kind %q%s (known: %s)", kindText, didYouMean(kindText, names), KindNames()))
@@ -152,7 +161,24 @@ func SplitList(text, sep, item string) (items []string, empty string) {
 	return parts, ""
 }
 
-// Parse reads a spec and builds its limiter on clock.
+// isStack is whether text is specs joined with +, each starting with a kind or keys(…).
+func isStack(text string) bool {
+	parts := strings.Split(text, "+")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		kind, _, _ := strings.Cut(strings.TrimSpace(p), ":")
+		if lookup(Kind(strings.TrimSpace(kind))) == nil && !IsKeyedSpec(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// Parse reads a spec and builds its limiter on clock: one kind (ParseSpec). A keys(…) spec
+// is a table (ParseKeyedSpec, NewKeyed) and specs joined with + a stack (engine.ParseStack);
+// httplimit.New takes both.
 func Parse(text string, clock Clock) (Limiter, error) {
 	spec, err := ParseSpec(text)
 	if err != nil {
