@@ -29,7 +29,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	steps := fs.Int("steps", 24, "the number `N` of rates in the grid, from the mean to twice the peak")
 	refuse := fs.String("refuse", "", "also find the least capacity at the recommended rate that refuses at most this `PERCENT` of permits, e.g. 1% (default: none)")
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
-	chart := fs.String("chart", "", "also draw the curve to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
+	chart := fs.String("chart", "", "also draw the curve to this `FILE` (PNG for .png or no extension, SVG for .svg); - writes the image to standard output instead of the table (default: none)")
 	var seed seedValue
 	fs.Var(&seed, "seed", "a SCENARIO's random seed, a decimal whole number `N` (default: the scenario's)")
 	horizon := fs.Duration("horizon", 0, "how much of a SCENARIO's traffic to fit, a `DURATION` such as 30s (default: the scenario's)")
@@ -50,6 +50,11 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	}
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
 		return err
+	}
+	if *chart != "" {
+		if _, err := chartFormat(*chart); err != nil {
+			return err
+		}
 	}
 	opt := fit.Options{Window: *per, Steps: *steps, RefusePPM: -1}
 	if *per <= 0 || int64(*per) >= 1<<62 {

@@ -35,7 +35,7 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	scenarioArg := fs.String("scenario", "", "run the translations on this `SCENARIO`'s traffic (a built-in, a scenario FILE, or - for standard input) instead of the probe (default: the probe)")
 	in := fs.String("in", "", "run them on this trace `FILE` instead: an access log (nginx, Caddy, HAProxy, JSON; gzip too) or a CSV with a t_ns or t column and optional permits; - is standard input (default: the probe)")
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
-	chart := fs.String("chart", "", "also draw each lane's admissions so far minus its reference's to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
+	chart := fs.String("chart", "", "also draw each lane's admissions so far minus its reference's to this `FILE` (PNG for .png or no extension, SVG for .svg); - writes the image to standard output instead of the table (default: none)")
 	var seed seedValue
 	fs.Var(&seed, "seed", "a --scenario's random seed, a decimal whole number `N` (default: the scenario's)")
 	horizon := fs.Duration("horizon", 0, "how much of a --scenario's traffic to run, a `DURATION` such as 30s (default: the scenario's)")
@@ -51,6 +51,11 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	}
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
 		return err
+	}
+	if *chart != "" {
+		if _, err := chartFormat(*chart); err != nil {
+			return err
+		}
 	}
 	switch {
 	case len(positional) == 0:
