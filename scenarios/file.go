@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -156,6 +157,9 @@ func load(name string, data []byte, onDisk bool) (*engine.Scenario, error) {
 // refused where it starts (yaml.Unmarshal would silently ignore it); empty documents (a
 // trailing "---") are harmless.
 func parse(name string, data []byte) (*yaml.Node, error) {
+	if err := checkUTF8(name, data); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -308,6 +312,30 @@ func (x *expander) merge(n *yaml.Node) error {
 		}
 	}
 	n.Content = content
+	return nil
+}
+
+// checkUTF8 refuses a file that is not UTF-8 text at its first bad byte, by line and column
+// (counted in characters, as yaml counts them), where yaml says only "invalid leading UTF-8
+// octet" about the whole file. A file that opens with a UTF-16 byte-order mark is yaml's to
+// read.
+func checkUTF8(name string, data []byte) error {
+	if bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe}) || utf8.Valid(data) {
+		return nil
+	}
+	line, column := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return &FileError{File: name, Line: line, Column: column,
+				Reason: fmt.Sprintf("byte 0x%02x is not UTF-8 text, which a scenario file must be: save the file as UTF-8 (in a double-quoted string, \\u00ff writes ÿ)", data[i])}
+		}
+		if r == '\n' {
+			line, column = line+1, 0
+		}
+		i += size
+		column++
+	}
 	return nil
 }
 

@@ -34,3 +34,24 @@ func TestChartExtensionIsTheFormat(t *testing.T) {
 		}
 	}
 }
+
+// show of a file whose lane name is not UTF-8, or of a file whose own name is not (and which
+// names the scenario), says so in ratelab's words at the place, where it printed yaml's
+// "invalid leading UTF-8 octet" at column 1, or "yaml: cannot marshal invalid UTF-8 data".
+func TestShowRefusesTextThatIsNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	body := "horizon: 1s\nsources: [{kind: constant, rate: 5}]\nlimiters:\n  - {name: \"a\xffb\", spec: concurrency:max=1}\n"
+	path := filepath.Join(dir, "lane.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	_, _, err := ratelab(t, "show", path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path+":4:14: byte 0xff is not UTF-8 text, which a scenario file must be")
+	assert.NotContains(t, err.Error(), "octet")
+
+	path = filepath.Join(dir, "a\xffb.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("horizon: 1s\nsources: [{kind: constant, rate: 5}]\nlimiters: [concurrency:max=1]\n"), 0o644))
+	_, _, err = ratelab(t, "show", path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `name "a\xffb" is not UTF-8 text, which a scenario file must be (a file without a name: is named after the file: add a name: line)`)
+	assert.NotContains(t, err.Error(), "marshal")
+}
