@@ -829,7 +829,16 @@ func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 				keys, keysNode = &limiters.KeyedConfig{}, v
 				var evict string
 				err := d.mapping(v, p, map[string]fieldFunc{
-					"max": d.integer(&keys.MaxKeys), "evict": d.str(&evict), "shards": d.integer(&keys.Shards),
+					"max": d.integer(&keys.MaxKeys), "shards": d.integer(&keys.Shards),
+					"evict": func(e *yaml.Node, p string) error {
+						if err := d.str(&evict)(e, p); err != nil {
+							return err
+						}
+						if evict == "" { // the zero Evict is lru, but an empty evict: is a slip
+							return d.fail(e, p, "empty: must be lru, fresh or nginx (or leave evict out for lru)")
+						}
+						return nil
+					},
 				})
 				keys.Evict = limiters.Evict(evict)
 				return err
