@@ -142,13 +142,17 @@ func load(name string, data []byte, onDisk bool) (*engine.Scenario, error) {
 	if sc.Name == "" {
 		sc.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	}
-	if err := sc.Validate(); err != nil {
-		var fe *engine.FieldError
-		if errors.As(err, &fe) {
-			n := d.locate(fe.Field, doc.Content[0])
-			return nil, &FileError{File: name, Line: n.Line, Column: n.Column, Field: fe.Field, Reason: fe.Reason}
+	// A fault past the file's own horizon is a mistake in the file; Validate leaves it to
+	// ValidateFaultTimes, so that --horizon may end a run before a fault (see engine.Fault).
+	for _, check := range []func() error{sc.Validate, sc.ValidateFaultTimes} {
+		if err := check(); err != nil {
+			var fe *engine.FieldError
+			if errors.As(err, &fe) {
+				n := d.locate(fe.Field, doc.Content[0])
+				return nil, &FileError{File: name, Line: n.Line, Column: n.Column, Field: fe.Field, Reason: fe.Reason}
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return sc, nil
 }
