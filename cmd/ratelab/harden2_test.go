@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,4 +56,45 @@ func TestShowRefusesTextThatIsNotUTF8(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `name "a\xffb" is not UTF-8 text, which a scenario file must be (a file without a name: is named after the file: add a name: line)`)
 	assert.NotContains(t, err.Error(), "marshal")
+}
+
+// sweep merge of a real sweep's shards refuses a shard whose rows were edited, naming the
+// shard and the line, and draws no figure: a parameter changed to 999 or NaN, a spec replaced
+// by shell text, a changed scenario column, a NUL byte.
+func TestSweepMergeRefusesEditedRows(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"sweep", "steady", "--horizon", "1s", "--vary", "token-bucket.capacity=1..50", "--steps", "4"}
+	var shards []string
+	for _, shard := range []string{"0/2", "1/2"} {
+		out, _, err := ratelab(t, append(base, "--shard", shard)...)
+		require.NoError(t, err)
+		path := filepath.Join(dir, "shard-"+shard[:1]+".csv")
+		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+		shards = append(shards, path)
+	}
+	_, _, err := ratelab(t, "sweep", "merge", shards[0], shards[1])
+	require.NoError(t, err)
+	original, err := os.ReadFile(shards[1])
+	require.NoError(t, err)
+	lines := strings.Split(string(original), "\n")
+	require.Contains(t, lines[2], `,token-bucket.capacity,50,,,"token-bucket:capacity=50,rate=100/1s",`)
+	for _, c := range []struct{ from, to, want string }{
+		{",token-bucket.capacity,50,", ",token-bucket.capacity,999,", ":3:"},
+		{",token-bucket.capacity,50,", ",token-bucket.capacity,NaN,", `:3:103: x: "NaN" is not a value of token-bucket.capacity`},
+		{"token-bucket:capacity=50,rate=100/1s", "$(touch pwned)", ": spec: not a limiter stack"},
+		{",steady,", ",other,", `cell 3's scenario is "other"`},
+		{",steady,", ",ste\x00ady,", `scenario: "ste\x00ady" holds the control character U+0000`},
+	} {
+		edited := slices.Clone(lines)
+		edited[2] = strings.Replace(edited[2], c.from, c.to, 1)
+		require.NotEqual(t, lines[2], edited[2], c.to)
+		require.NoError(t, os.WriteFile(shards[1], []byte(strings.Join(edited, "\n")), 0o644))
+		figures := filepath.Join(dir, "figures")
+		_, _, err := ratelab(t, "sweep", "merge", shards[0], shards[1], "--out", figures)
+		require.Error(t, err, c.to)
+		assert.Contains(t, err.Error(), shards[1]+":3", c.to)
+		assert.Contains(t, err.Error(), c.want, c.to)
+		entries, _ := os.ReadDir(figures)
+		assert.Empty(t, entries, "no figure drawn: %s", c.to)
+	}
 }
