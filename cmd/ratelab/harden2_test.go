@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,4 +98,31 @@ func TestSweepMergeRefusesEditedRows(t *testing.T) {
 		entries, _ := os.ReadDir(figures)
 		assert.Empty(t, entries, "no figure drawn: %s", c.to)
 	}
+}
+
+// translate has run's and fit's budget: a probe that would keep 5.7 GiB (burst 1000000 at
+// one permit a ns: 13M requests, which ran 275s to 5.6 GB) and a scenario of a million hours
+// are refused before anything is made, with the estimate and the flag that raises the
+// budget; --max-events and --max-memory parse as run's do.
+func TestTranslateHasABudget(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"translate", "rate=1/1ns,burst=1000000"},
+			"translate rate=1/1ns,burst=1000000 on the probe (13M requests for a burst of 1000000): about 5.7 GiB of memory (records, reasons and arrivals in flight 4.8 GiB, the probe's arrivals 397 MiB, window meters 320 MiB), over the budget of 2 GiB: raise it with --max-memory 5.7GiB"},
+		{[]string{"translate", "rate=100/1s,burst=20", "--scenario", "poisson", "--horizon", "1000000h"},
+			"translate rate=100/1s,burst=20 on poisson: about 14.5T events (342G requests through 17 lanes; "},
+		{[]string{"translate", "rate=100/1s,burst=20", "--max-events", "1000"}, "over the budget of 1k events: shorten the horizon, or raise the budget with --max-events 20k"},
+		{[]string{"translate", "rate=100/1s,burst=20", "--max-events", "0.5"}, "--max-events 0.5: less than one event"},
+	} {
+		began := time.Now()
+		_, _, err := ratelab(t, c.args...)
+		require.Error(t, err, "%v", c.args)
+		assert.Contains(t, err.Error(), c.want, "%v", c.args)
+		assert.Less(t, time.Since(began), 5*time.Second, "refused up front: %v", c.args)
+	}
+	// Within the budget, as before; and 0 lifts a limit.
+	_, _, err := ratelab(t, "translate", "rate=100/1s,burst=20", "--max-events", "0", "--max-memory", "64MiB")
+	require.NoError(t, err)
 }
