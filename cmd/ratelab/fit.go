@@ -52,11 +52,6 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
 		return err
 	}
-	if *chart != "" {
-		if _, err := chartFormat(*chart); err != nil {
-			return err
-		}
-	}
 	opt := fit.Options{Window: *per, Steps: *steps, RefusePPM: -1}
 	if *per <= 0 || int64(*per) >= 1<<62 {
 		return usageErrorf("--per %v: must be positive and less than 2^62ns", *per)
@@ -112,7 +107,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 			if err := noteInput(ctx, "the trace --in "+quoteArg(*in), *in); err != nil {
 				return err
 			}
-			if err := checkOutputs(ctx, output{"--chart", *chart}); err != nil {
+			if err := checkChart(ctx, *chart); err != nil {
 				return err // before spooling a FIFO
 			}
 			f, err := os.Open(*in)
@@ -151,7 +146,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		}
 		src = fit.Scenario(sc)
 	}
-	if err := checkOutputs(ctx, output{"--chart", *chart}); err != nil {
+	if err := checkChart(ctx, *chart); err != nil {
 		return err
 	}
 	rep, err := fit.Fit(ctx, src, opt)

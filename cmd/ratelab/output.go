@@ -333,6 +333,19 @@ func chartFormat(path string) (string, error) {
 	}
 }
 
+// checkChart refuses a --chart path before the run: one that is an input (checkOutputs, the
+// graver mistake, said first), then one whose extension is not a format written.
+func checkChart(ctx context.Context, path string) error {
+	if err := checkOutputs(ctx, output{"--chart", path}); err != nil {
+		return err
+	}
+	if path == "" {
+		return nil
+	}
+	_, err := chartFormat(path)
+	return err
+}
+
 // writeChart writes fig to path for a --chart flag in chartFormat's format, at the default
 // width; - is standard output.
 func writeChart(ctx context.Context, e *env, path string, fig *plots.Figure) error {

@@ -83,11 +83,6 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
 		return err
 	}
-	if *chart != "" {
-		if _, err := chartFormat(*chart); err != nil {
-			return err
-		}
-	}
 	switch {
 	case len(positional) == 0:
 		return usageErrorf("translate: an intent is required, e.g. ratelab translate 'rate=100/1s,burst=20'")
@@ -150,7 +145,7 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 		sc, phases = translate.ProbeScenario(intent)
 		sc.Name = "the probe"
 	}
-	if err := checkOutputs(ctx, output{"--chart", *chart}); err != nil {
+	if err := checkChart(ctx, *chart); err != nil {
 		return err
 	}
 	rep, err := translate.Run(ctx, sc, intent, translations, phases)
