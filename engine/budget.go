@@ -258,10 +258,14 @@ type BudgetError struct {
 func (e *BudgetError) Error() string {
 	est := e.Estimate
 	if e.Events {
+		cost := DefaultEventCost // an estimate's own, when it counts dearer events (translate's)
+		if est.Events > 0 && est.Runtime/time.Duration(est.Events) > cost {
+			cost = est.Runtime / time.Duration(est.Events)
+		}
 		return fmt.Sprintf("%s: about %s events (%s requests through %s; %s at %s an event), over the budget of %s events: "+
 			"shorten the horizon, or raise the budget with --max-events %s",
 			e.Scenario, SI(est.Events), SI(est.Requests), lanesWord(est), limiters.FormatDuration(rough(est.Runtime)),
-			limiters.FormatDuration(DefaultEventCost), SI(e.Budget.MaxEvents), SI(roundUp(est.Events)))
+			limiters.FormatDuration(cost), SI(e.Budget.MaxEvents), SI(roundUp(est.Events)))
 	}
 	what := make([]string, 0, 3)
 	for _, p := range est.Parts[:min(len(est.Parts), 3)] {

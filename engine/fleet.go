@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
@@ -148,6 +150,24 @@ const (
 )
 
 // Fault is one event of the scenario's fault timeline (Scenario.Faults).
+//
+// Each kind reads only its own fields (FaultKind.Fields); Validate refuses a fault with
+// another kind's field set (an outage with an Instance, a leave with an Until), and a scenario
+// file one that names such a field at all, at its line:col. The timeline is refused when it
+// says two things at once:
+//   - an instance has at most one clock offset (two clock faults for instance 1 are refused,
+//     where the last one silently won);
+//   - each instance's joins and leaves alternate in time, at most one per instant: an
+//     instance leaves, joins, leaves …, or joins (absent until then), leaves, joins …; a
+//     second leave with no join between is refused, naming both;
+//   - instances (outage) and Instance (clock, leave, join) name instances 0 to N−1 of the
+//     fleet's N.
+//
+// A fault wholly at or past the horizon (an outage or latency from the horizon on, a leave
+// or join at it or later) would never happen: ValidateFaultTimes refuses it, and a scenario
+// file is checked with it against its own horizon. Validate does not check it, so that a
+// horizon shortened afterwards (run fleet --horizon 3s, whose outage starts at 4s) runs the
+// part of the timeline it reaches.
 type Fault struct {
 	Kind        FaultKind
 	From, Until time.Duration // outage, latency: the half-open period [From, Until)
@@ -156,6 +176,115 @@ type Fault struct {
 	Instance    int           // clock, leave, join
 	Offset      time.Duration // clock: how far ahead the instance's clock reads
 	At          time.Duration // leave, join
+}
+
+// Fields are the Fault fields a kind reads, as a scenario file names them: an outage from,
+// until and instances; a latency from, until and add; a clock instance and offset; a leave or
+// a join instance and at. nil for an unknown kind.
+func (k FaultKind) Fields() []string {
+	switch k {
+	case FaultOutage:
+		return []string{"from", "until", "instances"}
+	case FaultLatency:
+		return []string{"from", "until", "add"}
+	case FaultClock:
+		return []string{"instance", "offset"}
+	case FaultLeave, FaultJoin:
+		return []string{"instance", "at"}
+	}
+	return nil
+}
+
+// setFields are the fields of ft that hold a value other than their zero, by file name.
+func (ft Fault) setFields() []string {
+	var set []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"from", ft.From != 0}, {"until", ft.Until != 0}, {"add", ft.Add != 0}, {"instances", len(ft.Instances) > 0},
+		{"instance", ft.Instance != 0}, {"offset", ft.Offset != 0}, {"at", ft.At != 0}} {
+		if f.set {
+			set = append(set, f.name)
+		}
+	}
+	return set
+}
+
+// ForeignFieldReason is why a fault of kind k cannot have the field name, with what to write
+// instead where there is something: "not a field of a leave fault (its fields: instance, at);
+// to leave and come back, add a join: {kind: join, instance: N, at: …}".
+func (k FaultKind) ForeignFieldReason(name string) string {
+	article := "a"
+	if k == FaultOutage {
+		article = "an"
+	}
+	reason := fmt.Sprintf("not a field of %s %s fault (its fields: %s)", article, k, strings.Join(k.Fields(), ", "))
+	switch {
+	case k == FaultOutage && name == "instance":
+		reason += "; a partition lists the instances cut off: instances: [N]"
+	case (k == FaultLeave || k == FaultJoin) && (name == "from" || name == "until"):
+		reason += "; to leave and come back, give a leave and a join: {kind: leave, instance: N, at: …} and {kind: join, instance: N, at: …}"
+	case k == FaultLatency && name == "instances":
+		reason += "; added latency applies to every instance's round trips"
+	}
+	return reason
+}
+
+// ValidateFaultTimes refuses a fault that starts at or after the horizon, naming its from or
+// at: it would never happen (see Fault).
+func (sc *Scenario) ValidateFaultTimes() error {
+	for i, ft := range sc.Faults {
+		field, start := fmt.Sprintf("faults[%d].at", i), ft.At
+		switch ft.Kind {
+		case FaultOutage, FaultLatency:
+			field, start = fmt.Sprintf("faults[%d].from", i), ft.From
+		case FaultClock:
+			continue
+		}
+		if start >= sc.Horizon {
+			return fieldErr(field, "%v is at or past the horizon (%v): this %s would never happen; move it before %v or remove it", start, sc.Horizon, ft.Kind, sc.Horizon)
+		}
+	}
+	return nil
+}
+
+// validateTimeline refuses what the timeline says twice (see Fault): a second clock offset
+// for an instance, and joins and leaves of one instance that do not alternate in time.
+func (sc *Scenario) validateTimeline() error {
+	type change struct {
+		at    time.Duration
+		kind  FaultKind
+		index int
+	}
+	clock := map[int]int{}
+	changes := make([][]change, sc.Fleet.Instances)
+	for i, ft := range sc.Faults {
+		switch ft.Kind {
+		case FaultClock:
+			if j, twice := clock[ft.Instance]; twice {
+				return fieldErr(fmt.Sprintf("faults[%d].instance", i), "instance %d already has a clock offset (faults[%d], %v): give each instance one", ft.Instance, j, sc.Faults[j].Offset)
+			}
+			clock[ft.Instance] = i
+		case FaultLeave, FaultJoin:
+			changes[ft.Instance] = append(changes[ft.Instance], change{ft.At, ft.Kind, i})
+		}
+	}
+	for instance, cs := range changes {
+		slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.at, b.at) })
+		for k := 1; k < len(cs); k++ {
+			prev, c := cs[k-1], cs[k]
+			field := fmt.Sprintf("faults[%d]", c.index)
+			if c.at == prev.at {
+				return fieldErr(field+".at", "instance %d already %ss at %v (faults[%d]): one join or leave per instance per instant", instance, prev.kind, c.at, prev.index)
+			}
+			if c.kind == prev.kind {
+				past := map[FaultKind]string{FaultLeave: "left", FaultJoin: "joined"}[c.kind]
+				other := map[FaultKind]FaultKind{FaultLeave: FaultJoin, FaultJoin: FaultLeave}[c.kind]
+				return fieldErr(field+".kind", "instance %d %ss at %v but already %s at %v (faults[%d]) with no %s between: an instance's joins and leaves alternate", instance, c.kind, c.at, past, prev.at, prev.index, other)
+			}
+		}
+	}
+	return nil
 }
 
 // validateFleet checks the fleet, the faults and each lane's coordination, naming fields.
@@ -186,6 +315,13 @@ func (sc *Scenario) validateFleet() error {
 	}
 	for i, ft := range sc.Faults {
 		field := fmt.Sprintf("faults[%d]", i)
+		if own := ft.Kind.Fields(); own != nil {
+			for _, name := range ft.setFields() {
+				if !slices.Contains(own, name) {
+					return fieldErr(field+"."+name, "%s", ft.Kind.ForeignFieldReason(name))
+				}
+			}
+		}
 		switch ft.Kind {
 		case FaultOutage, FaultLatency:
 			if ft.From < 0 {
@@ -233,6 +369,9 @@ func (sc *Scenario) validateFleet() error {
 		default:
 			return fieldErr(field+".kind", "unknown fault %q (outage, latency, clock, leave, join)", ft.Kind)
 		}
+	}
+	if err := sc.validateTimeline(); err != nil {
+		return err
 	}
 	for i, lane := range sc.Lanes {
 		if lane.Fleet == nil {

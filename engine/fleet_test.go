@@ -154,6 +154,27 @@ func TestFleetValidation(t *testing.T) {
 	sc = base()
 	sc.Lanes[0] = fleetLane(t, "concurrency:max=3", LaneFleet{Model: CoordLocal})
 	require.ErrorContains(t, sc.Validate(), "has no time axis")
+
+	// A fault's timeline is used whole or refused (Fault's rule), for faults made by code too.
+	for want, faults := range map[string][]Fault{
+		"faults[0].until: not a field of a leave fault (its fields: instance, at)":   {{Kind: FaultLeave, Instance: 1, At: sec / 2, Until: sec}},
+		"faults[0].instances: not a field of a latency fault":                        {{Kind: FaultLatency, From: 0, Until: sec, Add: ms, Instances: []int{1}}},
+		"faults[0].offset: not a field of an outage fault":                           {{Kind: FaultOutage, Until: sec, Offset: ms}},
+		"faults[1].instance: instance 2 already has a clock offset (faults[0], 1ms)": {{Kind: FaultClock, Instance: 2, Offset: ms}, {Kind: FaultClock, Instance: 2, Offset: 2 * ms}},
+		"faults[2].kind: instance 1 leaves at 900ms but already left at 100ms (faults[0]) with no join between": {
+			{Kind: FaultLeave, Instance: 1, At: 100 * ms}, {Kind: FaultLeave, Instance: 2, At: 500 * ms}, {Kind: FaultLeave, Instance: 1, At: 900 * ms}},
+		"faults[1].at: instance 0 already joins at 0s (faults[0]): one join or leave per instance per instant": {{Kind: FaultJoin}, {Kind: FaultLeave}},
+	} {
+		sc = base()
+		sc.Lanes[0] = fleetLane(t, "fixed-window:limit=9,window=1s", LaneFleet{Model: CoordSplit})
+		sc.Faults = faults
+		require.ErrorContains(t, sc.Validate(), want)
+	}
+	sc = base()
+	sc.Lanes[0] = fleetLane(t, "fixed-window:limit=9,window=1s", LaneFleet{Model: CoordSplit})
+	sc.Faults = []Fault{{Kind: FaultLeave, Instance: 1, At: 100 * ms}, {Kind: FaultJoin, Instance: 1, At: 900 * ms}, {Kind: FaultLatency, From: 2 * sec, Until: 3 * sec, Add: ms}}
+	require.NoError(t, sc.Validate(), "a latency past the horizon is left to ValidateFaultTimes")
+	require.ErrorContains(t, sc.ValidateFaultTimes(), "faults[2].from: 2s is at or past the horizon (1s): this latency would never happen")
 }
 
 // InstancesLive follows the joins and leaves as the next decision would see them (a join at

@@ -30,6 +30,9 @@ type TraceRow struct {
 //   - permits (optional, default 1): a whole number from 1 to MaxPermits;
 //   - key (optional).
 //
+// Each of these four names may appear once: a header naming one twice ("t_ns,permits,t_ns")
+// is refused, naming the column and both positions, rather than letting the last one win.
+//
 // Times must be less than MaxTime (2^62ns, about 146 years, after the start) and a trace
 // holds at most MaxTraceRows rows, so that its permits add up exactly in an int64. A line
 // may hold at most MaxTraceLine bytes. Memory does not depend on the trace's length: one
@@ -126,11 +129,20 @@ func NewTraceReader(r io.Reader) (*TraceReader, error) {
 		}
 		return nil, fmt.Errorf("line 1: %w", err)
 	}
+	seen := map[string]int{} // a column this reader reads -> its 1-based position
 	for i, name := range header {
 		if i == 0 {
 			name = strings.TrimPrefix(name, "\ufeff") // the byte-order mark spreadsheets write
 		}
-		switch strings.TrimSpace(strings.ToLower(name)) {
+		name = strings.TrimSpace(strings.ToLower(name))
+		switch name {
+		case "t_ns", "t", "permits", "key":
+			if first, twice := seen[name]; twice {
+				return nil, fmt.Errorf("line 1: the header names the %s column twice (columns %d and %d); keep one", name, first, i+1)
+			}
+			seen[name] = i + 1
+		}
+		switch name {
 		case "t_ns":
 			t.timeCol, t.nsColumn = i, true
 		case "t":

@@ -42,7 +42,7 @@ var traceHeaders = map[string][]string{
 		" t_ns , permits , key ", "t_ns,permits,key\r", "t_ns,permits\r"},
 	// Other layouts of integer nanoseconds: the general path.
 	"ns": {"t_ns,permits,key,extra", "key,t_ns,permits", "permits,t_ns", "t_ns,key", "t,t_ns,permits",
-		"t_ns,permits,permits", `"t_ns","permits","key"`, `t_ns,"permits",key`, "t_ns,,key"},
+		"t_ns,permits,note,note", `"t_ns","permits","key"`, `t_ns,"permits",key`, "t_ns,,key"},
 	// Seconds and RFC 3339.
 	"t": {"t", "t,permits", "t,permits,key", "key,t", `"t",permits`},
 }

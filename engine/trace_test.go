@@ -78,6 +78,10 @@ func TestTraceReaderErrorsNameTheLine(t *testing.T) {
 		{"bad permits", "t_ns,permits\n1,1\n2,0\n", `line 3: permits "0" is not a whole number >= 1`},
 		{"bad permits word", "t_ns,permits\n1,two\n", `line 2: permits "two"`},
 		{"csv quote", "t_ns,key\n1,\"a\n", "line 2"},
+		{"t_ns twice", "t_ns,permits,t_ns\n1,1,2\n", "line 1: the header names the t_ns column twice (columns 1 and 3)"},
+		{"t twice", "t,T\n1,2\n", "line 1: the header names the t column twice (columns 1 and 2)"},
+		{"permits twice", "t_ns,permits, permits\n1,1,2\n", "line 1: the header names the permits column twice (columns 2 and 3)"},
+		{"key twice quoted", "\"key\",t_ns,key\n\"a\",1,b\n", "line 1: the header names the key column twice (columns 1 and 3)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := readAll(t, tc.text)

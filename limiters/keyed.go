@@ -108,8 +108,8 @@ type KeyedStats struct {
 	Full    uint64 // requests refused because no key could be evicted
 }
 
-// ParseKeyedConfig reads "max=1000,evict=lru" (evict and shards optional). Errors name the
-// field.
+// ParseKeyedConfig reads "max=1000,evict=lru" (evict and shards optional; evict= with no
+// value is refused, not read as lru). Errors name the field.
 func ParseKeyedConfig(text string) (KeyedConfig, error) {
 	var c KeyedConfig
 	fail := func(field, value, reason string) (KeyedConfig, error) {
@@ -138,6 +138,9 @@ func ParseKeyedConfig(text string) (KeyedConfig, error) {
 			}
 			c.MaxKeys = n
 		case "evict":
+			if value == "" { // Evict's zero value means lru, but an empty evict= is a slip
+				return fail(key, value, "empty: must be lru, fresh or nginx (or leave evict out for lru)")
+			}
 			c.Evict = Evict(value)
 		case "shards":
 			n, err := strconv.Atoi(value)

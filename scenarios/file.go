@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -141,13 +142,17 @@ func load(name string, data []byte, onDisk bool) (*engine.Scenario, error) {
 	if sc.Name == "" {
 		sc.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	}
-	if err := sc.Validate(); err != nil {
-		var fe *engine.FieldError
-		if errors.As(err, &fe) {
-			n := d.locate(fe.Field, doc.Content[0])
-			return nil, &FileError{File: name, Line: n.Line, Column: n.Column, Field: fe.Field, Reason: fe.Reason}
+	// A fault past the file's own horizon is a mistake in the file; Validate leaves it to
+	// ValidateFaultTimes, so that --horizon may end a run before a fault (see engine.Fault).
+	for _, check := range []func() error{sc.Validate, sc.ValidateFaultTimes} {
+		if err := check(); err != nil {
+			var fe *engine.FieldError
+			if errors.As(err, &fe) {
+				n := d.locate(fe.Field, doc.Content[0])
+				return nil, &FileError{File: name, Line: n.Line, Column: n.Column, Field: fe.Field, Reason: fe.Reason}
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return sc, nil
 }
@@ -156,6 +161,9 @@ func load(name string, data []byte, onDisk bool) (*engine.Scenario, error) {
 // refused where it starts (yaml.Unmarshal would silently ignore it); empty documents (a
 // trailing "---") are harmless.
 func parse(name string, data []byte) (*yaml.Node, error) {
+	if err := checkUTF8(name, data); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -308,6 +316,30 @@ func (x *expander) merge(n *yaml.Node) error {
 		}
 	}
 	n.Content = content
+	return nil
+}
+
+// checkUTF8 refuses a file that is not UTF-8 text at its first bad byte, by line and column
+// (counted in characters, as yaml counts them), where yaml says only "invalid leading UTF-8
+// octet" about the whole file. A file that opens with a UTF-16 byte-order mark is yaml's to
+// read.
+func checkUTF8(name string, data []byte) error {
+	if bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe}) || utf8.Valid(data) {
+		return nil
+	}
+	line, column := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return &FileError{File: name, Line: line, Column: column,
+				Reason: fmt.Sprintf("byte 0x%02x is not UTF-8 text, which a scenario file must be: save the file as UTF-8 (in a double-quoted string, \\u00ff writes ÿ)", data[i])}
+		}
+		if r == '\n' {
+			line, column = line+1, 0
+		}
+		i += size
+		column++
+	}
 	return nil
 }
 
@@ -824,7 +856,16 @@ func (d *decoder) lane(n *yaml.Node, path string) (engine.LaneSpec, error) {
 				keys, keysNode = &limiters.KeyedConfig{}, v
 				var evict string
 				err := d.mapping(v, p, map[string]fieldFunc{
-					"max": d.integer(&keys.MaxKeys), "evict": d.str(&evict), "shards": d.integer(&keys.Shards),
+					"max": d.integer(&keys.MaxKeys), "shards": d.integer(&keys.Shards),
+					"evict": func(e *yaml.Node, p string) error {
+						if err := d.str(&evict)(e, p); err != nil {
+							return err
+						}
+						if evict == "" { // the zero Evict is lru, but an empty evict: is a slip
+							return d.fail(e, p, "empty: must be lru, fresh or nginx (or leave evict out for lru)")
+						}
+						return nil
+					},
 				})
 				keys.Evict = limiters.Evict(evict)
 				return err

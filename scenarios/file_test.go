@@ -196,6 +196,10 @@ func TestLoadErrorsAreLocated(t *testing.T) {
 		{"syntax: unclosed quote", "horizon: 10s\nname: \"abc\nseed: 1\n", "f.yaml:2:1: "},
 		{"not a mapping", "- a\n- b\n", "f.yaml:1:1: expected a mapping of fields, got a list"},
 		{"empty", "", "f.yaml:1:1: the file is empty"},
+		{"not UTF-8 in a lane name", base + "  - {name: \"a\xffb\", spec: concurrency:max=1}\n",
+			`f.yaml:7:14: byte 0xff is not UTF-8 text, which a scenario file must be: save the file as UTF-8 (in a double-quoted string, \u00ff writes ÿ)`},
+		{"not UTF-8 after Unicode", "name: \"ÿÿ\xc3(\"\n", "f.yaml:1:10: byte 0xc3 is not UTF-8 text"},
+		{"a surrogate", "horizon: 10s\nname: x\xed\xa0\x80\n", "f.yaml:2:8: byte 0xed is not UTF-8 text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load("f.yaml", []byte(tc.yaml))

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"slices"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratelab/ratelab/engine"
@@ -93,6 +95,16 @@ func (d *decoder) fault(n *yaml.Node, path string, f *engine.Fault) error {
 		return d.fail(n, path+".kind", "missing (outage, latency, clock, leave, join)")
 	}
 	f.Kind = engine.FaultKind(kind)
+	// A field of another kind is refused where it is written, even at its zero value
+	// ({kind: leave, from: 1s, until: 2s} was a permanent leave at 0s).
+	if own := f.Kind.Fields(); own != nil {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i]
+			if key.Value != "kind" && !slices.Contains(own, key.Value) {
+				return d.fail(key, path+"."+key.Value, "%s", f.Kind.ForeignFieldReason(key.Value))
+			}
+		}
+	}
 	return nil
 }
 

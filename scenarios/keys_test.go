@@ -54,6 +54,7 @@ func TestLoadKeysErrorsAreLocated(t *testing.T) {
 		"horizon: 1s\nsources: [{kind: constant, rate: 1}]\nlimiters:\n  - spec: leaky-bucket:rate=1/1s\n    keys: {max: 0}\n":                  "f.yaml:5:17: limiters[0].keys.max: must be between 1 and 2^30",
 		"horizon: 1s\nsources: [{kind: constant, rate: 1}]\nlimiters:\n  - spec: leaky-bucket:rate=1/1s\n    keys: {max: 5, evict: random}\n":   "limiters[0].keys.evict: must be lru, fresh or nginx",
 		"horizon: 1s\nsources: [{kind: constant, rate: 1}]\nlimiters:\n  - spec: leaky-bucket:rate=1/1s\n    keys: {max: 5, evikt: lru}\n":      "limiters[0].keys.evikt: unknown field",
+		"horizon: 1s\nsources: [{kind: constant, rate: 1}]\nlimiters:\n  - spec: leaky-bucket:rate=1/1s\n    keys: {max: 5, evict: ''}\n":       "f.yaml:5:27: limiters[0].keys.evict: empty: must be lru, fresh or nginx (or leave evict out for lru)",
 		"horizon: 1s\nsources: [{kind: constant, rate: 1}]\nlimiters: ['keys(max=5,evict=random):leaky-bucket:rate=1/1s']\n":                    "f.yaml:3:12: limiters[0]:",
 	} {
 		_, err := Load("f.yaml", []byte(yaml))

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -77,7 +78,7 @@ func limiterRanges() []limiterRange {
 				"sliding-window:limit=4294967295,window=2147483647ns,slots=1"}},
 		{limiters.KindSlidingWindow, "slots", fmt.Sprintf("1 to 4096 (default %d), dividing the window into whole nanoseconds", limiters.DefaultSlots),
 			"the slots are the window's memory, and a slot's position fits in 12 bits",
-			[]string{"sliding-window:limit=1,window=4096ns,slots=4096", "sliding-window:limit=1,window=1s,slots=8"},
+			[]string{"sliding-window:limit=1,window=4096ns,slots=4096", "sliding-window:limit=1,window=1s,slots=8", "sliding-window:limit=1,window=1s,slots=1"},
 			[]string{"sliding-window:limit=1,window=4097ns,slots=4097", "sliding-window:limit=1,window=1s,slots=7", "sliding-window:limit=1,window=1s,slots=0"}},
 		{limiters.KindFixedWindow, "limit", limit, packed,
 			[]string{"fixed-window:limit=1,window=1ns", "fixed-window:limit=4294967295,window=2147483648ns"},
@@ -138,12 +139,12 @@ func limiterRanges() []limiterRange {
 		{limiters.KindNginx, "rate", "1 to 1000000 r/s or r/m", "nginx's own rates; R is kept in milli-requests per second",
 			[]string{"nginx:rate=1r/m", "nginx:rate=1000000r/s"},
 			[]string{"nginx:rate=0r/s", "nginx:rate=1000001r/s"}},
-		{limiters.KindNginx, "burst", "0 to 1000000", "ratelab's bound, far above any nginx configuration in use",
-			[]string{"nginx:rate=1r/s,burst=1", "nginx:rate=1r/s,burst=1000000"},
-			[]string{"nginx:rate=1r/s,burst=1000001"}},
-		{limiters.KindNginx, "delay", "0 to 1000000, or nodelay (not both)", "as burst",
-			[]string{"nginx:rate=1r/s,burst=5,delay=nodelay", "nginx:rate=1r/s,burst=5,delay=1000000"},
-			[]string{"nginx:rate=1r/s,burst=5,delay=1000001"}},
+		{limiters.KindNginx, "burst", "1 to 1000000; left out, 0 (none)", "ratelab's bound, far above any nginx configuration in use; nginx itself refuses burst=0 (\"invalid burst value\") and means none by leaving it out",
+			[]string{"nginx:rate=1r/s,burst=1", "nginx:rate=1r/s,burst=1000000", "nginx:rate=1r/s"},
+			[]string{"nginx:rate=1r/s,burst=1000001", "nginx:rate=1r/s,burst=0"}},
+		{limiters.KindNginx, "delay", "1 to 1000000, or nodelay (not both); left out, 0", "as burst: nginx refuses delay=0 (\"invalid delay value\")",
+			[]string{"nginx:rate=1r/s,burst=5,delay=nodelay", "nginx:rate=1r/s,burst=5,delay=1", "nginx:rate=1r/s,burst=5,delay=1000000"},
+			[]string{"nginx:rate=1r/s,burst=5,delay=1000001", "nginx:rate=1r/s,burst=5,delay=0"}},
 		{limiters.KindGuavaBursty, "rate", "as the token bucket's, at most 250000 per second", "Guava charges whole microseconds: a shorter interval loses too much of a permit's cost",
 			[]string{"guava-bursty:rate=250000/1s", "guava-bursty:rate=1/1h"},
 			[]string{"guava-bursty:rate=250001/1s", "guava-bursty:rate=0/1s"}},
@@ -221,11 +222,24 @@ func limiterRanges() []limiterRange {
 }
 
 // The limiter table says what each kind's Validate does: specs at its edges are accepted,
-// specs just past them refused, and every field of every kind has a row.
+// specs just past them refused, and every field of every kind has a row. A row whose range
+// opens with two whole numbers ("1 to 1000000") has a valid spec at each of them, so a
+// stated edge the code refuses (nginx's burst documented from 0) fails here.
 func TestLimiterRangesAreTheValidation(t *testing.T) {
 	rows := map[string]bool{}
+	plainRange := regexp.MustCompile(`^(\d+) to (\d+)(?:$|[ ,;(])`)
 	for _, r := range limiterRanges() {
 		rows[string(r.kind)+"."+r.field] = true
+		if edges := plainRange.FindStringSubmatch(r.accepted); edges != nil {
+			for _, edge := range edges[1:] {
+				at := regexp.MustCompile(`[:,]` + regexp.QuoteMeta(r.field+"="+edge) + `(\D|$)`)
+				found := false
+				for _, text := range r.valid {
+					found = found || at.MatchString(text)
+				}
+				assert.True(t, found, "%s.%s: the range %q states %s, but no valid spec has %s=%s", r.kind, r.field, r.accepted, edge, r.field, edge)
+			}
+		}
 		for _, text := range r.valid {
 			spec, err := limiters.ParseSpec(text)
 			if assert.NoError(t, err, text) {

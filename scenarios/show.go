@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -85,6 +86,13 @@ func YAML(sc *engine.Scenario) ([]byte, error) {
 			seq.Content = append(seq.Content, faultNode(f))
 		}
 		add(root, "faults", seq)
+	}
+	if path, value, bad := notUTF8(root, ""); bad {
+		hint := ""
+		if path == "name" {
+			hint = " (a file without a name: is named after the file: add a name: line)"
+		}
+		return nil, fmt.Errorf("%s %q is not UTF-8 text, which a scenario file must be%s", path, value, hint)
 	}
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
@@ -336,4 +344,32 @@ func duration(d time.Duration) *yaml.Node {
 
 func add(m *yaml.Node, key string, value *yaml.Node) {
 	m.Content = append(m.Content, plain(key), value)
+}
+
+// notUTF8 is the path ("limiters[2].name") and value of the first string under n that is not
+// UTF-8 text, which yaml refuses to write ("cannot marshal invalid UTF-8 data as !!str"). A
+// loaded file's strings are UTF-8 (Load refuses other bytes), but a name can come from
+// elsewhere: the file's own name, when it has no name: field.
+func notUTF8(n *yaml.Node, path string) (string, string, bool) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return path, n.Value, !utf8.ValidString(n.Value)
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			if path != "" {
+				key = path + "." + key
+			}
+			if p, v, bad := notUTF8(n.Content[i+1], key); bad {
+				return p, v, true
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if p, v, bad := notUTF8(c, fmt.Sprintf("%s[%d]", path, i)); bad {
+				return p, v, true
+			}
+		}
+	}
+	return "", "", false
 }

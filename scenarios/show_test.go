@@ -100,3 +100,20 @@ func TestYAMLRefusesBuiltLanes(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "limiters[0]: token-bucket:capacity=10,rate=100/1s: its limiters are made by code"), err.Error())
 }
+
+// A string yaml cannot write (not UTF-8) is refused naming its field, in ratelab's words
+// where yaml said "cannot marshal invalid UTF-8 data as !!str": a scenario named after a file
+// whose name is not UTF-8, or a lane so named by code.
+func TestYAMLRefusesTextThatIsNotUTF8(t *testing.T) {
+	sc, err := Get("steady")
+	require.NoError(t, err)
+	sc.Name = "a\xffb"
+	_, err = YAML(sc)
+	require.Error(t, err)
+	assert.Equal(t, `name "a\xffb" is not UTF-8 text, which a scenario file must be (a file without a name: is named after the file: add a name: line)`, err.Error())
+	sc.Name = "steady"
+	sc.Lanes[2].Name = "lane\xc3"
+	_, err = YAML(sc)
+	require.Error(t, err)
+	assert.Equal(t, `limiters[2].name "lane\xc3" is not UTF-8 text, which a scenario file must be`, err.Error())
+}

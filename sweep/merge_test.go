@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
 )
 
 // synthRow is cell c of a made-up sweep of n cells: rows that read back and add up, made
@@ -23,6 +27,7 @@ func synthRow(c, n int) Row {
 	r.Fields[0], r.Values[0] = "token-bucket.capacity", strconv.Itoa(c+1)
 	r.Offered, r.Admitted, r.Refused = 100, int64(min(c+1, 100)), int64(100-min(c+1, 100))
 	r.Bound, r.Keys, r.Fairness = -1, 3, 1/(1+float64(c%7))
+	r.Nominal = limiters.Rate{Permits: 100, Window: time.Second}
 	return r
 }
 
@@ -205,4 +210,83 @@ func BenchmarkMergeCSV(b *testing.B) {
 			b.ReportMetric(float64(cells*b.N)/b.Elapsed().Seconds(), "cells/s")
 		})
 	}
+}
+
+// MergeCSV trusts no row: a row whose parameters are not its spec's, a value outside its
+// field's domain, a spec that is not a limiter stack (shell text), a changed scenario column,
+// a control byte, a cell that is not its lane's template with its own values, and a lane that
+// comes back are refused with the shard's name and line, and nothing after is emitted.
+func TestMergeCSVValidatesRows(t *testing.T) {
+	const cells = 4
+	for _, c := range []struct {
+		name   string
+		change func(r *Row)
+		want   string
+	}{
+		{"a parameter changed", func(r *Row) { r.Values[0] = "999" },
+			`a.csv:3:112: spec: the cell's parameters token-bucket.capacity=999 make the spec "token-bucket:capacity=999,rate=100/1s", not "token-bucket:capacity=2,rate=100/1s"`},
+		{"NaN", func(r *Row) { r.Values[0] = "NaN" }, `a.csv:3:106: x: "NaN" is not a value of token-bucket.capacity: `},
+		{"negative", func(r *Row) { r.Values[0], r.Spec = "-1", "token-bucket:capacity=-1,rate=100/1s" }, `a.csv:3:111: spec: not a limiter stack: limiter spec "token-bucket:capacity=-1,rate=100/1s": capacity=-1: must be at least 1`},
+		{"shell text", func(r *Row) { r.Spec = "$(rm -rf ~)" }, `a.csv:3:110: spec: not a limiter stack: limiter spec "$(rm -rf ~)": unknown kind`},
+		{"scenario changed", func(r *Row) { r.Scenario = "other" },
+			`sweep merge: a.csv:3: cell 1's scenario is "other", where a.csv cell 0 of the same sweep 5eed5eed5eed5eed has "synthetic": a row was changed`},
+		{"seed changed", func(r *Row) { r.Seed = 2 }, `sweep merge: a.csv:3: cell 1's seed is "2", where a.csv cell 0`},
+		{"a NUL", func(r *Row) { r.Lane = "token-bucket\x00" }, `a.csv:3:45: lane: "token-bucket\x00" holds the control character U+0000: a sweep writes none`},
+		{"an escape", func(r *Row) { r.Scenario = "\x1b[2Jsynthetic" }, `a.csv:3:18: scenario: "\x1b[2Jsynthetic" holds the control character U+001B`},
+		{"not UTF-8", func(r *Row) { r.Values[0] = "2\xff" }, `a.csv:3:106: x: "2\xff" is not UTF-8 text`},
+		{"not an ID", func(r *Row) { r.Sweep = "5eed5eed5eed5eeZ" }, `a.csv:3:1: sweep: "5eed5eed5eed5eeZ" is not a sweep's ID (16 hex digits)`},
+		{"another template", func(r *Row) {
+			r.Spec, r.Nominal = "token-bucket:capacity=2,rate=999/1s", limiters.Rate{Permits: 999, Window: time.Second}
+		},
+			`sweep merge: a.csv:3: cell 1 is not its lane's template with its own parameters: the cell's parameters token-bucket.capacity=2 make the spec "token-bucket:capacity=2,rate=100/1s", not "token-bucket:capacity=2,rate=999/1s"`},
+		{"nominal rate", func(r *Row) { r.Nominal = limiters.Rate{Permits: 7, Window: time.Second} }, `nominal_rate: "7/1s" is not the first stage's nominal rate ("100/1s")`},
+		{"a y value without its field", func(r *Row) { r.Values[1] = "5" }, `a.csv:3:109: y: "5" without a field: y_field is empty`},
+		{"a field that is not one", func(r *Row) { r.Fields[0] = "capacity" }, `x_field: "capacity" is not TARGET.FIELD`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows := []Row{synthRow(0, cells), synthRow(1, cells), synthRow(2, cells), synthRow(3, cells)}
+			c.change(&rows[1])
+			var b bytes.Buffer
+			require.NoError(t, WriteCSV(&b, rows))
+			emitted := 0
+			err := MergeCSV([]*CSVReader{NewCSVReader(&b, "a.csv")}, func(Row) error { emitted++; return nil })
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.LessOrEqual(t, emitted, 1, "nothing past the bad row")
+		})
+	}
+
+	// A lane that comes back after another.
+	lane := func(c int, name string) Row {
+		r := synthRow(c, cells)
+		r.Lane = name
+		return r
+	}
+	var b bytes.Buffer
+	require.NoError(t, WriteCSV(&b, []Row{lane(0, "a"), lane(1, "b"), lane(2, "a"), lane(3, "b")}))
+	err := MergeCSV([]*CSVReader{NewCSVReader(&b, "lanes.csv")}, func(Row) error { return nil })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sweep merge: lanes.csv:4: cell 2 is of lane a again, after lane b: a sweep's cells run lane by lane")
+
+	// The rows a sweep writes pass: a real grid of two dimensions, two lanes and a keyed stage.
+	sc := &engine.Scenario{Name: "real", Seed: 3, Horizon: time.Second, Client: engine.Client{Policy: engine.PolicyDrop},
+		Sources: []engine.Source{{Kind: engine.SourceConstant, Rate: 50}}}
+	for _, spec := range []string{"token-bucket:capacity=5,rate=20/1s", "keys(max=10,evict=lru):token-bucket:capacity=3,rate=10/1s+concurrency:max=4"} {
+		stack, err := engine.ParseStack(spec)
+		require.NoError(t, err)
+		sc.Lanes = append(sc.Lanes, engine.LaneSpec{Stack: stack})
+	}
+	capacity, err := ParseDimension("token-bucket.capacity=1..9", Steps{N: 3})
+	require.NoError(t, err)
+	rate, err := ParseDimension("token-bucket.rate=10/1s..40/1s", Steps{N: 2})
+	require.NoError(t, err)
+	g, err := New(sc, []Dimension{capacity, rate})
+	require.NoError(t, err)
+	rows, err := Run(context.Background(), g, Options{Workers: 1})
+	require.NoError(t, err)
+	b.Reset()
+	require.NoError(t, WriteCSV(&b, rows))
+	var merged []Row
+	require.NoError(t, MergeCSV([]*CSVReader{NewCSVReader(&b, "real.csv")}, func(r Row) error { merged = append(merged, r); return nil }))
+	assert.Equal(t, rows, merged)
 }

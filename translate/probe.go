@@ -39,7 +39,7 @@ func Probe(in Intent) (script []engine.Arrival, phases []Phase, horizon time.Dur
 	phase := func(name string, from, to time.Duration, start int) {
 		phases = append(phases, Phase{Name: name, From: from, To: to, Requests: len(script) - start})
 	}
-	firstN := (3*b + 1) / 2
+	firstN, boundary, horizon := probeShape(in)
 	burst(0, firstN)
 	phase("first", 0, 100*T, 0)
 	start := len(script)
@@ -51,14 +51,20 @@ func Probe(in Intent) (script []engine.Arrival, phases []Phase, horizon time.Dur
 	start = len(script)
 	burst(500*T, firstN)
 	phase("after idle", 500*T, 600*T, start)
-	boundary := time.Duration((700+b-1)/b) * time.Duration(b) * T
 	before := max(T/10, 1)
 	start = len(script)
 	burst(boundary-before, 5*b)
 	burst(boundary, 5*b)
-	horizon = boundary + 100*T
 	phase("boundary", 600*T, horizon, start)
 	return script, phases, horizon
+}
+
+// probeShape is the probe's first burst, ⌈1.5b⌉, its window boundary B = ⌈700/b⌉·b·T, and
+// its horizon B + 100T: what Probe lays out, known without laying it out.
+func probeShape(in Intent) (first int, boundary, horizon time.Duration) {
+	b, T := in.Burst, in.Interval()
+	boundary = time.Duration((700+b-1)/b) * time.Duration(b) * T
+	return (3*b + 1) / 2, boundary, boundary + 100*T
 }
 
 // ProbeScenario is the probe as a scenario: one scripted source, refused requests dropped.

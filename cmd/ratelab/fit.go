@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,7 +31,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	steps := fs.Int("steps", 24, "the number `N` of rates in the grid, from the mean to twice the peak")
 	refuse := fs.String("refuse", "", "also find the least capacity at the recommended rate that refuses at most this `PERCENT` of permits, e.g. 1% (default: none)")
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
-	chart := fs.String("chart", "", "also draw the curve to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
+	chart := fs.String("chart", "", "also draw the curve to this `FILE` (PNG for .png or no extension, SVG for .svg); - writes the image to standard output instead of the table (default: none)")
 	clients := fs.String("clients", "", "fit one limit per client key instead of one for all: the share of clients, as a `PERCENT` such as 99%, the per-client spec admits entirely (default: 99% when --key is given, else no per-client fit)")
 	protectText := fs.String("protect", "", "with a per-client fit, add a global token bucket at this `RATE` behind it, e.g. 400/1s, sized to admit all the per-client limit admits (default: none)")
 	var seed seedValue
@@ -137,7 +138,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 			if err := noteInput(ctx, "the trace --in "+quoteArg(*in), *in); err != nil {
 				return err
 			}
-			if err := checkOutputs(ctx, output{"--chart", *chart}); err != nil {
+			if err := checkChart(ctx, *chart); err != nil {
 				return err // before spooling a FIFO
 			}
 			f, err := os.Open(*in)
@@ -176,7 +177,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		}
 		src = fit.Scenario(sc)
 	}
-	if err := checkOutputs(ctx, output{"--chart", *chart}); err != nil {
+	if err := checkChart(ctx, *chart); err != nil {
 		return err
 	}
 	if perClient {
@@ -239,28 +240,59 @@ func checkFitBudget(e *env, sc *engine.Scenario, steps int) error {
 	return nil
 }
 
-// parsePercent reads "1%", "0.5%" or "2" (percent, at most four decimals) as parts per
-// million of 100%.
+// percentPattern is a decimal number, optionally with an exponent: 1, 0.5, .25, 1e-3, 2.5E+1.
+var percentPattern = regexp.MustCompile(`^\+?([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$`)
+
+// parsePercent reads a percentage of permits, with or without %, as parts per million: from
+// 0% to 100% in steps of 0.0001% (one permit in a million), 1% is 10000. An exponent is read
+// exactly (1e-3% is 10), by moving the decimal point in the digits, never through a float; a
+// value between two steps (1.00001%, 1e-300%) is refused with the range, never rounded, so a
+// tiny nonzero bound does not silently become 0.
 func parsePercent(text string) (int64, error) {
+	const allowed = "a percentage from 0% to 100% in steps of 0.0001% (one permit in a million) is allowed, e.g. 1%, 0.5% or 0.0001%"
 	s := strings.TrimSuffix(strings.TrimSpace(text), "%")
-	whole, frac, _ := strings.Cut(s, ".")
-	if len(frac) > 4 {
-		return 0, fmt.Errorf("at most four decimals (0.0001%% is one permit in a million)")
+	m := percentPattern.FindStringSubmatch(s)
+	if m == nil || m[1]+m[2] == "" {
+		if strings.HasPrefix(s, "-") && percentPattern.MatchString(s[1:]) {
+			return 0, fmt.Errorf("negative: %s", allowed)
+		}
+		return 0, fmt.Errorf("not a percentage: %s", allowed)
 	}
-	w, err := strconv.ParseInt(whole, 10, 64)
-	if whole == "" {
-		w, err = 0, nil
+	digits := strings.TrimLeft(m[1]+m[2], "0")
+	if digits == "" {
+		return 0, nil // 0, 0.000, 0e99
 	}
-	f := int64(0)
-	if frac != "" {
-		f, err = strconv.ParseInt(frac+strings.Repeat("0", 4-len(frac)), 10, 64)
+	// The value is 0.digits × 10^point; in parts per million (×10^4), the point moves 4 on.
+	// Past ±100 digits either way the answer is known: too large, or below the step.
+	exp, err := strconv.Atoi(m[3])
+	if m[3] == "" {
+		exp, err = 0, nil
 	}
-	if err != nil || strings.HasPrefix(s, "-") || strings.HasPrefix(frac, "-") || strings.HasPrefix(frac, "+") || s == "" {
-		return 0, fmt.Errorf("not a percentage (e.g. 1%%, 0.5%%)")
+	if err != nil || exp > 100 || exp < -100 {
+		exp = max(min(exp, 1000), -1000)
 	}
-	ppm := w*10000 + f
-	if w > 100 || ppm > 1e6 {
-		return 0, fmt.Errorf("at most 100%%")
+	point := len(m[1]) - (len(m[1]+m[2]) - len(digits)) + exp + 4 // digits before the point
+	whole, frac := digits, ""
+	switch {
+	case point <= 0:
+		whole, frac = "", digits
+	case point < len(digits):
+		whole, frac = digits[:point], digits[point:]
+	default:
+		whole = digits + strings.Repeat("0", min(point-len(digits), 20))
+	}
+	if len(whole) > 7 {
+		return 0, fmt.Errorf("at most 100%%: %s", allowed)
+	}
+	if strings.Trim(frac, "0") != "" {
+		if whole == "" {
+			return 0, fmt.Errorf("more than 0%% but less than 0.0001%%: %s", allowed)
+		}
+		return 0, fmt.Errorf("finer than 0.0001%%, one permit in a million, the finest step (at most four decimals): %s", allowed)
+	}
+	ppm, _ := strconv.ParseInt("0"+whole, 10, 64)
+	if ppm > 1e6 {
+		return 0, fmt.Errorf("at most 100%%: %s", allowed)
 	}
 	return ppm, nil
 }

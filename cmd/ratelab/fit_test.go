@@ -121,6 +121,7 @@ func TestFitErrors(t *testing.T) {
 		{[]string{"fit", "--in", gatewayTrace, "poisson"}, "not both", true},
 		{[]string{"fit", "--in", gatewayTrace, "--refuse", "x%"}, "--refuse x%: not a percentage", true},
 		{[]string{"fit", "--in", gatewayTrace, "--refuse", "101%"}, "at most 100%", true},
+		{[]string{"fit", "--in", gatewayTrace, "--refuse", "1e-300%"}, "--refuse 1e-300%: more than 0% but less than 0.0001%: a percentage from 0% to 100% in steps of 0.0001%", true},
 		{[]string{"fit", "--in", gatewayTrace, "--rate", "100"}, "--rate 100: expected permits/window", true},
 		{[]string{"fit", "--in", gatewayTrace, "--seed", "2"}, "apply to a SCENARIO", true},
 		{[]string{"fit", "--in", gatewayTrace, "--steps", "1"}, "--steps 1: must be between 2 and 1000", true},
@@ -137,13 +138,22 @@ func TestFitErrors(t *testing.T) {
 }
 
 func TestParsePercent(t *testing.T) {
-	for text, want := range map[string]int64{"1%": 10000, "0.5%": 5000, "0.0001%": 1, "100%": 1e6, "2": 20000, "0%": 0, ".25%": 2500} {
+	for text, want := range map[string]int64{"1%": 10000, "0.5%": 5000, "0.0001%": 1, "100%": 1e6, "2": 20000, "0%": 0, ".25%": 2500,
+		"1e-3%": 10, "1E-4%": 1, "2.5e1%": 250000, "1e2%": 1e6, "0.00010000%": 1, "0e999999999999%": 0, "1000e-3%": 10000, "+3%": 30000, "007%": 70000, "1.%": 10000} {
 		got, err := parsePercent(text)
 		require.NoError(t, err, text)
 		assert.Equal(t, want, got, text)
 	}
-	for _, text := range []string{"", "%", "-1%", "1.00001%", "abc", "1.-5%", "100.01%"} {
+	for text, want := range map[string]string{
+		"": "not a percentage", "%": "not a percentage", "abc": "not a percentage", "1.-5%": "not a percentage", "1e%": "not a percentage", "NaN%": "not a percentage",
+		"-1%": "negative", "1.00001%": "finer than 0.0001%", "100.01%": "at most 100%", "1e3%": "at most 100%", "1e999999999999%": "at most 100%",
+		"1e-300%":  "more than 0% but less than 0.0001%: a percentage from 0% to 100%",
+		"0.00001%": "more than 0% but less than 0.0001%", "1e-99999999999999999999%": "more than 0% but less than 0.0001%",
+	} {
 		_, err := parsePercent(text)
-		assert.Error(t, err, text)
+		if assert.Error(t, err, text) {
+			assert.Contains(t, err.Error(), want, text)
+			assert.Contains(t, err.Error(), "a percentage from 0% to 100% in steps of 0.0001% (one permit in a million) is allowed", text)
+		}
 	}
 }

@@ -315,12 +315,43 @@ func describeMode(m fs.FileMode) string {
 	return "something other than a regular file"
 }
 
-// writeChart writes fig to path for a --chart flag: SVG when path ends in .svg, else PNG, at
-// the default width; - is standard output.
+// chartFormat is the format a --chart FILE is written in, told by its name: SVG for .svg, PNG
+// for .png or a name without an extension (and for -, standard output), in any case. Any other
+// extension is refused before the run, so that a file's name never says one format while its
+// bytes are another (out.gif held PNG bytes).
+func chartFormat(path string) (string, error) {
+	if path == "-" {
+		return "png", nil
+	}
+	switch ext := filepath.Ext(path); strings.ToLower(ext) {
+	case ".svg":
+		return "svg", nil
+	case ".png", "":
+		return "png", nil
+	default:
+		return "", usageErrorf("--chart %s: ratelab does not write %s files; name the chart .png (PNG) or .svg (SVG)", quoteArg(path), quoteArg(ext))
+	}
+}
+
+// checkChart refuses a --chart path before the run: one that is an input (checkOutputs, the
+// graver mistake, said first), then one whose extension is not a format written.
+func checkChart(ctx context.Context, path string) error {
+	if err := checkOutputs(ctx, output{"--chart", path}); err != nil {
+		return err
+	}
+	if path == "" {
+		return nil
+	}
+	_, err := chartFormat(path)
+	return err
+}
+
+// writeChart writes fig to path for a --chart flag in chartFormat's format, at the default
+// width; - is standard output.
 func writeChart(ctx context.Context, e *env, path string, fig *plots.Figure) error {
-	kind := "png"
-	if strings.EqualFold(filepath.Ext(path), ".svg") {
-		kind = "svg"
+	kind, err := chartFormat(path)
+	if err != nil {
+		return err
 	}
 	var buf bytes.Buffer
 	if err := fig.Write(&buf, kind, plots.DefaultWidth, 0); err != nil {

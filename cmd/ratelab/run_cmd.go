@@ -524,9 +524,13 @@ func writeCSV(w io.Writer, sc *engine.Scenario, res *engine.Results) error {
 
 // roundedDuration prints d to three significant digits for a table: "18.9ms", "218ms", "0s".
 // Exact values are in the JSON and CSV formats.
+//
+// From 1000s on it rounds to the second ("20m35s", "1281023h53m38s"): a unit of 10s or more
+// is not one of the printed units, so the hours, minutes and seconds it leaves look exact and
+// are not (2^62−1 ns, rounded to 10^16 ns, printed as 1280555h33m20s: 468 hours short).
 func roundedDuration(d time.Duration) string {
 	unit := time.Duration(1)
-	for v := d; v >= 1000; v /= 10 {
+	for v := d; v >= 1000 && unit < time.Second; v /= 10 {
 		unit *= 10
 	}
 	return limiters.FormatDuration(d.Round(unit))

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -177,6 +178,8 @@ func TestRoundedDuration(t *testing.T) {
 		0: "0s", 999: "999ns", 18874367: "18.9ms", 218103807: "218ms", 26214399: "26.2ms", 3 * time.Second: "3s",
 		227254 * time.Microsecond: "227ms", 1294 * time.Millisecond: "1.29s", 45678 * time.Microsecond: "45.7ms",
 		3*time.Minute + 7*time.Second: "3m7s", 812 * time.Nanosecond: "812ns", 2490367 * time.Nanosecond: "2.49ms",
+		999*time.Second + 400*time.Millisecond: "16m39s", 1234567 * time.Millisecond: "20m35s", 3*time.Hour + 25*time.Minute + 45*time.Second: "3h25m45s",
+		1<<62 - 1: "1281023h53m38s", math.MaxInt64: "2562047h47m16.854775807s",
 	} {
 		assert.Equal(t, want, roundedDuration(d), "%d", d)
 	}

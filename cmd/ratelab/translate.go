@@ -30,15 +30,43 @@ const translateAbout = "An intent is rate=PERMITS/WINDOW,burst=N: ratelab's toke
 	"and compares each lane with the reference request for request: identical, or the first request it decides otherwise, when, and each limiter's own sentence for why. " +
 	"A library that never refuses (uber) is compared wait for wait with the same bucket whose callers wait as long as it takes."
 
+// checkTranslateBudget refuses a translation run over e's budget before anything is made
+// (translate.Estimate: sc nil is the probe, counted from the intent), as run and fit refuse
+// theirs: the estimate and the flag that raises the budget.
+func checkTranslateBudget(e *env, sc *engine.Scenario, intent translate.Intent, translations []translate.Translation) error {
+	budget := engine.DefaultBudget
+	if e.budget != nil {
+		budget = *e.budget
+	}
+	est, err := translate.Estimate(sc, intent, translations)
+	if err != nil {
+		return fmt.Errorf("translate: %w", err)
+	}
+	name := fmt.Sprintf("translate %s on the probe (%s requests for a burst of %d)", intent, engine.SI(est.Requests), intent.Burst)
+	if sc != nil {
+		name = "translate " + intent.String() + " on " + sc.Name
+	}
+	if err := budget.Check(&engine.Scenario{Name: name}, est); err != nil {
+		return err
+	}
+	if e.stderrTTY && est.Runtime > 10*time.Second {
+		fmt.Fprintf(e.stderr, "%s: about %s events and %s; about %s on one core\n", name, engine.SI(est.Events),
+			engine.Bytes(est.Memory), roundedDuration(est.Runtime))
+	}
+	return nil
+}
+
 func translateCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
 	scenarioArg := fs.String("scenario", "", "run the translations on this `SCENARIO`'s traffic (a built-in, a scenario FILE, or - for standard input) instead of the probe (default: the probe)")
 	in := fs.String("in", "", "run them on this trace `FILE` instead: an access log (nginx, Caddy, HAProxy, JSON; gzip too) or a CSV with a t_ns or t column and optional permits; - is standard input (default: the probe)")
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
-	chart := fs.String("chart", "", "also draw each lane's admissions so far minus its reference's to this `FILE` (PNG, or SVG when it ends in .svg); - writes the image to standard output instead of the table (default: none)")
+	chart := fs.String("chart", "", "also draw each lane's admissions so far minus its reference's to this `FILE` (PNG for .png or no extension, SVG for .svg); - writes the image to standard output instead of the table (default: none)")
 	var seed seedValue
 	fs.Var(&seed, "seed", "a --scenario's random seed, a decimal whole number `N` (default: the scenario's)")
 	horizon := fs.Duration("horizon", 0, "how much of a --scenario's traffic to run, a `DURATION` such as 30s (default: the scenario's)")
+	var bf budgetFlags
+	bf.register(fs)
 	var lf logFlags
 	lf.register(fs)
 	positional, err := parseFlags(fs, args)
@@ -47,6 +75,9 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	}
 	logOpt, err := lf.options()
 	if err != nil {
+		return err
+	}
+	if err := bf.apply(e); err != nil {
 		return err
 	}
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
@@ -105,14 +136,19 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		printNotes(e.stderr, name, notes)
-	default:
+	}
+	translations := translate.Translate(intent)
+	if err := checkTranslateBudget(e, sc, intent, translations); err != nil {
+		return err
+	}
+	if sc == nil {
 		sc, phases = translate.ProbeScenario(intent)
 		sc.Name = "the probe"
 	}
-	if err := checkOutputs(ctx, output{"--chart", *chart}); err != nil {
+	if err := checkChart(ctx, *chart); err != nil {
 		return err
 	}
-	rep, err := translate.Run(ctx, sc, intent, translate.Translate(intent), phases)
+	rep, err := translate.Run(ctx, sc, intent, translations, phases)
 	if err != nil {
 		return fmt.Errorf("translate: %w", err)
 	}
