@@ -80,6 +80,7 @@ func (sc *Scenario) Estimate() Estimate {
 	e.Requests = saturate(requests)
 	var events, memory float64
 	parts := map[string]float64{}
+	lengths := meterLengths(sc) // every lane's lengths, the same in each: once, not once per lane
 	for _, lane := range sc.Lanes {
 		client := sc.Client
 		if lane.Client != nil {
@@ -114,7 +115,7 @@ func (sc *Scenario) Estimate() Estimate {
 		// Each window meter holds the admissions of its last window: no more than the
 		// requests, nor than the lane's bound in it (as the recorder takes it); without a
 		// bound, an even rate with room for bursts.
-		for _, L := range meterLengths(sc) {
+		for _, L := range lengths {
 			held := math.Min(requests, requests*float64(L)/math.Max(horizon, 1)*4+1)
 			for _, s := range lane.Stack {
 				if b, ok := limiters.AdmissionBound(s, L); ok && b >= 0 {

@@ -78,23 +78,35 @@ func checkSweepBudget(e *env, g *sweep.Grid, shard, shards int) error {
 			cells = append(cells, g.Cells[i])
 		}
 	}
-	all := *g.Scenario
-	all.Lanes = nil
-	for _, c := range cells {
-		all.Lanes = append(all.Lanes, c.Spec)
-	}
-	all.Name = g.Scenario.Name + " (a sweep of " + strconv.Itoa(len(cells)) + " cells)"
-	if err := (engine.Budget{MaxEvents: budget.MaxEvents}).Check(&all, all.Estimate()); err != nil {
-		return err
-	}
+	// Each cell runs on its own (one lane), so the sweep's events are the sum of its cells'
+	// and its memory the largest cell's: one estimate per cell, linear in the cells (an
+	// estimate of one scenario holding every cell as a lane was quadratic: 1,000 × 1,000
+	// cells never started).
+	var total engine.Estimate
 	for _, c := range cells {
 		one := *g.Scenario
 		one.Lanes = []engine.LaneSpec{c.Spec}
-		if err := (engine.Budget{MaxMemory: budget.MaxMemory}).Check(&one, one.Estimate()); err != nil {
+		est := one.Estimate()
+		if err := (engine.Budget{MaxMemory: budget.MaxMemory}).Check(&one, est); err != nil {
 			return err
 		}
+		total.Lanes++
+		total.Requests = est.Requests
+		total.Events = satAdd(total.Events, est.Events)
+		total.Runtime = time.Duration(satAdd(int64(total.Runtime), int64(est.Runtime)))
+		total.Memory = max(total.Memory, est.Memory)
 	}
-	return nil
+	all := *g.Scenario
+	all.Name = g.Scenario.Name + " (a sweep of " + strconv.Itoa(len(cells)) + " cells)"
+	return (engine.Budget{MaxEvents: budget.MaxEvents}).Check(&all, total)
+}
+
+// satAdd is a + b for non-negative counts, saturating at math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // parseCount reads 5e10, 50G, 1.5M, 1000000 or 0. Only 0 itself is no limit: a count that
