@@ -94,6 +94,7 @@ func YAML(sc *engine.Scenario) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%s %q is not UTF-8 text, which a scenario file must be%s", path, value, hint)
 	}
+	blockWhenLong(root, 0)
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
@@ -106,12 +107,56 @@ func YAML(sc *engine.Scenario) ([]byte, error) {
 	return foldDescription(out.Bytes()), nil
 }
 
+// lineWidth is the widest a line of a scenario file YAML writes may be (but for a word wider
+// than that): it reads in an 80-column terminal.
+const lineWidth = 80
+
+// blockWhenLong writes in block style every flow-style mapping or sequence under the block
+// mapping m (at column indent) whose line would be wider than lineWidth, so that
+// "fleet: {model: central, latency: {…}, on_failure: fail-open, timeout: 20ms}" becomes one
+// line per key. It follows the encoder's layout: a mapping's values 2 columns in, a
+// sequence's items "- " 2 columns in and their contents 4.
+func blockWhenLong(m *yaml.Node, indent int) {
+	if m.Kind != yaml.MappingNode || m.Style&yaml.FlowStyle != 0 {
+		return
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		key, value := m.Content[i], m.Content[i+1]
+		unflow(value, indent+len(key.Value)+2)
+		switch value.Kind {
+		case yaml.MappingNode:
+			blockWhenLong(value, indent+2)
+		case yaml.SequenceNode:
+			if value.Style&yaml.FlowStyle != 0 {
+				continue
+			}
+			for _, item := range value.Content {
+				unflow(item, indent+4)
+				blockWhenLong(item, indent+4)
+			}
+		}
+	}
+}
+
+// unflow turns n, a flow-style collection written from column col, into block style when its
+// line would be wider than lineWidth.
+func unflow(n *yaml.Node, col int) {
+	if n.Style&yaml.FlowStyle == 0 || (n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode) {
+		return
+	}
+	text, err := yaml.Marshal(n)
+	if err != nil || col+len([]rune(strings.TrimSuffix(string(text), "\n"))) <= lineWidth {
+		return
+	}
+	n.Style &^= yaml.FlowStyle
+}
+
 // foldDescription wraps the description's folded block, which the encoder writes as one line,
-// at spaces before column 96: in a folded block a line break between two lines reads as one
+// at spaces before column lineWidth: in a folded block a line break between two lines reads as one
 // space, so the text is unchanged. A break is only put at a single space between two words
 // (a line that began with a space would be kept as written, break and all).
 func foldDescription(text []byte) []byte {
-	const head, indent, width = "description: >-\n", "  ", 96
+	const head, indent, width = "description: >-\n", "  ", lineWidth
 	i := bytes.Index(text, []byte(head))
 	if i < 0 {
 		return text

@@ -55,6 +55,9 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
 		return err
 	}
+	if err := refuseTerminal(e, "--chart", "FILE", *chart); err != nil {
+		return err
+	}
 	opt := fit.Options{Window: *per, Steps: *steps, RefusePPM: -1}
 	if *per <= 0 || int64(*per) >= 1<<62 {
 		return usageErrorf("--per %v: must be positive and less than 2^62ns", *per)
@@ -194,7 +197,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		case "csv":
 			return writePerClientCSV(e.stdout, rep)
 		}
-		return writePerClientTable(e.stdout, rep, pco.Protect)
+		return wrapped(e, func(w io.Writer) error { return writePerClientTable(w, rep, pco.Protect) })
 	}
 	rep, err := fit.Fit(ctx, src, opt)
 	if err != nil {
@@ -204,8 +207,8 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		printNotes(e.stderr, l.Name(), l.Notes())
 	}
 	if *chart != "" {
-		if err := writeChart(ctx, e, *chart, plots.Burstiness(rep)); err != nil {
-			return err
+		if err := writeChart(ctx, e, *chart, plots.Burstiness(rep)); err != nil || *chart == "-" {
+			return err // - is the image instead of the table
 		}
 	}
 	switch *format {
@@ -214,7 +217,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 	case "csv":
 		return writeFitCSV(e.stdout, rep)
 	}
-	return writeFitTable(e.stdout, rep)
+	return wrapped(e, func(w io.Writer) error { return writeFitTable(w, rep) })
 }
 
 // checkFitBudget refuses to fit a scenario whose traffic is more work than e's budget

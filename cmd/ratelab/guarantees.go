@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -26,6 +27,14 @@ func guaranteesCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(args) == 0 {
+		if e.width > 0 { // a terminal: the claims wrapped at its width
+			rows := []columnRow{{left: "ID", right: "CLAIM [ALGORITHMS]"}}
+			for _, g := range golden.Catalogue() {
+				rows = append(rows, columnRow{left: g.ID, right: fmt.Sprintf("%s [%s]", g.Claim, g.AlgorithmList())})
+			}
+			_, err := io.WriteString(e.stdout, columns(rows, 0, e.width))
+			return err
+		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tCLAIM [ALGORITHMS]")
 		for _, g := range golden.Catalogue() { // the claims are long: the algorithms go last
@@ -50,11 +59,15 @@ func guaranteesCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	w := wrapping(e) // the golden text's long lines wrapped at a terminal's width
 	if v.OK() {
-		fmt.Fprintf(e.stdout, "%s: ok — %s\n\n", g.ID, g.Bound)
+		fmt.Fprintf(w, "%s: ok — %s\n\n", g.ID, g.Bound)
 	} else {
-		fmt.Fprintf(e.stdout, "%s: FAILED\n  %s\n\n", g.ID, strings.Join(v.Failures, "\n  "))
+		fmt.Fprintf(w, "%s: FAILED\n  %s\n\n", g.ID, strings.Join(v.Failures, "\n  "))
 	}
-	fmt.Fprint(e.stdout, v.Text)
+	fmt.Fprint(w, v.Text)
+	if err := w.Flush(); err != nil {
+		return err
+	}
 	return v.Err()
 }

@@ -57,17 +57,18 @@ func helpCommand(ctx context.Context, e *env, args []string) error {
 // usage is ratelab's help: every command, and the limiter spec syntax.
 func usage() string {
 	var b strings.Builder
-	b.WriteString("ratelab: a workbench for rate limiters on a virtual clock\n\nUsage:\n  ratelab                 open the workbench (on a terminal) or run the default scenario\n")
+	b.WriteString("ratelab: a workbench for rate limiters on a virtual clock\n\nUsage:\n  ratelab\n      open the workbench (on a terminal) or run the default scenario\n")
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  %s\n      %s\n", strings.TrimSpace("ratelab "+c.name+" "+c.args), c.summary)
+		fmt.Fprintf(&b, "%s\n      %s\n", breakLine("  "+strings.TrimSpace("ratelab "+c.name+" "+c.args), helpWidth, strings.Repeat(" ", 10)),
+			wrap(c.summary, helpWidth-6, "      "))
 	}
-	b.WriteString("\n`ratelab COMMAND -h` (or `ratelab help COMMAND`) explains a command and every flag it takes.\n" +
+	b.WriteString("\n`ratelab COMMAND -h` (or `ratelab help COMMAND`) explains a command and\nevery flag it takes. " +
 		"A FILE argument may be -, standard input or output.\n" +
 		"Exit status: 0 ok, 1 failure, 2 usage error, 130 interrupted.\n")
-	b.WriteString("\nLimiter specs (join with + to stack, NAME=SPEC to name a lane; `ratelab list` explains each kind):\n")
+	b.WriteString("\nLimiter specs (join with + to stack, NAME=SPEC to name a lane; `ratelab list`\nexplains each kind):\n")
 	line := ""
 	for _, k := range limiters.Kinds() {
-		if line != "" && len(line)+2+len(k.Example) > 92 {
+		if line != "" && len(line)+2+len(k.Example) > helpWidth {
 			b.WriteString(line + "\n")
 			line = ""
 		}
@@ -81,7 +82,7 @@ func usage() string {
 // its meaning and default.
 func commandHelp(c command, fs *flag.FlagSet) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: %s\n\n", strings.TrimSpace("ratelab "+c.name+" "+c.args))
+	fmt.Fprintf(&b, "%s\n\n", breakLine("Usage: "+strings.TrimSpace("ratelab "+c.name+" "+c.args), helpWidth, strings.Repeat(" ", len("Usage: ratelab "))))
 	summary := strings.ToUpper(c.summary[:1]) + c.summary[1:] + "."
 	b.WriteString(wrap(strings.TrimSpace(summary+" "+c.about), helpWidth, "") + "\n")
 	type row struct{ left, right string }

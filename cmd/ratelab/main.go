@@ -85,7 +85,9 @@ type env struct {
 	stdinTTY       bool
 	stdoutTTY      bool
 	stderrTTY      bool
-	width          int // the terminal's columns when stdout is one; 0 when unknown
+	// width is the columns to lay the output out for when stdout is a terminal (its size,
+	// else $COLUMNS, else 80); 0 when it is not, for the stable piped layout (width.go).
+	width int
 	// budget is the most a run may take (--max-events, --max-memory); nil is
 	// engine.DefaultBudget.
 	budget *engine.Budget
@@ -155,9 +157,14 @@ var commands = []command{
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stdinTTY: isTerminal(stdin), stdoutTTY: isTerminal(stdout), stderrTTY: isTerminal(stderr)}
 	if e.stdoutTTY {
-		e.width = terminalWidth(stdout)
+		e.width = columnsOf(stdout)
 	}
-	err := dispatch(withInputs(ctx, stdout), e, args)
+	return runEnv(ctx, e, args)
+}
+
+// runEnv runs the command line in args with e's streams (a test sets a terminal's width).
+func runEnv(ctx context.Context, e *env, args []string) error {
+	err := dispatch(withInputs(ctx, e.stdout), e, args)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return &interruptedError{cause: context.Cause(ctx), err: err}
 	}

@@ -358,6 +358,9 @@ func writeChart(ctx context.Context, e *env, path string, fig *plots.Figure) err
 		return fmt.Errorf("--chart %s: %w", path, err)
 	}
 	if path == "-" {
+		if err := refuseTerminal(e, "--chart", "FILE", path); err != nil {
+			return err
+		}
 		_, err := e.stdout.Write(buf.Bytes())
 		return err
 	}

@@ -105,6 +105,9 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 		return usageErrorf("plot: --out DIR is required (or --gallery DIR)")
 	}
 	toStdout := *out == "-"
+	if err := refuseTerminal(e, "--out", "DIR", *out); err != nil {
+		return err
+	}
 	if toStdout && len(charts) != 1 {
 		return usageErrorf("--out -: standard output takes one image; choose it with one --chart (charts: %s)", strings.Join(plots.ChartNames(), ", "))
 	}

@@ -261,6 +261,10 @@ func runReplications(ctx context.Context, e *env, sc *engine.Scenario, k int, fo
 	case "csv":
 		return writeReplicationsCSV(e.stdout, set)
 	}
+	if e.width > 0 { // a terminal: the table in slices of its width
+		_, err = io.WriteString(e.stdout, wrapHanging(replicationsTitle(set), e.width)+"\n"+fitTable(replicationRows(set), 2, e.width, true, 2))
+		return err
+	}
 	table, err := replicationsTable(set)
 	if err != nil {
 		return err
@@ -486,10 +490,10 @@ func writeTable(e *env, sc *engine.Scenario, res *engine.Results) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		_, err := io.WriteString(e.stdout, keySection(res)+fleetSection(res))
+		_, err := io.WriteString(e.stdout, keySection(res, 0)+fleetSection(res, 0))
 		return err
 	}
-	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width)+keySection(res)+fleetSection(res))
+	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width)+keySection(res, e.width)+fleetSection(res, e.width))
 	return err
 }
 

@@ -10,14 +10,16 @@ import (
 
 // laneSection is a section under the run table: heading, then a line for each lane that
 // line describes (line says false for the others), the lanes' names padded to one width.
-// "" when no lane has a line.
-func laneSection(res *engine.Results, heading string, line func(r *engine.LaneResult) (string, bool)) string {
+// "" when no lane has a line. On a terminal (width > 0) too narrow for a lane's line, the lane's
+// name goes on a line of its own and its items (the parts of its line two spaces apart) under
+// it, packed into lines of width, each wrapped at spaces if it alone is wider.
+func laneSection(res *engine.Results, width int, heading string, line func(r *engine.LaneResult) (string, bool)) string {
 	var lines, names []string
-	width := 0
+	nameWidth := 0
 	for i := range res.Lanes {
 		if text, ok := line(&res.Lanes[i]); ok {
 			names, lines = append(names, res.Lanes[i].Name), append(lines, text)
-			width = max(width, len(res.Lanes[i].Name))
+			nameWidth = max(nameWidth, len(res.Lanes[i].Name))
 		}
 	}
 	if len(lines) == 0 {
@@ -26,7 +28,28 @@ func laneSection(res *engine.Results, heading string, line func(r *engine.LaneRe
 	var b strings.Builder
 	b.WriteString("\n" + heading + "\n")
 	for i, text := range lines {
-		fmt.Fprintf(&b, "  %-*s  %s\n", width, names[i], text)
+		fmt.Fprintf(&b, "  %-*s  %s\n", nameWidth, names[i], text)
+	}
+	if width <= 0 || fits(b.String(), width) {
+		return b.String()
+	}
+	b.Reset()
+	b.WriteString("\n" + wrapHanging(heading, width) + "\n")
+	const indent = "      "
+	for i, text := range lines {
+		b.WriteString("  " + names[i] + "\n")
+		row := indent
+		for _, item := range strings.Split(text, "  ") {
+			if row != indent && len([]rune(row))+2+len([]rune(item)) > width {
+				b.WriteString(row + "\n")
+				row = indent
+			}
+			if row != indent {
+				row += "  "
+			}
+			row += item
+		}
+		b.WriteString(wrapHanging(row, width) + "\n")
 	}
 	return b.String()
 }
@@ -40,8 +63,8 @@ func laneSection(res *engine.Results, heading string, line func(r *engine.LaneRe
 //	fleet (overshoot: the most admitted in one window over one limiter's bound for it)
 //	  local  3 instances round-robin  300 in 1s, bound 179: overshoot 1.68  shares 33% 33% 33%
 //	  central fail-open  …  store: 3000 ops, 600 failed, latency p50 2.49ms p99 20ms max 20ms
-func fleetSection(res *engine.Results) string {
-	return laneSection(res, "fleet (overshoot: the most admitted in one window over one limiter's bound for it)", func(r *engine.LaneResult) (string, bool) {
+func fleetSection(res *engine.Results, width int) string {
+	return laneSection(res, width, "fleet (overshoot: the most admitted in one window over one limiter's bound for it)", func(r *engine.LaneResult) (string, bool) {
 		f := r.Fleet
 		if f == nil {
 			return "", false
@@ -73,8 +96,8 @@ func fleetSection(res *engine.Results) string {
 //
 //	per key (fairness: Jain's index of admitted permits, 1 = every key alike, 1/keys = one key took all)
 //	  token-bucket:capacity=20,rate=200/1s  101 keys  fairness 0.19  most refused: noisy-neighbour 5402, client-17 9
-func keySection(res *engine.Results) string {
-	return laneSection(res, "per key (fairness: Jain's index of admitted permits, 1 = every key alike, 1/keys = one key took all)", func(r *engine.LaneResult) (string, bool) {
+func keySection(res *engine.Results, width int) string {
+	return laneSection(res, width, "per key (fairness: Jain's index of admitted permits, 1 = every key alike, 1/keys = one key took all)", func(r *engine.LaneResult) (string, bool) {
 		k := r.Keys
 		if k == nil {
 			return "", false

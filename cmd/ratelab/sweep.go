@@ -170,7 +170,7 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 	if o.format == "csv" {
 		return sweep.WriteCSV(e.stdout, res.Rows)
 	}
-	return writeSweepTable(e.stdout, res, metrics)
+	return writeSweepTable(e.stdout, res, metrics, e.width)
 }
 
 func sweepMergeCommand(ctx context.Context, e *env, args []string) error {
@@ -230,7 +230,7 @@ func sweepMergeCommand(ctx context.Context, e *env, args []string) error {
 	if o.format == "csv" {
 		return sweep.WriteCSV(e.stdout, rows)
 	}
-	return writeSweepTable(e.stdout, res, metrics)
+	return writeSweepTable(e.stdout, res, metrics, e.width)
 }
 
 // shardFiles are the shards sweep merge reads, each as many times as merge is called: a
@@ -475,7 +475,13 @@ func writeSweepFigures(ctx context.Context, e *env, o sweepOutput, metrics []swe
 // writeSweepTable prints each metric as the heatmap reads: for two dimensions, one grid per
 // lane, the first dimension across and the second down from its largest value; for one, a
 // column per lane.
-func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric) error {
+//
+// On a terminal (width > 0) the same, laid out for its width (termSweepTable).
+func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric, width int) error {
+	if width > 0 {
+		_, err := io.WriteString(w, termSweepTable(res, metrics, width))
+		return err
+	}
 	var shape []string
 	for _, d := range res.Dims {
 		shape = append(shape, fmt.Sprintf("%s (%d values)", d.Name(), len(d.Values)))
@@ -528,6 +534,66 @@ func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric) err
 		}
 	}
 	return nil
+}
+
+// termSweepTable is writeSweepTable's text for a terminal width columns wide: the lines of
+// prose wrapped at spaces, a grid too wide cut into slices of its columns, and the lanes of a
+// one-dimensional sweep numbered, and named above the table, when their specs make it too wide.
+func termSweepTable(res *sweep.Result, metrics []sweep.Metric, width int) string {
+	var shape []string
+	for _, d := range res.Dims {
+		shape = append(shape, fmt.Sprintf("%s (%d values)", d.Name(), len(d.Values)))
+	}
+	lanes := "1 lane"
+	if len(res.Lanes) > 1 {
+		lanes = fmt.Sprintf("%d lanes", len(res.Lanes))
+	}
+	var b strings.Builder
+	b.WriteString(wrapHanging(fmt.Sprintf("%s: %d cells = %s × %s; seed %d, %s of virtual time", res.Scenario, len(res.Rows), lanes,
+		strings.Join(shape, " × "), res.Seed, limiters.FormatDuration(res.Horizon)), width) + "\n")
+	for _, m := range metrics {
+		b.WriteString("\n" + wrapHanging(m.Name+": "+m.Meaning, width) + "\n")
+		if len(res.Dims) == 1 {
+			d := res.Dims[0]
+			grid := [][]string{append([]string{d.Name()}, res.Lanes...)}
+			for i, v := range d.Values {
+				row := []string{v.Text}
+				for lane := range res.Lanes {
+					row = append(row, tableValue(m, res.At(lane, i).Metrics))
+				}
+				grid = append(grid, row)
+			}
+			if text := fitTable(grid, 2, 0, false, 0); fits(text, width) { // the whole table
+				b.WriteString(text)
+				continue
+			}
+			for lane, name := range res.Lanes { // numbered, named above
+				grid[0][lane+1] = strconv.Itoa(lane + 1)
+				b.WriteString(wrapHanging(fmt.Sprintf("  %d: %s", lane+1, name), width) + "\n")
+			}
+			b.WriteString(fitTable(grid, 2, width, false, 0))
+			continue
+		}
+		dx, dy := res.Dims[0], res.Dims[1]
+		for lane, name := range res.Lanes {
+			if len(res.Lanes) > 1 || lane > 0 {
+				b.WriteString(wrapHanging("lane "+name, width) + "\n")
+			}
+			grid := [][]string{{dy.Field + " \\ " + dx.Field}}
+			for _, v := range dx.Values {
+				grid[0] = append(grid[0], v.Text)
+			}
+			for j := len(dy.Values) - 1; j >= 0; j-- {
+				row := []string{dy.Values[j].Text}
+				for i := range dx.Values {
+					row = append(row, tableValue(m, res.At(lane, i, j).Metrics))
+				}
+				grid = append(grid, row)
+			}
+			b.WriteString(fitTable(grid, 2, width, false, 0))
+		}
+	}
+	return b.String()
 }
 
 // tableValue is a cell's value as the table prints it: shares to 0.1% (exactly none as 0),

@@ -61,6 +61,7 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	scenarioArg := fs.String("scenario", "", "run the translations on this `SCENARIO`'s traffic (a built-in, a scenario FILE, or - for standard input) instead of the probe (default: the probe)")
 	in := fs.String("in", "", "run them on this trace `FILE` instead: an access log (nginx, Caddy, HAProxy, JSON; gzip too) or a CSV with a t_ns or t column and optional permits; - is standard input (default: the probe)")
 	format := fs.String("format", "table", "the output `FORMAT`: table, json or csv")
+	details := fs.Bool("details", false, "print every translation in full: its parameters and why, what it does at the first requests, after idle and at a window boundary, the admissions per phase, and the first request each decides otherwise (default: a summary of one screen)")
 	chart := fs.String("chart", "", "also draw each lane's admissions so far minus its reference's to this `FILE` (PNG for .png or no extension, SVG for .svg); - writes the image to standard output instead of the table (default: none)")
 	var seed seedValue
 	fs.Var(&seed, "seed", "a --scenario's random seed, a decimal whole number `N` (default: the scenario's)")
@@ -81,6 +82,9 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := checkChoice("format", *format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	if err := refuseTerminal(e, "--chart", "FILE", *chart); err != nil {
 		return err
 	}
 	switch {
@@ -157,8 +161,8 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := writeChart(ctx, e, *chart, fig); err != nil {
-			return err
+		if err := writeChart(ctx, e, *chart, fig); err != nil || *chart == "-" {
+			return err // - is the image instead of the table
 		}
 	}
 	switch *format {
@@ -167,7 +171,72 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 	case "csv":
 		return writeTranslateCSV(e.stdout, rep)
 	}
-	return writeTranslateTable(e.stdout, rep, intent)
+	if !*details {
+		return wrapped(e, func(w io.Writer) error { return writeTranslateSummary(w, rep, intent, e.width) })
+	}
+	if e.width > 0 {
+		return wrapped(e, func(w io.Writer) error { return writeTranslateTable(w, rep, intent, e.width) })
+	}
+	return writeTranslateTable(e.stdout, rep, intent, 0)
+}
+
+// writeTranslateSummary is translate's table by default: what the intent means, then one
+// line for each translation that ran (its fit, what it admitted, how many requests it decided
+// otherwise than its reference), the ones that did not in a sentence, and how to see the
+// rest. It fits 80 columns and, for the 21 translations of today, 24 lines; narrower on a
+// narrower terminal (width, 0 when piped).
+func writeTranslateSummary(w io.Writer, rep *translate.Report, intent translate.Intent, width int) error {
+	if width <= 0 || width > defaultColumns {
+		width = defaultColumns
+	}
+	dur := limiters.FormatDuration
+	var reference translate.LaneReport
+	var waiting []string
+	rows := [][]string{{"lane", "fit", "admitted", "differing"}}
+	notRun := map[translate.Fit][]string{}
+	var fits []translate.Fit
+	for _, l := range rep.Lanes {
+		switch {
+		case l.Lane == translate.Reference:
+			reference = l
+		case l.Fit == translate.FitReference:
+		case !l.Ran:
+			if len(notRun[l.Fit]) == 0 {
+				fits = append(fits, l.Fit)
+			}
+			notRun[l.Fit] = append(notRun[l.Fit], l.Lane)
+		default:
+			rows = append(rows, []string{l.Lane, string(l.Fit), strconv.FormatInt(l.Admitted, 10), strconv.FormatInt(l.Differing, 10)})
+			if l.Against == translate.WaitingReference {
+				waiting = append(waiting, l.Lane)
+			}
+		}
+	}
+	fitWidth := 0
+	for _, r := range rows {
+		fitWidth = max(fitWidth, len([]rune(r[1])))
+	}
+	for _, r := range rows { // the fit left-aligned
+		r[1] += strings.Repeat(" ", fitWidth-len([]rune(r[1])))
+	}
+	intro := fmt.Sprintf("%s means %s (T = %s): %d at once after idle, then one per %s; it admits %d of the %d requests of %s (%s). "+
+		"Each library's translation on the same requests, and how many it decides otherwise",
+		rep.Intent, rep.Reference, dur(intent.Interval()), intent.Burst, dur(intent.Interval()), reference.Admitted, rep.Requests, rep.Traffic, dur(rep.Horizon))
+	if len(waiting) > 0 {
+		intro += fmt.Sprintf(" (%s, which never refuses: wait for wait)", strings.Join(waiting, ", "))
+	}
+	fmt.Fprintln(w, wrap(intro+":", width, ""))
+	fmt.Fprintln(w)
+	fmt.Fprint(w, fitTable(rows, 2, width, true, 0))
+	if len(fits) > 0 {
+		var parts []string
+		for _, f := range fits {
+			parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(notRun[f], ", "), f))
+		}
+		fmt.Fprintln(w, wrap("Not run: "+strings.Join(parts, "; ")+".", width, ""))
+	}
+	fmt.Fprintln(w, wrap("--details: each one's parameters, why, and its first differing request.", width, ""))
+	return nil
 }
 
 // traceScenario is a trace file (a CSV trace or an access log, read as opt says) as a
@@ -204,12 +273,18 @@ func traceScenario(path, name string, opt accesslog.Options) (*engine.Scenario, 
 		Sources: []engine.Source{{Kind: engine.SourceTrace, TraceFile: path, Log: opt}}}, in.Notes(), nil
 }
 
-func writeTranslateTable(w io.Writer, rep *translate.Report, intent translate.Intent) error {
+// writeTranslateTable is translate --details: every translation in full, the admissions per
+// phase, and the first request each decides otherwise. Prose is wrapped at 100 columns, or at
+// a terminal's width (termWidth > 0), where the table is cut to fit it too.
+func writeTranslateTable(w io.Writer, rep *translate.Report, intent translate.Intent, termWidth int) error {
 	dur := limiters.FormatDuration
 	fmt.Fprintf(w, "%s means %s (T = %s): %d at once after idle, then one per %s.\n",
 		rep.Intent, rep.Reference, dur(intent.Interval()), intent.Burst, dur(intent.Interval()))
 	fmt.Fprintln(w, "In each library's terms, and what each does differently:")
-	const width, indent = 100, "              "
+	width, indent := proseWidth, "              "
+	if termWidth > 0 {
+		width = prose(termWidth)
+	}
 	for _, l := range rep.Lanes {
 		fmt.Fprintf(w, "\n%s — %s (%s)\n", l.Lane, l.Fit, l.Library)
 		row := func(name, text string) {
@@ -243,6 +318,63 @@ func writeTranslateTable(w io.Writer, rep *translate.Report, intent translate.In
 		fmt.Fprintf(w, "Admitted per phase: %s.\n", strings.Join(parts, "; "))
 	}
 	fmt.Fprintln(w)
+	if termWidth > 0 {
+		fmt.Fprint(w, fitTable(translateRows(rep), 2, termWidth, true, 0))
+	} else if err := writePhaseTable(w, rep); err != nil {
+		return err
+	}
+	first := true
+	for _, l := range rep.Lanes {
+		f := l.FirstDifference
+		if f == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nThe first request each lane decides otherwise, and why (each limiter's own words):")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s: request %d at %s (%d permit%s)\n", l.Lane, f.Request, dur(f.At), f.Permits, plural(f.Permits))
+		against := "reference"
+		if l.Against == translate.WaitingReference {
+			against = "waiting"
+		}
+		for _, d := range []struct {
+			who string
+			d   translate.Decision
+		}{{"it", f.Lane}, {against, f.Reference}} {
+			fmt.Fprintf(w, "    %-9s  %s\n", d.who, wrap(d.d.String()+": "+d.d.Reason, width-15, "               "))
+		}
+	}
+	return nil
+}
+
+// translateRows are the per-phase table's header and one row per lane that ran.
+func translateRows(rep *translate.Report) [][]string {
+	header := []string{"lane"}
+	for _, p := range rep.Phases {
+		header = append(header, p.Name)
+	}
+	rows := [][]string{append(header, "admitted", "refused", "delayed", "max wait", "differing")}
+	for _, l := range rep.Lanes {
+		if !l.Ran {
+			continue
+		}
+		cells := []string{l.Lane}
+		for _, n := range l.PerPhase {
+			cells = append(cells, strconv.FormatInt(n, 10))
+		}
+		diff := "—"
+		if l.Fit != translate.FitReference {
+			diff = strconv.FormatInt(l.Differing, 10)
+		}
+		rows = append(rows, append(cells, strconv.FormatInt(l.Admitted, 10), strconv.FormatInt(l.Refused, 10), strconv.FormatInt(l.Delayed, 10),
+			roundedDuration(l.LongestWait), diff))
+	}
+	return rows
+}
+
+// writePhaseTable is the per-phase table in its stable piped layout.
+func writePhaseTable(w io.Writer, rep *translate.Report) error {
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', tabwriter.AlignRight)
 	name := len("lane")
@@ -277,28 +409,6 @@ func writeTranslateTable(w io.Writer, rep *translate.Report, intent translate.In
 	for _, line := range strings.SplitAfter(table.String(), "\n") {
 		if line != "" {
 			fmt.Fprintln(w, strings.TrimRight(line, " \n"))
-		}
-	}
-	first := true
-	for _, l := range rep.Lanes {
-		f := l.FirstDifference
-		if f == nil {
-			continue
-		}
-		if first {
-			fmt.Fprintln(w, "\nThe first request each lane decides otherwise, and why (each limiter's own words):")
-			first = false
-		}
-		fmt.Fprintf(w, "  %s: request %d at %s (%d permit%s)\n", l.Lane, f.Request, dur(f.At), f.Permits, plural(f.Permits))
-		against := "reference"
-		if l.Against == translate.WaitingReference {
-			against = "waiting"
-		}
-		for _, d := range []struct {
-			who string
-			d   translate.Decision
-		}{{"it", f.Lane}, {against, f.Reference}} {
-			fmt.Fprintf(w, "    %-9s  %s\n", d.who, wrap(d.d.String()+": "+d.d.Reason, width-15, "               "))
 		}
 	}
 	return nil

@@ -17,10 +17,10 @@ import (
 	"github.com/ratelab/ratelab/translate"
 )
 
-// The default run prints every library's parameters and, on the probe, which lanes admit the
+// --details prints every library's parameters and, on the probe, which lanes admit the
 // reference's requests: the table's verdicts are the report's.
 func TestTranslateTable(t *testing.T) {
-	out, stderr, err := ratelab(t, "translate", "rate=100/1s,burst=20")
+	out, stderr, err := ratelab(t, "translate", "rate=100/1s,burst=20", "--details")
 	require.NoError(t, err)
 	assert.Empty(t, stderr)
 	for _, want := range []string{
@@ -103,7 +103,7 @@ func TestTranslateChart(t *testing.T) {
 	path := filepath.Join(dir, "t.png")
 	out, _, err := ratelab(t, "translate", "rate=100/1s,burst=20", "--chart", path)
 	require.NoError(t, err)
-	assert.Contains(t, out, "Decisions on the probe")
+	assert.Contains(t, out, "  nginx                          exact                      179          0")
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	img, err := png.Decode(bytes.NewReader(data))
@@ -112,6 +112,7 @@ func TestTranslateChart(t *testing.T) {
 	out, _, err = ratelab(t, "translate", "rate=100/1s,burst=20", "--chart", "-", "--format", "json")
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(out, "\x89PNG"), "only the image")
+	assert.True(t, strings.HasSuffix(out, "IEND\xaeB`\x82"), "nothing after the image's last chunk")
 	svg := filepath.Join(dir, "t.svg")
 	_, _, err = ratelab(t, "translate", "rate=100/1s,burst=20", "--chart", svg)
 	require.NoError(t, err)
@@ -140,9 +141,12 @@ func TestTranslateOnATraceAndAScenario(t *testing.T) {
 	assert.Equal(t, "standard input", rep.Traffic)
 	assert.EqualValues(t, 2, rep.Lanes[0].Admitted, "a bucket of 2 admits two of three at once")
 
-	out, _, err = ratelab(t, "translate", "rate=100/1s,burst=20", "--scenario", "peers", "--horizon", "3s")
+	out, _, err = ratelab(t, "translate", "rate=100/1s,burst=20", "--scenario", "peers", "--horizon", "3s", "--details")
 	require.NoError(t, err)
 	assert.Contains(t, out, "Decisions on peers: 230 requests over 3s")
+	out, _, err = ratelab(t, "translate", "rate=100/1s,burst=20", "--scenario", "peers", "--horizon", "3s")
+	require.NoError(t, err)
+	assert.Contains(t, out, "it admits 139 of the 230 requests of\npeers (3s)")
 }
 
 func TestTranslateUsageErrors(t *testing.T) {
