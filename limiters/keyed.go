@@ -67,12 +67,22 @@ import (
 // An existing key: one FNV-1a pass over the key, a probe of the shard's index (usually one
 // word, at most 3/4 full), four index writes of the recency list and the limiter's own
 // decision, under one uncontended lock; no allocation (a []byte key is looked up without
-// copying it). A new key in a table not yet full allocates its limiter and its key's buffer;
-// the index and the slot slice grow to the table's size and stay there. Once the table is
-// full a new key takes an evicted key's slot, its key buffer refilled and its limiter reset
-// (the token and leaky buckets, fixed window, nginx, concurrency: resetForReuse): no
-// allocation. Memory is about 170 bytes per key for a token bucket with short keys (was 205;
-// BenchmarkKeyedMemory measures it), bounded by MaxKeys.
+// copying it). Round robin over 1M keys of a table that holds them all costs 1.15× (0.76–1.46
+// in 6 interleaved runs) a map[string]int64 of TATs with GCRA's arithmetic inline
+// (BenchmarkKeyedDistinctKeys/floor-map-gcra); it was 4.05× (3.19–15.5), evictions included.
+// A new key in a table not yet full allocates its key's buffer (and, but for a compact table,
+// its limiter); the index and the slot slice grow to the table's size and stay there. Once
+// the table is full a new key takes an evicted key's slot, its key buffer refilled and its
+// state reset (resetForReuse): no allocation; a new key evicting another on every request
+// (lru-churn) costs 2.32× the floor (1.57–3.38; was 3.41×, 2 allocations).
+//
+// A compact table (the token and leaky buckets and the fixed window, whose whole state is one
+// word) keeps a key's word in its slot and decides it on the shard's scratch limiter, under
+// the shard's lock; a key has a limiter of its own only once Get or Peek asks for it. A key
+// then takes 56 bytes of slot, its bytes (16 for "client-123456") and 16 of index at 1M keys:
+// 97.5 bytes a key in all (BenchmarkKeyedMemory; was 205.6 with a limiter and a map entry a
+// key), plus 80 for a token bucket of its own if Get or Peek made one (as the simulator's
+// Stack.Bind does for every key it binds). Bounded by MaxKeys.
 //
 // The zero value grants nothing: every request is Never (Invalid for n ≤ 0), no key is held
 // and no method panics; NewKeyed makes a working one.
@@ -85,6 +95,10 @@ type KeyedLimiter struct {
 	maxN   int  // MaxPermits of every key's limiter
 	policy Evict
 	reuse  bool // an evicted key's limiter is reset for the next new key (reusesLimiters)
+	// compact: a key decided only through AcquireKeyAt keeps its limiter's one word of state
+	// in its slot, decided by its shard's scratch limiter (compactWord); Get and Peek give it
+	// a limiter of its own.
+	compact bool
 	// keys counts the keys held over all shards, and those being made: never above maxKeys.
 	keys    atomic.Int64
 	maxKeys int64
@@ -259,8 +273,14 @@ func NewKeyed(spec Spec, config KeyedConfig, clock Clock) (*KeyedLimiter, error)
 	if n > 1 {
 		k.shift = uint(64 - bits.TrailingZeros(uint(n)))
 	}
+	k.compact = k.reuse && compactKind(probe)
 	for i := range k.shards {
 		k.shards[i].head, k.shards[i].tail = -1, -1
+		if k.compact {
+			if k.shards[i].scratch, err = spec.New(clock); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return k, nil
 }
@@ -272,15 +292,16 @@ func NewKeyed(spec Spec, config KeyedConfig, clock Clock) (*KeyedLimiter, error)
 // the key's hash (its low 32 bits) << 32 | slot+1, 0 for an empty place; grown (doubled) when
 // it would pass 3/4 full, a removed key's place closed by shifting its followers back (no
 // tombstones). A lookup reads words until the hash matches and compares the key's bytes only
-// then (a false match: about 1 in 2^(32−log2 places), 1 in 2048 at 2^21). 8 bytes a place, 1
-// to 3/4 full: 10.7 to 21.3 bytes a key, 16 in a shard of 2^14 keys (1M keys in 64 shards)
-// where Go's map[string]int32 takes about 38.
+// then (a false match: about 1 in 2^(32−log2 places), 1 in 2048 at 2^21). 8 bytes a place,
+// 3/8 to 3/4 full: 10.7 to 21.3 bytes a key, 16 in a shard of 2^14 keys (1M keys in 64
+// shards). The hash is the one that picks the shard, so a key is hashed once.
 type keyedShard struct {
 	mu         sync.Mutex
 	index      []uint64
 	slots      []keyedSlot
 	born       []int64 // nginx tables only: ms (nginxMs) of each slot's key's arrival, nginx's last for a node not yet accounted
 	free       []int32 // slots emptied by removal (each with its limiter and key buffer kept for reuse)
+	scratch    Limiter // compact tables: decides a slot's word (compactWord)
 	n          int32   // keys held
 	head, tail int32
 	created    uint64
@@ -290,11 +311,61 @@ type keyedShard struct {
 }
 
 // keyedSlot is one key's: its bytes (a buffer the next key to take the slot reuses when it
-// fits), its limiter and its neighbours in recency. 48 bytes.
+// fits), its limiter (nil in a compact table until Get or Peek asks for it: then word is its
+// state), and its neighbours in recency. 56 bytes.
 type keyedSlot struct {
 	key        []byte
 	limiter    Limiter
+	word       uint64
 	prev, next int32 // towards head, towards tail; −1 at the ends
+}
+
+// acquireAt decides n permits at now for slot i of s (locked): on its limiter, or on the
+// shard's scratch limiter holding the slot's word.
+func (s *keyedShard) acquireAt(i int32, now time.Duration, n int) Decision {
+	sl := &s.slots[i]
+	if sl.limiter != nil {
+		return sl.limiter.AcquireAt(now, n)
+	}
+	if b, ok := s.scratch.(*TokenBucket); ok { // the common kind, its decision inlined
+		b.arrival.Store(int64(sl.word))
+		d := b.AcquireAt(now, n)
+		sl.word = uint64(b.arrival.Load())
+		return d
+	}
+	setCompactWord(s.scratch, sl.word)
+	d := s.scratch.AcquireAt(now, n)
+	sl.word = compactWord(s.scratch)
+	return d
+}
+
+// view is slot i's state as a limiter to read (not to decide on): its own, or the shard's
+// scratch holding its word.
+func (s *keyedShard) view(i int32) Limiter {
+	sl := &s.slots[i]
+	if sl.limiter != nil {
+		return sl.limiter
+	}
+	setCompactWord(s.scratch, sl.word)
+	return s.scratch
+}
+
+// limiterOf is slot i's limiter, made from its word if it has none yet (the caller keeps it).
+func (k *KeyedLimiter) limiterOf(s *keyedShard, i int32) Limiter {
+	sl := &s.slots[i]
+	if sl.limiter == nil {
+		sl.limiter = k.newLimiter()
+		setCompactWord(sl.limiter, sl.word)
+	}
+	return sl.limiter
+}
+
+func (k *KeyedLimiter) newLimiter() Limiter {
+	lim, err := k.spec.New(k.clock)
+	if err != nil { // NewKeyed built one from the same spec and clock
+		panic(fmt.Sprintf("limiters: keyed %s: %v", k.spec, err))
+	}
+	return lim
 }
 
 // fnv1a is the 64-bit FNV-1a hash of key, with murmur3's finalizer so that its top bits (the
@@ -427,7 +498,7 @@ func (k *KeyedLimiter) acquire(now time.Duration, key string, n int) (Decision, 
 	s.mu.Lock()
 	if i := s.find(h, key); i >= 0 {
 		s.touch(i)
-		d := s.slots[i].limiter.AcquireAt(now, n)
+		d := s.acquireAt(i, now, n)
 		s.mu.Unlock()
 		return d, KeyFound
 	}
@@ -440,19 +511,20 @@ func (k *KeyedLimiter) acquire(now time.Duration, key string, n int) (Decision, 
 		s.mu.Unlock()
 		return Rejected, outcome
 	}
-	d := s.slots[i].limiter.AcquireAt(now, n)
+	d := s.acquireAt(i, now, n)
 	s.mu.Unlock()
 	return d, outcome
 }
 
 // Get is key's limiter, made (evicting another key when the table is full) if the key is new,
 // and moved to the front of its shard's recency list; nil with KeyFull when the table is full
-// and nothing can be evicted. The limiter is the key's until it is evicted; then the table
-// resets it and gives it to a later new key (the token and leaky buckets, fixed window, nginx
-// and concurrency: see resetForReuse). So a caller that keeps it past another key's Get
-// (which may evict it) may decide for another key. The simulator, which runs one lane on one
-// goroutine and binds a key's limiter before each of its requests, decides through it; a
-// concurrent caller should use AcquireKeyAt, which decides under the shard's lock.
+// and nothing can be evicted. In a compact table the key gets a limiter of its own here (once;
+// it decides as the word it held). The limiter is the key's until it is evicted; then the
+// table resets it and gives it to a later new key (resetForReuse), so a caller that keeps it
+// past another key's Get (which may evict it) may decide for that other key. The simulator,
+// which runs one lane on one goroutine and binds a key's limiter before each of its
+// requests, decides through it; a concurrent caller should use AcquireKeyAt, which decides
+// under the shard's lock.
 func (k *KeyedLimiter) Get(now time.Duration, key string) (Limiter, KeyOutcome) {
 	if len(k.shards) == 0 {
 		return nil, KeyFull
@@ -463,16 +535,17 @@ func (k *KeyedLimiter) Get(now time.Duration, key string) (Limiter, KeyOutcome) 
 	defer s.mu.Unlock()
 	if i := s.find(h, key); i >= 0 {
 		s.touch(i)
-		return s.slots[i].limiter, KeyFound
+		return k.limiterOf(s, i), KeyFound
 	}
 	i, outcome := k.insert(s, now, key, h)
 	if i < 0 {
 		return nil, outcome
 	}
-	return s.slots[i].limiter, outcome
+	return k.limiterOf(s, i), outcome
 }
 
-// Peek is key's limiter if the table holds it, without making one or touching its recency.
+// Peek is key's limiter if the table holds it (in a compact table, made from the key's word
+// on the first Peek or Get), without making a key or touching its recency.
 func (k *KeyedLimiter) Peek(key string) (Limiter, bool) {
 	if len(k.shards) == 0 {
 		return nil, false
@@ -482,7 +555,7 @@ func (k *KeyedLimiter) Peek(key string) (Limiter, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if i := s.find(h, key); i >= 0 {
-		return s.slots[i].limiter, true
+		return k.limiterOf(s, i), true
 	}
 	return nil, false
 }
@@ -584,12 +657,12 @@ func (s *keyedShard) add(k *KeyedLimiter, now time.Duration, key string, h uint6
 		}
 	}
 	sl := &s.slots[i]
-	if sl.limiter == nil || !k.reuse || !resetForReuse(sl.limiter) {
-		lim, err := k.spec.New(k.clock)
-		if err != nil { // NewKeyed built one from the same spec and clock
-			panic(fmt.Sprintf("limiters: keyed %s: %v", k.spec, err))
-		}
-		sl.limiter = lim
+	switch {
+	case sl.limiter != nil && k.reuse && resetForReuse(sl.limiter):
+	case sl.limiter == nil && k.compact:
+		sl.word = 0 // what New leaves
+	default:
+		sl.limiter = k.newLimiter()
 	}
 	sl.key = append(sl.key[:0], key...)
 	if k.policy == EvictNginx {
@@ -610,7 +683,7 @@ func (s *keyedShard) victim(now time.Duration, policy Evict) int32 {
 		if i < 0 {
 			return -1
 		}
-		if evictable(s.slots[i].limiter, now, policy) {
+		if evictable(s.view(i), now, policy) {
 			return i
 		}
 		i = s.slots[i].prev

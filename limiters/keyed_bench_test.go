@@ -120,8 +120,10 @@ func BenchmarkKeyedDistinctKeys(b *testing.B) {
 	})
 }
 
-// BenchmarkKeyedMemory is the heap a table of 1M token-bucket keys holds, per key: the map,
-// the slots, each key's limiter and the table's copy of the key ("client-123456", 13 bytes).
+// BenchmarkKeyedMemory is the heap a table of 1M keys decided by AcquireKeyAt holds, per key:
+// the index, the slots, each key's state (its word in a compact table: the token bucket and
+// the fixed window; else its limiter) and the table's copy of the key ("client-123456", 13
+// bytes).
 // Run with -benchtime=1x; the number is bytes/key.
 func BenchmarkKeyedMemory(b *testing.B) {
 	const n = 1 << 20

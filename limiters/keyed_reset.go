@@ -1,5 +1,7 @@
 package limiters
 
+import "fmt"
+
 // reusesLimiters reports whether a keyed table of spec may reset an evicted key's limiter and
 // give it to the next new key (resetForReuse) instead of calling spec.New: only for this
 // package's specs of the kinds resetForReuse knows, whose New makes a limiter of its own on
@@ -36,4 +38,42 @@ func resetForReuse(l Limiter) bool {
 		return false
 	}
 	return true
+}
+
+// compactKind reports whether l's whole state is one word, which a keyed table can keep in a
+// key's slot instead of a limiter of its own (80 bytes for a token bucket): the token and
+// leaky buckets' TAT, the fixed window's index and count. New leaves it 0.
+func compactKind(l Limiter) bool {
+	switch l.(type) {
+	case *TokenBucket, *LeakyBucket, *FixedWindow:
+		return true
+	}
+	return false
+}
+
+// compactWord is a compact kind's state word.
+func compactWord(l Limiter) uint64 {
+	switch l := l.(type) {
+	case *TokenBucket:
+		return uint64(l.arrival.Load())
+	case *LeakyBucket:
+		return uint64(l.arrival.Load())
+	case *FixedWindow:
+		return l.state.Load()
+	}
+	panic(fmt.Sprintf("limiters: %T has no compact state", l))
+}
+
+// setCompactWord puts a state word in a compact kind's limiter.
+func setCompactWord(l Limiter, w uint64) {
+	switch l := l.(type) {
+	case *TokenBucket:
+		l.arrival.Store(int64(w))
+	case *LeakyBucket:
+		l.arrival.Store(int64(w))
+	case *FixedWindow:
+		l.state.Store(w)
+	default:
+		panic(fmt.Sprintf("limiters: %T has no compact state", l))
+	}
 }

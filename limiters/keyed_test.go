@@ -2,11 +2,14 @@ package limiters
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ratelab/ratelab/virtualclock"
 	"github.com/stretchr/testify/assert"
@@ -546,4 +549,73 @@ func TestKeyedRacesHoldMaxKeys(t *testing.T) {
 		assert.Positive(t, k.shards[s].created, "shard %d made keys", s)
 	}
 	checkKeyedTable(t, k)
+}
+
+// A compact table (a key decided only through AcquireKeyAt keeps its state word in its slot)
+// decides as limiters of their own do: 4,000 requests of 150 keys at rising times through
+// tables of 100, by AcquireKeyAt (compact), by Get and the key's limiter (each key its own
+// from the start), and by AcquireKeyAt with a Peek every 7th request (keys that turn into
+// limiters of their own midway), get the same decisions and the same counts, for each compact
+// kind, under lru and fresh, with one shard and with four.
+func TestKeyedCompactDecidesAsLimiters(t *testing.T) {
+	for _, spec := range []string{"token-bucket:capacity=3,rate=50/1s", "leaky-bucket:rate=50/1s", "fixed-window:limit=3,window=60ms"} {
+		for _, config := range []string{"max=100,evict=lru", "max=100,evict=fresh", "max=100,evict=lru,shards=4"} {
+			compact := keyed(t, spec, config, zeroClock{})
+			own := keyed(t, spec, config, zeroClock{})
+			mixed := keyed(t, spec, config, zeroClock{})
+			require.True(t, compact.compact, spec)
+			rng := rand.New(rand.NewPCG(1, 2))
+			now := time.Duration(0)
+			for i := range 4000 {
+				now += time.Duration(rng.IntN(300)) * time.Microsecond // a key comes back about every 15ms, before its state is fresh
+				key := "k" + strconv.Itoa(rng.IntN(150))
+				n := 1 + rng.IntN(compact.MaxPermits())
+				want := compact.AcquireKeyAt(now, key, n)
+				got := Rejected
+				if lim, outcome := own.Get(now, key); outcome != KeyFull {
+					got = lim.AcquireAt(now, n)
+				}
+				require.Equal(t, want, got, "%s %s: request %d (%s, %d at %s), own limiters", spec, config, i, key, n, now)
+				require.Equal(t, want, mixed.AcquireKeyAt(now, key, n), "%s %s: request %d, mixed", spec, config, i)
+				if i%7 == 0 {
+					mixed.Peek("k" + strconv.Itoa(rng.IntN(150)))
+				}
+			}
+			assert.Equal(t, compact.Stats(), own.Stats(), "%s %s", spec, config)
+			assert.Equal(t, compact.Stats(), mixed.Stats(), "%s %s", spec, config)
+			assert.NotZero(t, compact.Stats().Evicted+compact.Stats().Full, "%s %s: the table was full", spec, config)
+			for i := range compact.shards {
+				for _, sl := range compact.shards[i].slots {
+					require.Nil(t, sl.limiter, "compact: no key has a limiter of its own")
+				}
+			}
+			checkKeyedTable(t, compact)
+			checkKeyedTable(t, mixed)
+		}
+	}
+}
+
+// A table of 2^18 token-bucket keys ("client-0" … "client-262143") decided by AcquireKeyAt
+// holds at most 100 bytes of heap a key (90 measured): slot 56, key bytes 16, index 16 (64
+// shards of about 4,096 keys, 8,192 places each), the slots' growth slack. With a limiter (80)
+// and a map entry a key it held 205.6 at 1M keys (BenchmarkKeyedMemory measures 1M: 97.5).
+func TestKeyedMemoryPerKey(t *testing.T) {
+	const n = 1 << 18
+	keys := clientKeys(n)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	k := keyed(t, "token-bucket:capacity=10,rate=100/1s", fmt.Sprintf("max=%d", n), zeroClock{})
+	for _, key := range keys {
+		k.AcquireKeyAt(0, key, 1)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perKey := float64(after.HeapAlloc-before.HeapAlloc) / n
+	runtime.KeepAlive(k)
+	runtime.KeepAlive(keys) // the caller's strings are not the table's
+	t.Logf("%.1f bytes a key", perKey)
+	assert.Equal(t, n, k.Len())
+	assert.LessOrEqual(t, perKey, 100.0)
+	assert.Equal(t, uintptr(56), unsafe.Sizeof(keyedSlot{}))
 }
