@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // KeyedLimiter is one limiter per client key, all of one spec: NGINX's limit_req_zone keyed by
@@ -28,31 +30,59 @@ import (
 //     drained, full or not; at a full table it then removes the least recently used key
 //     unconditionally (and up to 2 more idle ones). A new key is never refused.
 //
-// lru and fresh look at the evictScan least recently used keys of the shard and take the
-// first that qualifies; lru never takes a key of a releasing kind (a bulkhead) that holds
-// permits, as its callers still owe them back.
+// lru and fresh look at the evictScan least recently used keys of the new key's shard and
+// take the first that qualifies; lru never takes a key of a releasing kind (a bulkhead) that
+// holds permits, as its callers still owe them back.
+//
+// # Capacity
+//
+// MaxKeys bounds the whole table, not each shard: one count of the keys held, over all
+// shards, lets a new key in while it is below MaxKeys, so max=N holds N keys however they
+// fall into shards (a round robin over exactly N keys evicts nothing after its first pass).
+// Before, each shard held MaxKeys/shards: max=1048576 held 1,045,589 keys, and a round robin
+// over 1,048,576 evicted on 0.456 of its requests. At a full table a new key evicts from its
+// own shard (its least recently used), so shards keep the sizes the first fill gave them
+// (with 64 shards of 16,384 keys, within about ±1% of each other), and a set of keys crafted
+// to fall into one shard churns that shard only. A shard holding no key takes the place of the
+// least recently used key of the next shard, in order, that holds one: it unlocks its own
+// lock first, so no caller ever holds two, and looks the key up again after.
 //
 // # Locking
 //
 // The table is split into shards by a hash of the key (FNV-1a, mixed; fixed, so that which key
-// shares a shard with which is the same on every run); each shard is a map from key to slot,
-// the slots in one slice with a doubly linked recency list through them, and a mutex. A
-// decision locks the key's shard, finds (or makes) the key's limiter, moves it to the front
-// of the list, decides, and unlocks. The wrapped limiters are lock-free; the table is not,
-// and deciding under the shard's lock is what makes eviction safe: no caller can be deciding
-// on a limiter that another is evicting. With 64 shards, callers on different keys rarely
-// meet. A table below 4096 keys has one shard, so that its LRU order is exact over all keys
-// (what the golden guarantees derive formulas from); above, each shard keeps its own order
-// and an equal part of MaxKeys. An nginx table has one shard at any size, one lock and one
-// queue, as an nginx zone has (nginx locks the zone's shared memory for every lookup).
+// shares a shard with which is the same on every run); each shard is an index from key to
+// slot (open addressing over the same hash: keyedShard), the slots in one slice with a doubly
+// linked recency list through them, and a mutex. A decision locks the key's shard, finds (or
+// makes) the key's limiter, moves it to the front of the list, decides, and unlocks. The
+// wrapped limiters are lock-free; the table is not, and deciding under the shard's lock is
+// what makes eviction safe: no caller can be deciding on a limiter that another is evicting.
+// With 64 shards, callers on different keys rarely meet. A table below 4096 keys has one
+// shard, so that its LRU order is exact over all keys (what the golden guarantees derive
+// formulas from); above, each shard keeps its own order. An nginx table has one shard at any
+// size, one lock and one queue, as an nginx zone has (nginx locks the zone's shared memory for
+// every lookup). The same calls from one goroutine give the same decisions on every run.
 //
 // # Cost
 //
-// An existing key: one FNV-1a pass over the key (with more than one shard), one map lookup, four index writes and the
-// limiter's own decision, under one uncontended lock; no allocation (a []byte key is looked up
-// without copying it). A new key allocates its limiter and a copy of the key; the map and the
-// slot slice grow to the table's size and stay there. Memory is about 200 bytes per key for a
-// token bucket with short keys (BenchmarkKeyedMemory measures it), bounded by MaxKeys.
+// An existing key: one FNV-1a pass over the key, a probe of the shard's index (usually one
+// word, at most 3/4 full), four index writes of the recency list and the limiter's own
+// decision, under one uncontended lock; no allocation (a []byte key is looked up without
+// copying it). Round robin over 1M keys of a table that holds them all costs 1.15× (0.76–1.46
+// in 6 interleaved runs) a map[string]int64 of TATs with GCRA's arithmetic inline
+// (BenchmarkKeyedDistinctKeys/floor-map-gcra); it was 4.05× (3.19–15.5), evictions included.
+// A new key in a table not yet full allocates its key's buffer (and, but for a compact table,
+// its limiter); the index and the slot slice grow to the table's size and stay there. Once
+// the table is full a new key takes an evicted key's slot, its key buffer refilled and its
+// state reset (resetForReuse): no allocation; a new key evicting another on every request
+// (lru-churn) costs 2.32× the floor (1.57–3.38; was 3.41×, 2 allocations).
+//
+// A compact table (the token and leaky buckets and the fixed window, whose whole state is one
+// word) keeps a key's word in its slot and decides it on the shard's scratch limiter, under
+// the shard's lock; a key has a limiter of its own only once Get or Peek asks for it. A key
+// then takes 56 bytes of slot, its bytes (16 for "client-123456") and 16 of index at 1M keys:
+// 97.5 bytes a key in all (BenchmarkKeyedMemory; was 205.6 with a limiter and a map entry a
+// key), plus 80 for a token bucket of its own if Get or Peek made one (as the simulator's
+// Stack.Bind does for every key it binds). Bounded by MaxKeys.
 //
 // The zero value grants nothing: every request is Never (Invalid for n ≤ 0), no key is held
 // and no method panics; NewKeyed makes a working one.
@@ -63,6 +93,15 @@ type KeyedLimiter struct {
 	shards []keyedShard
 	shift  uint // a key's shard is its hash >> shift (64 − log2 shards); 64 for one shard
 	maxN   int  // MaxPermits of every key's limiter
+	policy Evict
+	reuse  bool // an evicted key's limiter is reset for the next new key (reusesLimiters)
+	// compact: a key decided only through AcquireKeyAt keeps its limiter's one word of state
+	// in its slot, decided by its shard's scratch limiter (compactWord); Get and Peek give it
+	// a limiter of its own.
+	compact bool
+	// keys counts the keys held over all shards, and those being made: never above maxKeys.
+	keys    atomic.Int64
+	maxKeys int64
 }
 
 var _ Keyed = (*KeyedLimiter)(nil)
@@ -233,46 +272,109 @@ func NewKeyed(spec Spec, config KeyedConfig, clock Clock) (*KeyedLimiter, error)
 	}
 	n := config.shardCount()
 	k := &KeyedLimiter{spec: spec, config: config, clock: clock, shards: make([]keyedShard, n), shift: 64,
-		maxN: probe.MaxPermits()}
+		maxN: probe.MaxPermits(), policy: config.policy(), maxKeys: int64(config.MaxKeys), reuse: reusesLimiters(spec)}
 	if n > 1 {
 		k.shift = uint(64 - bits.TrailingZeros(uint(n)))
 	}
+	k.compact = k.reuse && compactKind(probe)
 	for i := range k.shards {
-		s := &k.shards[i]
-		s.capacity = int32(config.MaxKeys / n)
-		if i < config.MaxKeys%n {
-			s.capacity++
+		k.shards[i].head, k.shards[i].tail = -1, -1
+		if k.compact {
+			if k.shards[i].scratch, err = spec.New(clock); err != nil {
+				return nil, err
+			}
 		}
-		s.index = make(map[string]int32)
-		s.head, s.tail = -1, -1
 	}
 	return k, nil
 }
 
-// keyedShard is one shard: key → slot, and the slots in recency order (head: most recent).
+// keyedShard is one shard: an index from key to slot, and the slots in recency order (head:
+// most recent).
+//
+// The index is open addressing with linear probing over a power-of-two array of words, each
+// the key's hash (its low 32 bits) << 32 | slot+1, 0 for an empty place; grown (doubled) when
+// it would pass 3/4 full, a removed key's place closed by shifting its followers back (no
+// tombstones). A lookup reads words until the hash matches and compares the key's bytes only
+// then (a false match: about 1 in 2^(32−log2 places), 1 in 2048 at 2^21). 8 bytes a place,
+// 3/8 to 3/4 full: 10.7 to 21.3 bytes a key, 16 in a shard of 2^14 keys (1M keys in 64
+// shards). The hash is the one that picks the shard, so a key is hashed once.
 type keyedShard struct {
 	mu         sync.Mutex
-	index      map[string]int32
+	index      []uint64
 	slots      []keyedSlot
-	free       []int32 // slots emptied by removal, to be reused before slots grows
+	born       []int64 // nginx tables only: ms (nginxMs) of each slot's key's arrival, nginx's last for a node not yet accounted
+	free       []int32 // slots emptied by removal (each with its limiter and key buffer kept for reuse)
+	scratch    Limiter // compact tables: decides a slot's word (compactWord)
+	n          int32   // keys held
 	head, tail int32
-	capacity   int32
 	created    uint64
 	evicted    uint64
 	full       uint64
 	_          [64]byte // keep neighbouring shards' locks off one cache line
 }
 
+// keyedSlot is one key's: its bytes (a buffer the next key to take the slot reuses when it
+// fits), its limiter (nil in a compact table until Get or Peek asks for it: then word is its
+// state), and its neighbours in recency. 56 bytes.
 type keyedSlot struct {
-	key        string
+	key        []byte
 	limiter    Limiter
+	word       uint64
 	prev, next int32 // towards head, towards tail; −1 at the ends
-	born       int64 // ms (nginxMs) of the key's arrival: nginx's last for a node not yet accounted
+}
+
+// acquireAt decides n permits at now for slot i of s (locked): on its limiter, or on the
+// shard's scratch limiter holding the slot's word.
+func (s *keyedShard) acquireAt(i int32, now time.Duration, n int) Decision {
+	sl := &s.slots[i]
+	if sl.limiter != nil {
+		return sl.limiter.AcquireAt(now, n)
+	}
+	if b, ok := s.scratch.(*TokenBucket); ok { // the common kind, its decision inlined
+		b.arrival.Store(int64(sl.word))
+		d := b.AcquireAt(now, n)
+		sl.word = uint64(b.arrival.Load())
+		return d
+	}
+	setCompactWord(s.scratch, sl.word)
+	d := s.scratch.AcquireAt(now, n)
+	sl.word = compactWord(s.scratch)
+	return d
+}
+
+// view is slot i's state as a limiter to read (not to decide on): its own, or the shard's
+// scratch holding its word.
+func (s *keyedShard) view(i int32) Limiter {
+	sl := &s.slots[i]
+	if sl.limiter != nil {
+		return sl.limiter
+	}
+	setCompactWord(s.scratch, sl.word)
+	return s.scratch
+}
+
+// limiterOf is slot i's limiter, made from its word if it has none yet (the caller keeps it).
+func (k *KeyedLimiter) limiterOf(s *keyedShard, i int32) Limiter {
+	sl := &s.slots[i]
+	if sl.limiter == nil {
+		sl.limiter = k.newLimiter()
+		setCompactWord(sl.limiter, sl.word)
+	}
+	return sl.limiter
+}
+
+func (k *KeyedLimiter) newLimiter() Limiter {
+	lim, err := k.spec.New(k.clock)
+	if err != nil { // NewKeyed built one from the same spec and clock
+		panic(fmt.Sprintf("limiters: keyed %s: %v", k.spec, err))
+	}
+	return lim
 }
 
 // fnv1a is the 64-bit FNV-1a hash of key, with murmur3's finalizer so that its top bits (the
 // shard) depend on every byte: FNV-1a alone puts "k0" … "k199" in 2 of 16 shards. Fixed, so
-// that shards are the same on every run.
+// that shards are the same on every run. Its top bits pick the shard, its low 32 the place
+// in the shard's index.
 func fnv1a[K string | []byte](key K) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(key); i++ {
@@ -286,11 +388,86 @@ func fnv1a[K string | []byte](key K) uint64 {
 	return h ^ h>>33
 }
 
-func shardOf[K string | []byte](k *KeyedLimiter, key K) *keyedShard {
+// shardOf is the shard of a key of hash h.
+func (k *KeyedLimiter) shardOf(h uint64) *keyedShard {
 	if k.shift == 64 {
 		return &k.shards[0]
 	}
-	return &k.shards[fnv1a(key)>>k.shift]
+	return &k.shards[h>>k.shift]
+}
+
+// find is key's slot in s (locked), or −1.
+func (s *keyedShard) find(h uint64, key string) int32 {
+	if len(s.index) == 0 {
+		return -1
+	}
+	mask := uint64(len(s.index) - 1)
+	tag := h << 32
+	for p := h & mask; ; p = (p + 1) & mask {
+		w := s.index[p]
+		if w == 0 {
+			return -1
+		}
+		if w&^0xffff_ffff == tag {
+			if i := int32(uint32(w)) - 1; string(s.slots[i].key) == key {
+				return i
+			}
+		}
+	}
+}
+
+// indexAdd puts slot i, of a key of hash h, in s's index, growing it first if it would pass
+// 3/4 full.
+func (s *keyedShard) indexAdd(h uint64, i int32) {
+	if 4*(int(s.n)+1) > 3*len(s.index) {
+		old := s.index
+		s.index = make([]uint64, max(8, 2*len(old)))
+		for _, w := range old {
+			if w != 0 {
+				s.place(w)
+			}
+		}
+	}
+	s.place(h<<32 | uint64(uint32(i+1)))
+}
+
+// place puts word w at the first empty place from its hash's.
+func (s *keyedShard) place(w uint64) {
+	mask := uint64(len(s.index) - 1)
+	p := (w >> 32) & mask
+	for s.index[p] != 0 {
+		p = (p + 1) & mask
+	}
+	s.index[p] = w
+}
+
+// indexRemove takes slot i, of a key of hash h, out of s's index, and moves back each word
+// after it in the run that may now sit nearer its hash's place (Knuth's algorithm R), so that
+// every word stays reachable from its hash's place without passing an empty one.
+func (s *keyedShard) indexRemove(h uint64, i int32) {
+	mask := uint64(len(s.index) - 1)
+	w := h<<32 | uint64(uint32(i+1))
+	p := h & mask
+	for s.index[p] != w {
+		p = (p + 1) & mask
+	}
+	for {
+		s.index[p] = 0
+		q := p
+		for {
+			q = (q + 1) & mask
+			v := s.index[q]
+			if v == 0 {
+				return
+			}
+			// v may fill p when p is on its way: its hash's place is no nearer q than p is.
+			if (q-v>>32)&mask >= (q-p)&mask {
+				s.index[p] = v
+				p = q
+				break
+			}
+		}
+	}
 }
 
 // AcquireKeyAt takes n permits from key's limiter at now, making it on the key's first
@@ -302,23 +479,10 @@ func (k *KeyedLimiter) AcquireKeyAt(now time.Duration, key string, n int) Decisi
 	return d
 }
 
-// AcquireKeyBytesAt is AcquireKeyAt for a key held as bytes; an existing key is found
-// without copying them.
+// AcquireKeyBytesAt is AcquireKeyAt for a key held as bytes, which are read during the call
+// and never kept (a new key's are copied).
 func (k *KeyedLimiter) AcquireKeyBytesAt(now time.Duration, key []byte, n int) Decision {
-	if len(k.shards) == 0 {
-		return checkN(n, 0) // the zero table grants nothing
-	}
-	s := shardOf(k, key)
-	s.mu.Lock()
-	i, ok := s.index[string(key)] // no copy: the compiler looks up []byte keys in place
-	if ok {
-		s.touch(i)
-		d := s.slots[i].limiter.AcquireAt(now, n)
-		s.mu.Unlock()
-		return d
-	}
-	s.mu.Unlock()
-	d, _ := k.acquire(now, string(key), n)
+	d, _ := k.acquire(now, unsafe.String(unsafe.SliceData(key), len(key)), n)
 	return d
 }
 
@@ -332,11 +496,12 @@ func (k *KeyedLimiter) acquire(now time.Duration, key string, n int) (Decision, 
 	if len(k.shards) == 0 {
 		return checkN(n, 0), KeyFull // the zero table grants nothing and holds no key
 	}
-	s := shardOf(k, key)
+	h := fnv1a(key)
+	s := k.shardOf(h)
 	s.mu.Lock()
-	if i, ok := s.index[key]; ok {
+	if i := s.find(h, key); i >= 0 {
 		s.touch(i)
-		d := s.slots[i].limiter.AcquireAt(now, n)
+		d := s.acquireAt(i, now, n)
 		s.mu.Unlock()
 		return d, KeyFound
 	}
@@ -344,46 +509,56 @@ func (k *KeyedLimiter) acquire(now time.Duration, key string, n int) (Decision, 
 		s.mu.Unlock()
 		return d, KeyFound // nothing made for a request no limiter could grant
 	}
-	lim, outcome := k.insert(s, now, key)
-	if lim == nil {
+	i, outcome := k.insert(s, now, key, h)
+	if i < 0 {
 		s.mu.Unlock()
 		return Rejected, outcome
 	}
-	d := lim.AcquireAt(now, n)
+	d := s.acquireAt(i, now, n)
 	s.mu.Unlock()
 	return d, outcome
 }
 
 // Get is key's limiter, made (evicting another key when the table is full) if the key is new,
 // and moved to the front of its shard's recency list; nil with KeyFull when the table is full
-// and nothing can be evicted. The limiter is the key's until it is evicted: a caller that
-// keeps it past another key's Get (which may evict it) decides on a limiter the table has
-// forgotten. The simulator, which runs one lane on one goroutine, decides through it; a
-// concurrent caller should use AcquireKeyAt, which decides under the shard's lock.
+// and nothing can be evicted. In a compact table the key gets a limiter of its own here (once;
+// it decides as the word it held). The limiter is the key's until it is evicted; then the
+// table resets it and gives it to a later new key (resetForReuse), so a caller that keeps it
+// past another key's Get (which may evict it) may decide for that other key. The simulator,
+// which runs one lane on one goroutine and binds a key's limiter before each of its
+// requests, decides through it; a concurrent caller should use AcquireKeyAt, which decides
+// under the shard's lock.
 func (k *KeyedLimiter) Get(now time.Duration, key string) (Limiter, KeyOutcome) {
 	if len(k.shards) == 0 {
 		return nil, KeyFull
 	}
-	s := shardOf(k, key)
+	h := fnv1a(key)
+	s := k.shardOf(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i, ok := s.index[key]; ok {
+	if i := s.find(h, key); i >= 0 {
 		s.touch(i)
-		return s.slots[i].limiter, KeyFound
+		return k.limiterOf(s, i), KeyFound
 	}
-	return k.insert(s, now, key)
+	i, outcome := k.insert(s, now, key, h)
+	if i < 0 {
+		return nil, outcome
+	}
+	return k.limiterOf(s, i), outcome
 }
 
-// Peek is key's limiter if the table holds it, without making one or touching its recency.
+// Peek is key's limiter if the table holds it (in a compact table, made from the key's word
+// on the first Peek or Get), without making a key or touching its recency.
 func (k *KeyedLimiter) Peek(key string) (Limiter, bool) {
 	if len(k.shards) == 0 {
 		return nil, false
 	}
-	s := shardOf(k, key)
+	h := fnv1a(key)
+	s := k.shardOf(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i, ok := s.index[key]; ok {
-		return s.slots[i].limiter, true
+	if i := s.find(h, key); i >= 0 {
+		return k.limiterOf(s, i), true
 	}
 	return nil, false
 }
@@ -391,40 +566,116 @@ func (k *KeyedLimiter) Peek(key string) (Limiter, bool) {
 // KeyState is Peek: the key's state as an ordinary Limiter (the Keyed interface).
 func (k *KeyedLimiter) KeyState(key string) (Limiter, bool) { return k.Peek(key) }
 
-// insert makes key's limiter in s (locked): in a free slot, or in the slot of the key the
-// policy evicts. Under nginx, the zone's expiry removes first (KeyEvicted when it removed any).
-func (k *KeyedLimiter) insert(s *keyedShard, now time.Duration, key string) (Limiter, KeyOutcome) {
+// reserve counts one more key in the table if it has room.
+func (k *KeyedLimiter) reserve() bool {
+	for {
+		held := k.keys.Load()
+		if held >= k.maxKeys {
+			return false
+		}
+		if k.keys.CompareAndSwap(held, held+1) {
+			return true
+		}
+	}
+}
+
+// insert makes key (of hash h) a slot in s (locked) and returns it, or −1 with KeyFull. Under
+// lru and fresh: a place the table has room for; at a full table, the place of the key the
+// policy evicts from s's least recently used; and when s holds no key at all, the place of
+// one evicted from the next shard that holds one (s is unlocked meanwhile, so that no caller
+// holds two shards' locks; the key is looked up again after). Under nginx the zone's expiry
+// removes first (KeyEvicted when it removed any).
+func (k *KeyedLimiter) insert(s *keyedShard, now time.Duration, key string, h uint64) (int32, KeyOutcome) {
 	outcome := KeyCreated
-	if policy := k.config.policy(); policy == EvictNginx {
-		if s.nginxAllocate(now) > 0 {
+	switch {
+	case k.policy == EvictNginx:
+		if k.nginxAllocate(s, now) > 0 {
 			outcome = KeyEvicted
 		}
-	} else if int32(len(s.index)) >= s.capacity {
-		i := s.victim(now, policy)
+		if !k.reserve() { // nginxAllocate leaves room; this is only a guard
+			s.full++
+			return -1, KeyFull
+		}
+	case k.reserve():
+	case s.n > 0:
+		i := s.victim(now, k.policy)
 		if i < 0 {
 			s.full++
-			return nil, KeyFull
+			return -1, KeyFull
 		}
-		s.remove(i)
+		s.remove(i) // its place in the count goes to key
+		outcome = KeyEvicted
+	default:
+		s.mu.Unlock()
+		took := k.evictElsewhere(int(h>>k.shift), now) // shift < 64: with one shard, s.n = 0 means the table is not full
+		s.mu.Lock()
+		if !took {
+			s.full++
+			return -1, KeyFull
+		}
+		if i := s.find(h, key); i >= 0 { // another caller made key meanwhile
+			k.keys.Add(-1)
+			s.touch(i)
+			return i, KeyFound
+		}
 		outcome = KeyEvicted
 	}
+	return s.add(k, now, key, h), outcome
+}
+
+// evictElsewhere evicts one key of another shard than the from'th (unlocked), for it: from the next
+// shard that holds a key, in shard order after s; its place in the count goes to s's new key.
+// It reports false when no shard holding keys had one the policy lets go (fresh: no fresh
+// key among its evictScan least recently used). It happens only when s is empty and the
+// table full, so at most once per key of s's in a round.
+func (k *KeyedLimiter) evictElsewhere(from int, now time.Duration) bool {
+	for j := 1; j < len(k.shards); j++ {
+		o := &k.shards[(from+j)&(len(k.shards)-1)]
+		o.mu.Lock()
+		if o.n > 0 {
+			i := o.victim(now, k.policy)
+			if i >= 0 {
+				o.remove(i)
+			}
+			o.mu.Unlock()
+			return i >= 0
+		}
+		o.mu.Unlock()
+	}
+	return false
+}
+
+// add makes key (of hash h) a slot in s (locked), in a slot removal emptied when there is
+// one, with its limiter reset (a kind resetForReuse knows) and its key buffer refilled: no
+// allocation once the table has been full.
+func (s *keyedShard) add(k *KeyedLimiter, now time.Duration, key string, h uint64) int32 {
 	var i int32
 	if n := len(s.free); n > 0 {
 		i, s.free = s.free[n-1], s.free[:n-1]
 	} else {
 		i = int32(len(s.slots))
 		s.slots = append(s.slots, keyedSlot{})
+		if k.policy == EvictNginx {
+			s.born = append(s.born, 0)
+		}
 	}
-	lim, err := k.spec.New(k.clock)
-	if err != nil { // NewKeyed built one from the same spec and clock
-		panic(fmt.Sprintf("limiters: keyed %s: %v", k.spec, err))
+	sl := &s.slots[i]
+	switch {
+	case sl.limiter != nil && k.reuse && resetForReuse(sl.limiter):
+	case sl.limiter == nil && k.compact:
+		sl.word = 0 // what New leaves
+	default:
+		sl.limiter = k.newLimiter()
 	}
-	key = strings.Clone(key) // the caller's string may share a larger buffer
-	s.slots[i] = keyedSlot{key: key, limiter: lim, prev: -1, next: -1, born: nginxMs(now)}
-	s.index[key] = i
+	sl.key = append(sl.key[:0], key...)
+	if k.policy == EvictNginx {
+		s.born[i] = nginxMs(now)
+	}
+	s.indexAdd(h, i)
+	s.n++
 	s.pushFront(i)
 	s.created++
-	return lim, outcome
+	return i
 }
 
 // victim is the slot to evict: the first of the evictScan least recently used that the
@@ -435,7 +686,7 @@ func (s *keyedShard) victim(now time.Duration, policy Evict) int32 {
 		if i < 0 {
 			return -1
 		}
-		if evictable(s.slots[i].limiter, now, policy) {
+		if evictable(s.view(i), now, policy) {
 			return i
 		}
 		i = s.slots[i].prev
@@ -456,11 +707,12 @@ func evictable(l Limiter, now time.Duration, policy Evict) bool {
 	return true
 }
 
-// remove forgets slot i's key (an eviction): its slot goes to the free list.
+// remove forgets slot i's key (an eviction): the slot, with its limiter and key buffer, goes
+// to the free list. The table's count is the caller's to settle.
 func (s *keyedShard) remove(i int32) {
 	s.unlink(i)
-	delete(s.index, s.slots[i].key)
-	s.slots[i] = keyedSlot{prev: -1, next: -1}
+	s.indexRemove(fnv1a(s.slots[i].key), i)
+	s.n--
 	s.free = append(s.free, i)
 	s.evicted++
 }
@@ -508,7 +760,7 @@ func (k *KeyedLimiter) Stats() KeyedStats {
 	for i := range k.shards {
 		s := &k.shards[i]
 		s.mu.Lock()
-		st.Keys += len(s.index)
+		st.Keys += int(s.n)
 		st.Created += s.created
 		st.Evicted += s.evicted
 		st.Full += s.full

@@ -100,15 +100,16 @@ func checkNginxZone(spec Spec) error {
 	return nil
 }
 
-// nginxAllocate is what nginx does in s (locked) before allocating a node for a new key at
-// now: expire(1), and expire(0) when the zone is still full. It returns how many nodes it
-// removed; afterwards s has room.
-func (s *keyedShard) nginxAllocate(now time.Duration) int {
+// nginxAllocate is what nginx does in s (locked; a zone's table has one shard) before
+// allocating a node for a new key at now: expire(1), and expire(0) when the zone is still
+// full. It returns how many nodes it removed; afterwards the table has room.
+func (k *KeyedLimiter) nginxAllocate(s *keyedShard, now time.Duration) int {
 	ms := nginxMs(now)
 	removed := s.nginxExpire(ms, 1)
-	if int32(len(s.index)) >= s.capacity {
+	if int64(s.n) >= k.maxKeys {
 		removed += s.nginxExpire(ms, 0)
 	}
+	k.keys.Add(-int64(removed))
 	return removed
 }
 
@@ -121,7 +122,7 @@ func (s *keyedShard) nginxExpire(now int64, n int) (removed int) {
 		if i < 0 {
 			return removed
 		}
-		if n != 0 && !s.slots[i].nginxExpired(now) {
+		if n != 0 && !s.nginxExpired(i, now) {
 			return removed
 		}
 		s.remove(i)
@@ -130,13 +131,13 @@ func (s *keyedShard) nginxExpire(now int64, n int) (removed int) {
 	return removed
 }
 
-// nginxExpired is expire's test of a node at ms now: |now − last| ≥ 60000 and
+// nginxExpired is expire's test of slot i's node at ms now: |now − last| ≥ 60000 and
 // excess − ⌊R·|now − last|/1000⌋ ≤ 0, in nginx's unsigned arithmetic read back as signed.
-func (sl *keyedSlot) nginxExpired(now int64) bool {
-	node := sl.limiter.(NginxZoned).ZoneNode() // NewKeyed checked the kind's limiter is one
+func (s *keyedShard) nginxExpired(i int32, now int64) bool {
+	node := s.slots[i].limiter.(NginxZoned).ZoneNode() // NewKeyed checked the kind's limiter is one
 	excess, last := node.Excess, node.Last
 	if !node.Seen {
-		excess, last = 0, sl.born
+		excess, last = 0, s.born[i]
 	}
 	ms := now - last
 	if ms < 0 {
