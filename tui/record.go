@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,7 +25,9 @@ import (
 // bytes on every run and machine: colours are written in 256-colour ANSI whatever the
 // terminal, and no wall-clock time is read (the header has no timestamp). Only frames that
 // changed are written (each changed line at its row); the last frame holds for a second.
-func Record(sc *engine.Scenario, width, height int, out io.Writer) error {
+// When ctx ends it stops at the next frame and returns ctx's error (the caller removes what
+// it wrote).
+func Record(ctx context.Context, sc *engine.Scenario, width, height int, out io.Writer) error {
 	if width < minWidth || height < minHeight {
 		return fmt.Errorf("record: a %d×%d screen is smaller than the workbench's %d×%d", width, height, minWidth, minHeight)
 	}
@@ -37,6 +40,7 @@ func Record(sc *engine.Scenario, width, height int, out io.Writer) error {
 	}
 	m.Update(tea.WindowSizeMsg{Width: width, Height: height})
 	m.playing = true
+	m.sim.stop = ctx
 
 	w := bufio.NewWriter(out)
 	header, _ := json.Marshal(struct {
@@ -60,6 +64,9 @@ func Record(sc *engine.Scenario, width, height int, out io.Writer) error {
 		w.WriteByte('\n')
 	}
 	for k := 0; ; k++ {
+		if err := ctx.Err(); err != nil { // Ctrl-C, SIGTERM, SIGHUP: stop at a frame, the caller removes the file
+			return err
+		}
 		target := sc.Horizon // k frames of perFrame(speed), saturating at the horizon
 		if step := perFrame(speed); step > 0 && time.Duration(k) <= sc.Horizon/step {
 			target = time.Duration(k) * step

@@ -3,6 +3,7 @@ package tui
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -26,7 +27,7 @@ func record(t *testing.T, name string, w, h int) []byte {
 	sc, err := scenarios.Get(name)
 	require.NoError(t, err)
 	var out bytes.Buffer
-	require.NoError(t, Record(sc, w, h, &out))
+	require.NoError(t, Record(context.Background(), sc, w, h, &out))
 	return out.Bytes()
 }
 

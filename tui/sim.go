@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -34,6 +35,9 @@ type sim struct {
 	// rewind can skip to, because every record before it is already counted in the charts.
 	starts []sliceStart
 	watch  *prediction // the requests a prediction is about, counted as they end
+	// stop, when set, ends a long advance (a recording's frame over hours of virtual time)
+	// once it is done: checked every 4096 steps.
+	stop context.Context
 }
 
 // sliceStart is the position at the start of a chart slice, and what the mark finder had
@@ -196,6 +200,11 @@ func (s *sim) advanceTo(t time.Duration) error {
 		}
 		if err := s.stepAt(next); err != nil {
 			return err
+		}
+		if s.stop != nil && s.steps&4095 == 0 {
+			if err := s.stop.Err(); err != nil {
+				return err
+			}
 		}
 	}
 	s.now = t

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestRecordingEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	if err := Record(sc, 100, 30, &out); err != nil {
+	if err := Record(context.Background(), sc, 100, 30, &out); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

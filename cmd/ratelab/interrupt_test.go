@@ -67,6 +67,9 @@ func TestBinaryExits130OnCtrlC(t *testing.T) {
 		// replay --out writes beside its target and renames at the end: a hang-up leaves no
 		// temporary file (it left .out.csv.tmp-PID-1 and exited 129 without a word).
 		{"replay to a file, hung up", []string{"replay", "--in", "-", "--out", "out.csv", "--limiter", "leaky-bucket:rate=1/1s"}, syscall.SIGHUP, 129, "ratelab: hung up\n", "t_ns\n" + strings.Repeat("0\n", 100000), ""},
+		// tui --record writes beside its target: interrupted, it left .out.cast.tmp-PID-1
+		// (the recording never looked at the signal, and main gave up waiting after 1s).
+		{"tui recording, interrupted", []string{"tui", "poisson", "--horizon", "1000h", "--record", "out.cast"}, syscall.SIGINT, 130, "ratelab: interrupted\n", "", ""},
 		{"long sweep", []string{"sweep", "poisson", "--horizon", "1000h", "--vary", "token-bucket.capacity=1..3", "--out", "figures"}, syscall.SIGINT, 130, "ratelab: interrupted\n", "", ""},
 		{"scenario on stdin", []string{"run", "-"}, syscall.SIGINT, 130, "ratelab: interrupted\n", strings.Repeat("# a comment\n", 20000), ""},
 		{"trace on stdin", []string{"replay", "--in", "-", "--limiter", "leaky-bucket:rate=1/1s"}, syscall.SIGINT, 130, "ratelab: interrupted\n", "t_ns\n" + strings.Repeat("0\n", 100000), ""},

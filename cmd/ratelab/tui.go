@@ -44,14 +44,14 @@ func tuiCommand(ctx context.Context, e *env, args []string) error {
 			return usageErrorf("--size %s: the workbench needs at least 80x24 (and at most 1000x1000)", *size)
 		}
 		if *record == "-" {
-			return tui.Record(sc, cols, rows, e.stdout)
+			return tui.Record(ctx, sc, cols, rows, e.stdout)
 		}
 		o, err := createOutput(ctx, *record)
 		if err != nil {
 			return fmt.Errorf("--record %w", err)
 		}
 		defer o.Abort()
-		if err := tui.Record(sc, cols, rows, o); err != nil {
+		if err := tui.Record(ctx, sc, cols, rows, o); err != nil {
 			return err
 		}
 		if err := o.Commit(); err != nil {
