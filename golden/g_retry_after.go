@@ -26,6 +26,7 @@ var retryAfterSpecs = []string{
 	"guava-warmup:rate=1/1s,warmup=6s",
 	"nginx:rate=12r/m,burst=3,delay=nodelay",
 	"nginx:rate=1r/s,burst=5,delay=2",
+	"x-time-rate:rate=2/7s,burst=3",
 }
 
 var retryAfterAdmits = &Guarantee{

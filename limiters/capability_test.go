@@ -21,7 +21,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindConcurrency:       {CapRelease},
 		KindFlash5Fixed:       {CapRetryAfter},
 		KindFlash5Token:       {CapRetryAfter},
-		KindXTimeRate:         {CapReserve},
+		KindXTimeRate:         {CapRetryAfter, CapReserve},
 		KindUber:              {CapReserve},
 		KindNginx:             {CapRetryAfter, CapReserve, CapRefund},
 		KindGuavaBursty:       {CapRetryAfter, CapReserve},

@@ -128,7 +128,7 @@ var xTimeRateKind = KindInfo{
 	Example: "x-time-rate:rate=100/1s,burst=3",
 	Color:   "#00add8", ColorName: "gopher cyan", Glyph: "plus",
 	Fields:       fieldInfos[XTimeRateSpec](),
-	Capabilities: []Capability{CapReserve},
+	Capabilities: []Capability{CapRetryAfter, CapReserve},
 	parse:        specParser(XTimeRateSpec{Mode: "try"}),
 	explain:      explainXTimeRate,
 }
@@ -367,6 +367,38 @@ func (x *XTimeRate) delay(n int, tokens float64) time.Duration {
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(d)
+}
+
+// RetryAfterAt is how long after now AllowN would first allow n, nothing else arriving: the
+// first nanosecond at which the library's TokensAt leaves n a wait that truncates to 0
+// (delay). The library refills in float64, so the first such instant is found by a search
+// of TokensAt (read-only, about 40 reads) from the deficit's own estimate: at 100/s with an
+// empty bucket, 10ms. ok is false for n above the burst or n ≤ 0.
+func (x *XTimeRate) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
+	if x.lim == nil || n <= 0 || n > x.spec.Burst {
+		return 0, false
+	}
+	passes := func(d time.Duration) bool { return x.delay(n, x.lim.TokensAt(x.at(now+d))) == 0 }
+	if passes(0) {
+		return 0, true
+	}
+	hi := max(x.delay(n, x.lim.TokensAt(x.at(now))), 1)
+	for !passes(hi) {
+		if hi > time.Duration(maxSpan)/2 {
+			return time.Duration(maxSpan), true
+		}
+		hi *= 2
+	}
+	lo := time.Duration(0) // refused at lo, allowed at hi
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if passes(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true
 }
 
 // availableIn is the largest n ≤ burst that AllowN would allow with tokens in the bucket:
