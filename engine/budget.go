@@ -22,11 +22,15 @@ import (
 // 432M events (2 per request per lane: its arrival and its decision), 13 MB.
 type Estimate struct {
 	Lanes    int
-	Requests int64         // requests the sources offer (each lane sees them all)
-	Events   int64         // events over all lanes
-	Memory   int64         // bytes kept, over all lanes
-	Parts    []MemoryPart  // what Memory is made of, largest first
-	Runtime  time.Duration // Events at DefaultEventCost, on one core
+	Requests int64        // requests the sources offer (each lane sees them all)
+	Events   int64        // events over all lanes
+	Memory   int64        // bytes kept, over all lanes
+	Parts    []MemoryPart // what Memory is made of, largest first
+	// TraceJSON is the trace's size as JSON text (with Trace), which a caller that prints
+	// the results as JSON holds on top of Memory: about 600 bytes a record, and 100 more per
+	// sliding-window slot in its state (measured: 200,000 records of 10 slots are 320 MB).
+	TraceJSON int64
+	Runtime   time.Duration // Events at DefaultEventCost, on one core
 }
 
 // Times is the estimate of k such runs, one after another or side by side, each keeping its
@@ -58,11 +62,15 @@ const DefaultEventCost = 100 * time.Nanosecond
 
 // Sizes of what a run keeps, in bytes (unsafe.Sizeof and slice headers, rounded up).
 const (
-	binBytes       = 160 // a Bin, without its Available readings
-	recordBytes    = 320 // a traced Record with its State
-	admissionBytes = 16  // one admission a window meter holds: its time and permits
-	keyCountBytes  = 120 // one key's counters and its index entry
-	baseBytes      = 1 << 20
+	binBytes    = 160 // a Bin, without its Available readings
+	recordBytes = 320 // a traced Record with its State
+	slotBytes   = 40  // one limiters.Slot of a sliding window's state
+	// recordJSONBytes and slotJSONBytes are a Record and a Slot as JSON text.
+	recordJSONBytes = 600
+	slotJSONBytes   = 100
+	admissionBytes  = 16  // one admission a window meter holds: its time and permits
+	keyCountBytes   = 120 // one key's counters and its index entry
+	baseBytes       = 1 << 20
 )
 
 // Estimate is sc's estimate. sc should be valid (Validate).
@@ -78,7 +86,7 @@ func (sc *Scenario) Estimate() Estimate {
 		}
 	}
 	e.Requests = saturate(requests)
-	var events, memory float64
+	var events, memory, traceJSON float64
 	parts := map[string]float64{}
 	lengths := meterLengths(sc) // every lane's lengths, the same in each: once, not once per lane
 	for _, lane := range sc.Lanes {
@@ -110,7 +118,11 @@ func (sc *Scenario) Estimate() Estimate {
 		}
 		parts["bins"] += bins * float64(binBytes+8*len(lane.Stack))
 		if sc.Trace {
-			parts["trace"] += math.Min(laneEvents, TraceLimit) * recordBytes
+			// Each record keeps the deciding stage's state, and a sliding window's holds
+			// its every slot: 4096 slots are 160 KiB a record, 32 GiB over a full trace.
+			records, slots := math.Min(laneEvents, TraceLimit), float64(stateSlots(lane.Stack))
+			parts["trace"] += records * (recordBytes + slots*slotBytes)
+			traceJSON += records * (recordJSONBytes + slots*slotJSONBytes)
 		}
 		// Each window meter holds the admissions of its last window: no more than the
 		// requests, nor than the lane's bound in it (as the recorder takes it); without a
@@ -132,6 +144,7 @@ func (sc *Scenario) Estimate() Estimate {
 		parts["per-key counts"] += math.Min(keys, MaxTrackedKeys) * keyCountBytes
 	}
 	e.Events = saturate(events)
+	e.TraceJSON = saturate(traceJSON)
 	memory = baseBytes
 	for what, b := range parts {
 		if b >= 1 {
@@ -143,6 +156,25 @@ func (sc *Scenario) Estimate() Estimate {
 	e.Memory = saturate(memory)
 	e.Runtime = time.Duration(math.Min(float64(e.Events)*float64(DefaultEventCost), math.MaxInt64))
 	return e
+}
+
+// stateSlots is the most slots a stage of stack shows in its state: a sliding window's (a
+// keyed one's inner spec's), 0 for every other kind.
+func stateSlots(stack []limiters.Spec) int {
+	most := 0
+	for _, s := range stack {
+		if k, ok := s.(limiters.KeyedSpec); ok {
+			s = k.Spec
+		}
+		if sw, ok := s.(limiters.SlidingWindowSpec); ok {
+			slots := sw.Slots
+			if slots == 0 {
+				slots = limiters.DefaultSlots
+			}
+			most = max(most, slots)
+		}
+	}
+	return most
 }
 
 // expectedRequests is how many requests src offers before the horizon, on average.

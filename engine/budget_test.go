@@ -56,6 +56,14 @@ func TestBudgetRefusesRunawayRuns(t *testing.T) {
 	traced := &Scenario{Name: "traced", Horizon: 10 * time.Hour, Trace: true, Client: Client{Policy: PolicyDrop},
 		Lanes: stacks(t, "sliding-window:limit=100,window=1s,slots=4096"), Sources: []Source{{Kind: SourcePoisson, Rate: 1000}}}
 	est := traced.Estimate()
+	// A trace keeps at most TraceLimit records, but each keeps the sliding window's 4096
+	// slots: 200,000 × (320 + 4096 × 40) bytes, 30.6 GiB (it was estimated under 200 MiB,
+	// and a traced run of it grew to 10 GB before it died).
+	assert.Equal(t, int64(TraceLimit)*(recordBytes+4096*slotBytes), est.Parts[0].Bytes, "%s: %s", est.Parts[0].What, Bytes(est.Parts[0].Bytes))
+	assert.Equal(t, int64(TraceLimit)*(recordJSONBytes+4096*slotJSONBytes), est.TraceJSON)
+	tb := &Scenario{Name: "traced", Horizon: 10 * time.Hour, Trace: true, Client: Client{Policy: PolicyDrop},
+		Lanes: stacks(t, "token-bucket:capacity=10,rate=100/1s"), Sources: []Source{{Kind: SourcePoisson, Rate: 1000}}}
+	est = tb.Estimate()
 	assert.Less(t, est.Memory, int64(200<<20), "a trace keeps at most TraceLimit records: %s", Bytes(est.Memory))
 
 	meter := &Scenario{Name: "meter", Horizon: time.Hour, Windows: []time.Duration{100000 * time.Hour}, Client: Client{Policy: PolicyDrop},

@@ -208,6 +208,8 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	}
 	if *format != "json" {
 		sc.Trace = false // a trace is only printed in JSON
+	} else if err := checkBudgetJSON(e, sc); err != nil {
+		return err
 	}
 	var store *redisRun
 	if rf.addr != "" {
