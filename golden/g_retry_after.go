@@ -27,6 +27,8 @@ var retryAfterSpecs = []string{
 	"nginx:rate=12r/m,burst=3,delay=nodelay",
 	"nginx:rate=1r/s,burst=5,delay=2",
 	"x-time-rate:rate=2/7s,burst=3",
+	"sentinel:threshold=3",
+	"sentinel:threshold=20,strategy=warmup,warmup=10s",
 }
 
 var retryAfterAdmits = &Guarantee{

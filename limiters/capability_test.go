@@ -26,7 +26,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindNginx:             {CapRetryAfter, CapReserve, CapRefund},
 		KindGuavaBursty:       {CapRetryAfter, CapReserve},
 		KindGuavaWarmUp:       {CapRetryAfter, CapReserve},
-		KindSentinel:          {CapReserve, CapRefund},
+		KindSentinel:          {CapRetryAfter, CapReserve, CapRefund},
 		KindResilience4j:      {CapRetryAfter, CapReserve},
 		KindTwoCounter:        {CapRetryAfter, CapRefund},
 	}

@@ -226,3 +226,30 @@ func readClock(c Clock) time.Duration {
 	}
 	return c.Now()
 }
+
+// firstInstant is the least d ≥ 0 at which passes(d) holds, for a passes that never goes
+// from true back to false as d grows (a limiter's availability, nothing else arriving):
+// doubling, then halving, about 2·log2(d) calls. ok is false when it does not hold within
+// maxSpan.
+func firstInstant(passes func(d time.Duration) bool) (time.Duration, bool) {
+	if passes(0) {
+		return 0, true
+	}
+	hi := time.Duration(1)
+	for !passes(hi) {
+		if hi > time.Duration(maxSpan)/2 {
+			return 0, false
+		}
+		hi *= 2
+	}
+	lo := hi / 2 // passes(lo) is false: lo is 0 or the last doubling's miss
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if passes(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true
+}

@@ -224,7 +224,7 @@ var sentinelKind = KindInfo{
 	Example: "sentinel:threshold=100",
 	Color:   "#b2182b", ColorName: "sentinel crimson", Glyph: "box",
 	Fields:       fieldInfos[SentinelSpec](),
-	Capabilities: []Capability{CapReserve, CapRefund},
+	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},
 	parse:        specParser(SentinelSpec{ColdFactor: sentinelDefaultCold}),
 	explain:      explainSentinel,
 }
@@ -724,6 +724,17 @@ func (l *Sentinel) AvailableAt(now time.Duration) int {
 	defer l.mu.Unlock()
 	_, _, available := l.view(l.nanos(now))
 	return available
+}
+
+// RetryAfterAt is how long after now a request for n would first pass, nothing else
+// arriving: the first nanosecond at which AvailableAt reaches n (the statistic's buckets
+// expire and, warming up, the threshold rises), found by a search of AvailableAt, which
+// reads without deciding. ok is false for n the rule can never pass at once.
+func (l *Sentinel) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
+	if !l.live || checkN(n, l.MaxPermits()) != Admitted {
+		return 0, false
+	}
+	return firstInstant(func(d time.Duration) bool { return l.AvailableAt(now+d) >= n })
 }
 
 // Available is AvailableAt at the clock's current time.

@@ -372,33 +372,16 @@ func (x *XTimeRate) delay(n int, tokens float64) time.Duration {
 // RetryAfterAt is how long after now AllowN would first allow n, nothing else arriving: the
 // first nanosecond at which the library's TokensAt leaves n a wait that truncates to 0
 // (delay). The library refills in float64, so the first such instant is found by a search
-// of TokensAt (read-only, about 40 reads) from the deficit's own estimate: at 100/s with an
-// empty bucket, 10ms. ok is false for n above the burst or n ≤ 0.
+// of TokensAt (read-only, about 2·log2 of the wait in ns: 46 reads for 10ms, 100/s from an
+// empty bucket). ok is false for n above the burst or n ≤ 0.
 func (x *XTimeRate) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
 	if x.lim == nil || n <= 0 || n > x.spec.Burst {
 		return 0, false
 	}
-	passes := func(d time.Duration) bool { return x.delay(n, x.lim.TokensAt(x.at(now+d))) == 0 }
-	if passes(0) {
-		return 0, true
+	if wait, ok := firstInstant(func(d time.Duration) bool { return x.delay(n, x.lim.TokensAt(x.at(now+d))) == 0 }); ok {
+		return wait, true
 	}
-	hi := max(x.delay(n, x.lim.TokensAt(x.at(now))), 1)
-	for !passes(hi) {
-		if hi > time.Duration(maxSpan)/2 {
-			return time.Duration(maxSpan), true
-		}
-		hi *= 2
-	}
-	lo := time.Duration(0) // refused at lo, allowed at hi
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if passes(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi, true
+	return time.Duration(maxSpan), true
 }
 
 // availableIn is the largest n ≤ burst that AllowN would allow with tokens in the bucket:
