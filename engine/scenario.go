@@ -613,7 +613,8 @@ func (s Source) validate(field string, horizon time.Duration) error {
 			return fieldErr(field+".log_format", "%v", err)
 		}
 	default:
-		return fieldErr(field+".kind", "unknown source kind %q (constant, poisson, bursts, on-off, ramp, sine, script, trace)", s.Kind)
+		kinds := []string{"constant", "poisson", "bursts", "on-off", "ramp", "sine", "script", "trace"}
+		return fieldErr(field+".kind", "unknown source kind %q%s (%s)", s.Kind, limiters.DidYouMean(string(s.Kind), kinds), strings.Join(kinds, ", "))
 	}
 	return nil
 }

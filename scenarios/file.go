@@ -492,7 +492,8 @@ func (d *decoder) mapping(n *yaml.Node, path string, fields map[string]fieldFunc
 		}
 		fn, ok := fields[key.Value]
 		if !ok {
-			return d.fail(key, field, "unknown field (known: %s)", knownFields(fields))
+			names := strings.Split(knownFields(fields), ", ")
+			return d.fail(key, field, "unknown field%s (known: %s)", limiters.DidYouMean(key.Value, names), knownFields(fields))
 		}
 		if seen[key.Value] {
 			return d.fail(key, field, "given twice")
@@ -672,6 +673,16 @@ func (d *decoder) scenario(n *yaml.Node, sc *engine.Scenario) error {
 		},
 		"client": func(n *yaml.Node, path string) error { return d.client(n, path, &sc.Client) },
 		"limiters": func(n *yaml.Node, path string) error {
+			if n.Kind == yaml.SequenceNode && n.Style&yaml.FlowStyle != 0 {
+				// [token-bucket:capacity=20,rate=100/1s] is two items to YAML, split at the
+				// comma: say so where the second begins, not "rate=: missing" of the first.
+				for i, item := range n.Content {
+					if i > 0 && item.Kind == yaml.ScalarNode && item.Style == 0 && strings.Contains(item.Value, "=") && !strings.Contains(item.Value, ":") {
+						return d.fail(item, fmt.Sprintf("%s[%d]", path, i), "%q looks like the rest of the spec before it: in a flow list [a, b] YAML splits at every comma; quote each spec "+
+							"([\"%s,%s\"]) or write one per line (- %s,%s)", item.Value, n.Content[i-1].Value, item.Value, n.Content[i-1].Value, item.Value)
+					}
+				}
+			}
 			return d.sequence(n, path, func(n *yaml.Node, path string) error {
 				lane, err := d.lane(n, path)
 				if err != nil {

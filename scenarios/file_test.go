@@ -156,7 +156,7 @@ func TestLoadErrorsAreLocated(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"unknown field", "horizon: 10s\nsources:\n  - kind: constant\n    rate: 5\n    rte: 5\nlimiters: [concurrency:max=1]\n",
-			"f.yaml:5:5: sources[0].rte: unknown field (known: amplitude, arrivals, bursts, data, file, from, key, keys, kind, log_fields, log_format, log_key, off, on, period, permits, poisson, rate, rate_to, until)"},
+			"f.yaml:5:5: sources[0].rte: unknown field (did you mean rate?) (known: amplitude, arrivals, bursts, data, file, from, key, keys, kind, log_fields, log_format, log_key, off, on, period, permits, poisson, rate, rate_to, until)"},
 		{"unknown top-level field", "horizont: 10s\n", "f.yaml:1:1: horizont: unknown field"},
 		{"list for a number", "horizon: 10s\nsources:\n  - kind: constant\n    rate: [1, 2]\n", "f.yaml:4:11: sources[0].rate: expected a number, got a list"},
 		{"mapping for a duration", "horizon: {a: 1}\n", "f.yaml:1:10: horizon: expected a duration, got a mapping"},
@@ -175,6 +175,9 @@ func TestLoadErrorsAreLocated(t *testing.T) {
 		{"limiter value out of range", base + "  - token-bucket:capacity=0,rate=10/1s\n", `f.yaml:7:5: limiters[1]: limiter spec "token-bucket:capacity=0,rate=10/1s": capacity=0:`},
 		{"missing kind", "horizon: 10s\nsources:\n  - rate: 5\n", "f.yaml:3:5: sources[0].kind: missing (constant, poisson"},
 		{"unknown kind", "horizon: 10s\nsources:\n  - kind: wave\n    rate: 5\nlimiters: [concurrency:max=1]\n", `f.yaml:3:11: sources[0].kind: unknown source kind "wave"`},
+		{"misspelt kind", "horizon: 10s\nsources:\n  - kind: poison\n    rate: 5\nlimiters: [concurrency:max=1]\n", `f.yaml:3:11: sources[0].kind: unknown source kind "poison" (did you mean poisson?)`},
+		{"flow list split at a comma", "horizon: 10s\nsources: [{kind: constant, rate: 5}]\nlimiters: [token-bucket:capacity=20,rate=100/1s]\n",
+			`f.yaml:3:37: limiters[1]: "rate=100/1s" looks like the rest of the spec before it: in a flow list [a, b] YAML splits at every comma; quote each spec (["token-bucket:capacity=20,rate=100/1s"])`},
 		{"missing policy", base + "client: {delay: 5ms}\n", "f.yaml:7:9: client.policy: missing (drop, retry, backoff, retry-after, retry-after-header, aws-standard, retryablehttp, retryablehttp-linear, cenkalti-backoff, queue)"},
 		{"unknown policy", base + "client: {policy: aws}\n", `f.yaml:7:18: client.policy: unknown policy "aws" (drop, retry,`},
 		{"retry quota word", base + "client: {policy: aws-standard, retry_quota: lots}\n", `f.yaml:7:45: client.retry_quota: expected a whole number of tokens, at least 1, or none, got "lots"`},
