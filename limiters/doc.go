@@ -1,5 +1,13 @@
-// Package limiters holds six lock-free, allocation-free rate and concurrency limiters behind
-// one interface, driven by an injected monotonic clock.
+// Package limiters holds rate and concurrency limiters behind one interface, driven by an
+// injected monotonic clock: ratelab's six, lock-free and allocation-free, and ten peers that
+// decide as the products people run (NGINX's limit_req, Guava, x/time/rate and uber
+// themselves, Sentinel, resilience4j, Flash5, the two-counter estimate). A keyed table
+// (KeyedLimiter) holds one of any kind per client key. Every limiter can say what an HTTP
+// server would advertise (PolicyOf, QuotaAt) and, where it refuses on a time axis, when a
+// refused request would pass (RetryAfter): package headers writes those as header fields and
+// package httplimit puts a spec in front of a net/http handler.
+//
+// ratelab's six:
 //
 //	limiter            rate model                         largest burst          state
 //	TokenBucket        average rate, bursts after idle    capacity               one int64 (GCRA)
