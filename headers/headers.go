@@ -28,7 +28,6 @@ package headers
 import (
 	"encoding/base64"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
@@ -130,38 +129,43 @@ func (a Answer) Fields(policies []Policy, style Style, epoch time.Time) Fields {
 	var f Fields
 	speak := a.speaker()
 	if style.Draft {
-		var pol, rl strings.Builder
+		// Appended into one stack buffer each, so that a field costs one allocation, its
+		// string (a middleware's answer is on every request's path).
+		var polBuf, rlBuf [256]byte
+		pol, rl := polBuf[:0], rlBuf[:0]
 		for i, p := range policies {
 			if i > 0 {
-				pol.WriteString(", ")
-				rl.WriteString(", ")
+				pol = append(pol, ", "...)
+				rl = append(rl, ", "...)
 			}
-			writeItem(&pol, p.Name)
-			pol.WriteString(";q=")
-			pol.WriteString(strconv.FormatInt(p.Quota, 10))
+			pol = appendItem(pol, p.Name)
+			pol = append(pol, ";q="...)
+			pol = strconv.AppendInt(pol, p.Quota, 10)
 			if p.Unit != limiters.UnitRequests {
-				pol.WriteString(`;qu="`)
-				pol.WriteString(string(p.Unit))
-				pol.WriteByte('"')
+				pol = append(pol, `;qu="`...)
+				pol = append(pol, p.Unit...)
+				pol = append(pol, '"')
 			}
 			if p.Window > 0 {
-				pol.WriteString(";w=")
-				pol.WriteString(strconv.FormatInt(int64(p.Window/time.Second), 10))
+				pol = append(pol, ";w="...)
+				pol = strconv.AppendInt(pol, int64(p.Window/time.Second), 10)
 			}
-			writeItem(&rl, p.Name)
-			rl.WriteString(";r=")
-			rl.WriteString(strconv.Itoa(max(a.Quotas[i].Remaining, 0)))
+			rl = appendItem(rl, p.Name)
+			rl = append(rl, ";r="...)
+			rl = strconv.AppendInt(rl, int64(max(a.Quotas[i].Remaining, 0)), 10)
 			if a.Quotas[i].ResetOK {
-				rl.WriteString(";t=")
-				rl.WriteString(strconv.FormatInt(Seconds(a.Quotas[i].Reset), 10))
+				rl = append(rl, ";t="...)
+				rl = strconv.AppendInt(rl, Seconds(a.Quotas[i].Reset), 10)
 			}
 			if p.Keyed {
-				pk := ";pk=:" + base64.StdEncoding.EncodeToString([]byte(a.Key)) + ":"
-				pol.WriteString(pk)
-				rl.WriteString(pk)
+				pk := len(pol)
+				pol = append(pol, ";pk=:"...)
+				pol = base64.StdEncoding.AppendEncode(pol, []byte(a.Key))
+				pol = append(pol, ':')
+				rl = append(rl, pol[pk:]...)
 			}
 		}
-		f.RateLimitPolicy, f.RateLimit = pol.String(), rl.String()
+		f.RateLimitPolicy, f.RateLimit = string(pol), string(rl)
 	}
 	if style.X && speak >= 0 {
 		q := a.Quotas[speak]
@@ -205,21 +209,21 @@ func epochCeil(t time.Time) int64 {
 	return s
 }
 
-// writeItem writes name as a structured-field String (RFC 9651 §3.3.3): quoted, with \ and "
-// escaped; other bytes outside printable ASCII are replaced by '?', which a String cannot hold.
-func writeItem(b *strings.Builder, name string) {
-	b.WriteByte('"')
+// appendItem appends name as a structured-field String (RFC 9651 §3.3.3): quoted, with \ and
+// " escaped; other bytes outside printable ASCII are replaced by '?', which a String cannot
+// hold.
+func appendItem(b []byte, name string) []byte {
+	b = append(b, '"')
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		switch {
 		case c == '\\' || c == '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
+			b = append(b, '\\', c)
 		case c < 0x20 || c > 0x7e:
-			b.WriteByte('?')
+			b = append(b, '?')
 		default:
-			b.WriteByte(c)
+			b = append(b, c)
 		}
 	}
-	b.WriteByte('"')
+	return append(b, '"')
 }
