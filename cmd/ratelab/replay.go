@@ -25,6 +25,7 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&rs.onFailure, "redis-on-failure", "fail-closed", "what a redis/ stage answers, as `MODE`, when Redis gives no decision within --redis-timeout: fail-open, fail-closed or local (an in-process limiter of its spec)")
 	fs.DurationVar(&rs.timeout, "redis-timeout", time.Second, "the longest a redis/ stage waits for Redis per decision")
 	fs.StringVar(&rs.keyPrefix, "redis-prefix", "ratelab:replay:", "the `PREFIX` of the redis/ stages' keys, which the replay deletes before it starts")
+	withHeaders := fs.Bool("headers", false, "write, beside each --limiter's decision, the RateLimit and Retry-After header fields a server would send with it (RateLimit-Policy on standard error), instead of the wait columns")
 	compare := fs.Bool("compare", false, "compare each --limiter's decisions with the ones production logged (nginx's $limit_req_status, or the statuses of --refused-status) instead of writing the decisions CSV")
 	var lf logFlags
 	lf.register(fs)
@@ -62,6 +63,9 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		}
 		remote = remote || lane.hasRemote()
 		lanes = append(lanes, lane)
+	}
+	if *withHeaders && (*compare || remote) {
+		return usageErrorf("replay: --headers runs the limiters in process and writes decisions; not with --compare or a redis/ stage")
 	}
 	if *compare {
 		set := map[string]bool{}
@@ -136,6 +140,23 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	}
 	if *compare {
 		return compareLog(e, source, log, lanes)
+	}
+	if *withHeaders {
+		if err := replayHeaders(e, source, log, w, lanes); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("%s: interrupted: %w", source, ctx.Err())
+			}
+			return err
+		}
+		if o != nil {
+			if err := o.Commit(); err != nil {
+				return fmt.Errorf("--out %w", err)
+			}
+		} else if err := lines.Flush(); err != nil {
+			return err
+		}
+		printNotes(e.stderr, source, log.Notes())
+		return nil
 	}
 	var input io.Reader = log
 	if remote {
