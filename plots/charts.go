@@ -53,7 +53,9 @@ func Build(name string, sc *engine.Scenario, res *engine.Results) (*Figure, erro
 	for _, c := range Charts {
 		if c.Name == name {
 			if !c.Applies(sc, res) {
-				return nil, fmt.Errorf("%s: %w", name, ErrNotApplicable)
+				// Say what the chart needs, which this run does not have: its summary says it.
+				return nil, fmt.Errorf("%s: %w: it shows %s, and this run has nothing of the kind (charts that apply: %s)",
+					name, ErrNotApplicable, c.Summary, strings.Join(Applicable(sc, res), ", "))
 			}
 			return c.Build(sc, res)
 		}
