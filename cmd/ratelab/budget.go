@@ -43,8 +43,9 @@ func (b *budgetFlags) apply(e *env) error {
 	return nil
 }
 
-// checkBudget refuses sc when its estimate is over e's budget, and on a terminal announces a
-// run long enough to wait for (over 10s at DefaultEventCost): its estimate, before the bar.
+// checkBudget refuses sc when its estimate is over e's budget, and announces a run long
+// enough to wait for (over 10s at DefaultEventCost) on standard error: its estimate, before
+// the bar.
 func checkBudget(e *env, sc *engine.Scenario) error { return checkBudgetOf(e, sc, 1) }
 
 // checkBudgetJSON is checkBudget for a run printed as JSON: its trace's text counts too, four
@@ -80,7 +81,9 @@ func checkBudgetOf(e *env, sc *engine.Scenario, runs int) error {
 	if err := budget.Check(sc, est); err != nil {
 		return err
 	}
-	if e.stderrTTY && est.Runtime > 10*time.Second {
+	// Said on standard error whether or not it is a terminal: a long run in a script or a CI
+	// log is announced too (it ran silently to the end before).
+	if est.Runtime > 10*time.Second {
 		fmt.Fprintf(e.stderr, "%s: about %s events and %s; about %s on one core\n", sc.Name, engine.SI(est.Events),
 			engine.Bytes(est.Memory), roundedDuration(est.Runtime))
 	}
