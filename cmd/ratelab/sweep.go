@@ -499,7 +499,7 @@ func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric, wid
 			d := res.Dims[0]
 			fmt.Fprint(tw, d.Name()+"\t")
 			for _, lane := range res.Lanes {
-				fmt.Fprint(tw, lane+"\t")
+				fmt.Fprint(tw, laneTemplate(lane, res.Dims)+"\t")
 			}
 			fmt.Fprintln(tw)
 			for i, v := range d.Values {
@@ -513,7 +513,7 @@ func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric, wid
 			dx, dy := res.Dims[0], res.Dims[1]
 			for lane, name := range res.Lanes {
 				if len(res.Lanes) > 1 || lane > 0 {
-					fmt.Fprintf(tw, "lane %s\n", name)
+					fmt.Fprintf(tw, "lane %s\n", laneTemplate(name, res.Dims))
 				}
 				fmt.Fprintf(tw, "%s \\ %s\t", dy.Field, dx.Field)
 				for _, v := range dx.Values {
@@ -555,7 +555,10 @@ func termSweepTable(res *sweep.Result, metrics []sweep.Metric, width int) string
 		b.WriteString("\n" + wrapHanging(m.Name+": "+m.Meaning, width) + "\n")
 		if len(res.Dims) == 1 {
 			d := res.Dims[0]
-			grid := [][]string{append([]string{d.Name()}, res.Lanes...)}
+			grid := [][]string{{d.Name()}}
+			for _, lane := range res.Lanes {
+				grid[0] = append(grid[0], laneTemplate(lane, res.Dims))
+			}
 			for i, v := range d.Values {
 				row := []string{v.Text}
 				for lane := range res.Lanes {
@@ -569,7 +572,7 @@ func termSweepTable(res *sweep.Result, metrics []sweep.Metric, width int) string
 			}
 			for lane, name := range res.Lanes { // numbered, named above
 				grid[0][lane+1] = strconv.Itoa(lane + 1)
-				b.WriteString(wrapHanging(fmt.Sprintf("  %d: %s", lane+1, name), width) + "\n")
+				b.WriteString(wrapHanging(fmt.Sprintf("  %d: %s", lane+1, laneTemplate(name, res.Dims)), width) + "\n")
 			}
 			b.WriteString(fitTable(grid, 2, width, false, 0))
 			continue
@@ -577,7 +580,7 @@ func termSweepTable(res *sweep.Result, metrics []sweep.Metric, width int) string
 		dx, dy := res.Dims[0], res.Dims[1]
 		for lane, name := range res.Lanes {
 			if len(res.Lanes) > 1 || lane > 0 {
-				b.WriteString(wrapHanging("lane "+name, width) + "\n")
+				b.WriteString(wrapHanging("lane "+laneTemplate(name, res.Dims), width) + "\n")
 			}
 			grid := [][]string{{dy.Field + " \\ " + dx.Field}}
 			for _, v := range dx.Values {
@@ -618,4 +621,42 @@ func tableValue(m sweep.Metric, cell sweep.Metrics) string {
 		return strconv.FormatFloat(v, 'f', 3, 64)
 	}
 	return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+}
+
+// laneTemplate is a lane's label with the value of every field the sweep varies in it shown
+// as *: the column of token-bucket:capacity=10,rate=100/1s swept over capacity is headed
+// token-bucket:capacity=*,rate=100/1s, not by the template's own 10, which no row has. A
+// dimension that names a lane by name stars its field in every stage of that lane.
+func laneTemplate(label string, dims []sweep.Dimension) string {
+	stages := strings.Split(label, "+")
+	for i, stage := range stages {
+		prefix := ""
+		if keys, inner, ok := strings.Cut(stage, "):"); ok && strings.HasPrefix(stage, "keys(") {
+			prefix, stage = keys+"):", inner // keys(max=…):KIND:FIELDS — the inner spec's fields
+		}
+		kind, fields, ok := strings.Cut(stage, ":")
+		if !ok {
+			continue
+		}
+		stages[i] = prefix + kind + ":" + starFields(kind, label, fields, dims)
+	}
+	return strings.Join(stages, "+")
+}
+
+// starFields is fields ("capacity=10,rate=100/1s") with each field a dimension varies in a
+// stage of kind (of the lane labelled label) written FIELD=*.
+func starFields(kind, label, fields string, dims []sweep.Dimension) string {
+	parts := strings.Split(fields, ",")
+	for j, p := range parts {
+		name, _, ok := strings.Cut(p, "=")
+		if !ok {
+			continue
+		}
+		for _, d := range dims {
+			if d.Field == name && (string(d.Kind) == kind || d.Target == label) {
+				parts[j] = name + "=*"
+			}
+		}
+	}
+	return strings.Join(parts, ",")
 }
