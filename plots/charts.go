@@ -948,7 +948,12 @@ func GuaranteeWindowView(sc *engine.Scenario, res *engine.Results, L time.Durati
 				sign = "≈"
 			}
 			title += fmt.Sprintf(" — most in any %s: %s%d", fmtDur(L), sign, most)
-			if bound >= 0 {
+			switch {
+			case bound >= math.MaxInt32:
+				// Past what any request can ask (Guava's: its largest request is 2³¹ − 1
+				// permits, prepaid), the number means nothing in permits: say so in words.
+				title += ", no bound in permits (a single request of any size can pass)"
+			case bound >= 0:
 				title += fmt.Sprintf(", bound %d", bound)
 				if offScale {
 					title += " (off this scale)"

@@ -408,8 +408,11 @@ func TestGuaranteeNamesABoundOffTheScale(t *testing.T) {
 			drawn = drawn || s.Role == RoleBound
 		}
 		guava := strings.HasPrefix(sc.Lanes[i].Label(), "guava-")
-		if guava == drawn || guava != strings.Contains(pn.Title, "(off this scale)") {
-			t.Errorf("panel %q: bound drawn %v; a Guava lane's bound is named off the scale, the token bucket's drawn", pn.Title, drawn)
+		if guava == drawn || guava != strings.Contains(pn.Title, "no bound in permits (a single request of any size can pass)") {
+			t.Errorf("panel %q: bound drawn %v; a Guava lane's bound is said in words (no number of permits bounds it), the token bucket's drawn", pn.Title, drawn)
+		}
+		if guava && strings.Contains(pn.Title, "2147483") {
+			t.Errorf("panel %q: Guava's bound is not a number of permits", pn.Title)
 		}
 	}
 }
