@@ -262,6 +262,22 @@ var internalSigns = regexp.MustCompile(`github\.com/|golang\.org/|\.go:\d+|virtu
 // A located refusal names file:line:col (a scenario) or "line N" (a trace).
 var located = regexp.MustCompile(`:\d+:\d+: |\bline \d+\b`)
 
+// interruptedCleanly is whether stderr is an interrupted run's: "ratelab: interrupted" alone,
+// after the estimate a long run is announced with ("steady: about 3.2G events and 2 MiB; about
+// 5m24s on one core").
+func interruptedCleanly(stderr string) bool {
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if lines[len(lines)-1] != "ratelab: interrupted" {
+		return false
+	}
+	for _, l := range lines[:len(lines)-1] {
+		if !strings.Contains(l, " events and ") || !strings.HasSuffix(l, " on one core") {
+			return false
+		}
+	}
+	return true
+}
+
 // judge classifies an exit and its standard error.
 func judge(c *Case, exit int, stderr string, timedOut bool) (Class, string) {
 	switch {
@@ -271,7 +287,7 @@ func judge(c *Case, exit int, stderr string, timedOut bool) (Class, string) {
 		return ClassMemory, firstLine(stderr)
 	case strings.Contains(stderr, "panic:") || strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "fatal error:"):
 		return ClassPanic, firstLine(stderr)
-	case c.Interrupt > 0 && exit == 130 && strings.Count(stderr, "\n") == 1:
+	case c.Interrupt > 0 && exit == 130 && interruptedCleanly(stderr):
 		return ClassRan, "interrupted"
 	case exit == 0:
 		if c.Want == WantRefuse {
