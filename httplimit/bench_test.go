@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/didip/tollbooth/v7"
 	"github.com/go-chi/httprate"
 )
 
 // BenchmarkMiddleware is the cost per request of the middleware in front of an empty handler,
-// beside the handler alone (the floor) and go-chi/httprate's LimitBy keyed by the remote address on the same handler, in
+// beside the handler alone (the floor) and go-chi/httprate's LimitBy and didip/tollbooth (v7) keyed by the remote address on the same handler, in
 // one run: 64 clients in turn, every request admitted (limits far above the load), headers
 // written. Compare with benchstat, or the ratios to floor within one run.
 func BenchmarkMiddleware(b *testing.B) {
@@ -36,6 +37,7 @@ func BenchmarkMiddleware(b *testing.B) {
 		{"floor", handler},
 		{"httplimit-keyed", keyed.Wrap(handler)},
 		{"httplimit-global", global.Wrap(handler)},
+		{"tollbooth-by-addr", tollbooth.LimitHandler(tollbooth.NewLimiter(1e9, nil).SetIPLookups([]string{"RemoteAddr"}), handler)},
 		{"httprate-by-addr", httprate.LimitBy(1_000_000_000, time.Minute, func(r *http.Request) (string, error) {
 			return RemoteAddrKey(r), nil // the same key as httplimit's default
 		})(handler)},
