@@ -221,14 +221,3 @@ func (e Exponential) Randomized(interval time.Duration, u float64) time.Duration
 	hi := float64(interval) + delta
 	return time.Duration(lo + u*(hi-lo+1))
 }
-
-// RetryAfterSeconds is the Retry-After header's value for a refusal whose exact wait is
-// wait: whole seconds, rounded up, never 0 (what package headers sends, as
-// headers.RetryAfterSeconds; the engine, which these rules serve, cannot import headers,
-// whose tests import the engine, and a test here pins the two equal).
-func RetryAfterSeconds(wait time.Duration) int64 {
-	if wait <= 0 {
-		return 1
-	}
-	return max(int64((wait-1)/time.Second)+1, 1)
-}

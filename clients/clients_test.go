@@ -12,8 +12,6 @@ import (
 	retryablehttp "github.com/hashicorp/go-retryablehttp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ratelab/ratelab/headers"
 )
 
 // The real go-retryablehttp's DefaultBackoff, called with the answers a rate limiter gives
@@ -151,21 +149,6 @@ func TestCenkaltiMostWaits(t *testing.T) {
 	stuck := Exponential{Initial: time.Nanosecond, Max: time.Second, Multiplier: 1.5, Randomization: 0.5}
 	assert.Equal(t, 1000.0, stuck.MostWaits(time.Microsecond))
 	assert.Equal(t, 0.0, d.MostWaits(time.Millisecond))
-}
-
-// RetryAfterSeconds is package headers' Retry-After, at the edges of whole seconds and at
-// 10,000 random waits up to 2^62ns.
-func TestRetryAfterSecondsIsTheHeaders(t *testing.T) {
-	waits := []time.Duration{0, -time.Second, 1, time.Second - 1, time.Second, time.Second + 1, 2 * time.Second, 1 << 62}
-	rng := rand.New(rand.NewPCG(7, 7))
-	for range 10000 {
-		waits = append(waits, time.Duration(rng.Int64N(1<<62)), time.Duration(rng.Int64N(int64(10*time.Second))))
-	}
-	for _, w := range waits {
-		require.Equal(t, headers.RetryAfterSeconds(w), RetryAfterSeconds(w), "wait %v", w)
-	}
-	assert.Equal(t, int64(1), RetryAfterSeconds(300*time.Millisecond))
-	assert.Equal(t, int64(2), RetryAfterSeconds(1200*time.Millisecond))
 }
 
 // AWSBackoff's waits: b·min(base·2^(attempt−1), max) — a throttled operation's caps 1s, 2s,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/clients"
+	"github.com/ratelab/ratelab/headers"
 )
 
 // clientPolicy is what a lane's callers do when a stage refuses them, as its Client says:
@@ -84,7 +85,7 @@ func (p *clientPolicy) retryDelay(r *request, now int64, stack *Stack, stage int
 	case PolicyRetryAfterHeader:
 		var d int64
 		if wait, ok := hint(); ok {
-			d = headerWait(clients.RetryAfterSeconds(wait))
+			d = headerWait(headers.RetryAfterSeconds(wait))
 			if c.MaxDelay > 0 {
 				d = min(d, int64(c.MaxDelay))
 			}
@@ -107,7 +108,7 @@ func (p *clientPolicy) retryDelay(r *request, now int64, stack *Stack, stage int
 	case PolicyRetryableHTTP:
 		seconds := int64(-1)
 		if wait, ok := hint(); ok {
-			seconds = clients.RetryAfterSeconds(wait)
+			seconds = headers.RetryAfterSeconds(wait)
 		}
 		if seconds >= 0 {
 			return headerWait(seconds), true

@@ -1,4 +1,4 @@
-package headers
+package headers_test
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/headers"
 	"github.com/ratelab/ratelab/limiters"
 )
 
@@ -147,16 +148,14 @@ func TestHeadersAgreeWithExpressRateLimit(t *testing.T) {
 	clock := &fixed{}
 	stack, err := engine.NewStack(specs, clock)
 	require.NoError(t, err)
-	policies := Policies(specs)
+	policies := headers.Policies(specs)
 	refused := 0
 	for i, q := range reqs {
 		at := time.Duration(q.TMs) * time.Millisecond
 		clock.now = at
-		_, ok := stack.Bind(at, q.Key)
-		require.True(t, ok)
-		d, stage, _ := stack.Acquire(at, 1, nil)
-		ours := AnswerOf(stack.Stages(), policies, at, 1, d, stage, q.Key, nil).
-			Fields(policies, Style{Draft: true, X: true, RetryAfter: true, ResetEpoch: true}, time.Unix(0, int64(at)))
+		d, stage, _ := stack.Decide(at, q.Key, 1)
+		ours := headers.AnswerOf(stack.Stages(), policies, at, 1, d, stage, q.Key, nil).
+			Fields(policies, headers.Style{Draft: true, X: true, RetryAfter: true, ResetEpoch: true}, time.Unix(0, int64(at)))
 		th := theirs[i]
 		where := "request " + strconv.Itoa(i+1) + " (" + q.Key + " at " + limiters.FormatDuration(at) + ")"
 		wantStatus := 200

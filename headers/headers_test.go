@@ -1,4 +1,4 @@
-package headers
+package headers_test
 
 import (
 	"testing"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/headers"
 	"github.com/ratelab/ratelab/limiters"
 )
 
@@ -19,25 +20,20 @@ type request struct {
 }
 
 // decide runs reqs through a stack of spec and returns each answer's fields.
-func decide(t *testing.T, spec string, reqs []request) []Fields {
+func decide(t *testing.T, spec string, reqs []request) []headers.Fields {
 	t.Helper()
 	specs, err := engine.ParseStack(spec)
 	require.NoError(t, err)
 	clock := &fixed{}
 	stack, err := engine.NewStack(specs, clock)
 	require.NoError(t, err)
-	policies := Policies(specs)
-	var out []Fields
+	policies := headers.Policies(specs)
+	var out []headers.Fields
 	for _, q := range reqs {
 		clock.now = q.at
-		d, stage := limiters.Rejected, 0
-		if k, ok := stack.Bind(q.at, q.key); !ok {
-			stage = k
-		} else {
-			d, stage, _ = stack.Acquire(q.at, q.n, nil)
-		}
-		a := AnswerOf(stack.Stages(), policies, q.at, q.n, d, stage, q.key, nil)
-		out = append(out, a.Fields(policies, AllFields, time.Unix(1_700_000_000, 500)))
+		d, stage, _ := stack.Decide(q.at, q.key, q.n)
+		a := headers.AnswerOf(stack.Stages(), policies, q.at, q.n, d, stage, q.key, nil)
+		out = append(out, a.Fields(policies, headers.AllFields, time.Unix(1_700_000_000, 500)))
 	}
 	return out
 }
@@ -51,7 +47,7 @@ func at(d time.Duration, n int) request { return request{at: d, n: n, key: "10.0
 // The package doc's example: a token bucket of 10 at 100/s, 4 permits at once, then 7 more.
 func TestTokenBucketFields(t *testing.T) {
 	f := decide(t, "token-bucket:capacity=10,rate=100/1s", []request{at(0, 4), at(0, 7), at(15*time.Millisecond, 1)})
-	assert.Equal(t, Fields{
+	assert.Equal(t, headers.Fields{
 		RateLimitPolicy: `"token-bucket";q=100;w=1`, RateLimit: `"token-bucket";r=6;t=1`,
 		XRateLimitLimit: "100", XRateLimitRemaining: "6", XRateLimitReset: "1",
 	}, f[0])
@@ -61,14 +57,14 @@ func TestTokenBucketFields(t *testing.T) {
 	assert.Equal(t, `"token-bucket";r=6;t=1`, f[2].RateLimit, "1 back after 15ms (1.5 refilled), 1 taken")
 }
 
-// Seconds round up, and Retry-After is never 0.
+// headers.Seconds round up, and Retry-After is never 0.
 func TestSecondsRoundUp(t *testing.T) {
 	for d, want := range map[time.Duration]int64{0: 0, 1: 1, time.Second: 1, time.Second + 1: 2, 7 * time.Second: 7, -time.Second: 0} {
-		assert.Equal(t, want, Seconds(d), "%s", d)
+		assert.Equal(t, want, headers.Seconds(d), "%s", d)
 	}
-	assert.Equal(t, int64(1), RetryAfterSeconds(0))
-	assert.Equal(t, int64(1), RetryAfterSeconds(time.Nanosecond))
-	assert.Equal(t, int64(3), RetryAfterSeconds(2*time.Second+1))
+	assert.Equal(t, int64(1), headers.RetryAfterSeconds(0))
+	assert.Equal(t, int64(1), headers.RetryAfterSeconds(time.Nanosecond))
+	assert.Equal(t, int64(3), headers.RetryAfterSeconds(2*time.Second+1))
 }
 
 // A fixed window of 5 per 7s, 5 at 1s and a 6th at 2s: refused until the boundary at 7s,
@@ -84,9 +80,9 @@ func TestFixedWindowResetAndEpoch(t *testing.T) {
 	lim, err := specs[0].New(&fixed{})
 	require.NoError(t, err)
 	lim.AcquireAt(time.Second, 5)
-	pol := Policies(specs)
-	a := AnswerOf([]limiters.Limiter{lim}, pol, 2*time.Second, 1, limiters.Rejected, 0, "", nil)
-	epoch := a.Fields(pol, Style{X: true, ResetEpoch: true}, time.Unix(1_700_000_000, 1))
+	pol := headers.Policies(specs)
+	a := headers.AnswerOf([]limiters.Limiter{lim}, pol, 2*time.Second, 1, limiters.Rejected, 0, "", nil)
+	epoch := a.Fields(pol, headers.Style{X: true, ResetEpoch: true}, time.Unix(1_700_000_000, 1))
 	assert.Equal(t, "1700000006", epoch.XRateLimitReset, "1,700,000,000.000000001 rounds up to …001, plus 5s")
 	assert.Empty(t, epoch.RateLimit, "only the X- fields were asked for")
 }
