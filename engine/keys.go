@@ -193,6 +193,21 @@ func (s *Stack) Bind(now time.Duration, key string) (stage int, ok bool) {
 	return len(s.stages), true
 }
 
+// Decide is one open-loop decision of permits for key at now, as replay and a server make
+// it: Bind (a keyed stage whose table is full refuses, as that stage), then Reserve when
+// some stage waits (SetWaits) and Acquire when none does. wait is how long an admitted
+// request waits before it goes on (0 without waiting stages).
+func (s *Stack) Decide(now time.Duration, key string, permits int) (d limiters.Decision, stage int, wait time.Duration) {
+	if k, ok := s.Bind(now, key); !ok {
+		return limiters.Rejected, k, 0
+	}
+	if s.shapes() {
+		return s.Reserve(now, permits, nil)
+	}
+	d, stage, _ = s.Acquire(now, permits, nil)
+	return d, stage, 0
+}
+
 // BindHeld points each keyed stage at key's limiter if its table still holds it, to give an
 // admitted request's permits back (Complete, Release); a stage whose table has forgotten the
 // key gives nothing back and takes no feedback.

@@ -11,6 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/virtualclock"
 )
 
 // draw is the first n keys a population gives, from seed.
@@ -249,4 +252,39 @@ func TestTopOfferedKeepsArrivalOrderOnTies(t *testing.T) {
 	}
 	assert.Equal(t, []string{"attacker-0", "attacker-1", "attacker-2", "attacker-3"}, got)
 	assert.Equal(t, []int64{3, 3, 2, 2}, offered)
+}
+
+// Decide binds the key, reserves when a stage waits and acquires when none does: a keyed
+// bucket of 1 per key admits a and b at 0 and refuses a's second; a full table (max=1, fresh
+// eviction, the one key not fresh) refuses a new key by its stage; NGINX with delay=1 holds
+// the second request 100ms instead of refusing it.
+func TestStackDecide(t *testing.T) {
+	clock := virtualclock.New()
+	build := func(text string) *Stack {
+		specs, err := ParseStack(text)
+		require.NoError(t, err)
+		s, err := NewStack(specs, clock)
+		require.NoError(t, err)
+		s.SetWaits(specs, 0)
+		return s
+	}
+	keyed := build("keys(max=10):token-bucket:capacity=1,rate=1/1s")
+	for _, c := range []struct {
+		key  string
+		want limiters.Decision
+	}{{"a", limiters.Admitted}, {"b", limiters.Admitted}, {"a", limiters.Rejected}} {
+		d, _, _ := keyed.Decide(0, c.key, 1)
+		assert.Equal(t, c.want, d, c.key)
+	}
+	full := build("concurrency:max=5+keys(max=1,evict=fresh):token-bucket:capacity=1,rate=1/1h")
+	d, _, _ := full.Decide(0, "a", 1)
+	require.Equal(t, limiters.Admitted, d)
+	d, stage, _ := full.Decide(0, "b", 1)
+	assert.Equal(t, []any{limiters.Rejected, 1}, []any{d, stage}, "the keyed stage's full table refuses b")
+	nginx := build("nginx:rate=10r/s,burst=5,delay=1")
+	_, _, wait := nginx.Decide(0, "", 1)
+	assert.Zero(t, wait)
+	_, _, _ = nginx.Decide(0, "", 1)
+	d, _, wait = nginx.Decide(0, "", 1)
+	assert.Equal(t, []any{limiters.Admitted, 100 * time.Millisecond}, []any{d, wait}, "held, not refused")
 }

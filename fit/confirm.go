@@ -39,12 +39,7 @@ func Replay(ctx context.Context, src Source, specs []string) ([]Replayed, error)
 			return fmt.Errorf("%s: line %d: %w", src.Name(), row.Line, err)
 		}
 		for i, st := range stacks {
-			if st.Keyed() {
-				if _, ok := st.Bind(row.At, row.Key); !ok {
-					continue // a full table refuses the new key
-				}
-			}
-			if d, _, _ := st.Acquire(row.At, row.Permits, nil); d == limiters.Admitted {
+			if d, _, _ := st.Decide(row.At, row.Key, row.Permits); d == limiters.Admitted {
 				st.Release(row.Permits, st.Len())
 				out[i].Admitted++
 				out[i].AdmittedPermits += int64(row.Permits)

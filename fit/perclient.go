@@ -330,15 +330,13 @@ func clientReplay(ctx context.Context, src Source, rep *PerClientReport, keys []
 			return fmt.Errorf("%s: line %d: %w", src.Name(), row.Line, err)
 		}
 		k := index[row.Key]
-		if _, ok := stack.Bind(row.At, row.Key); ok {
-			if d, _, _ := stack.Acquire(row.At, row.Permits, nil); d == limiters.Admitted {
-				rep.Admitted++
-				rep.AdmittedPermits += int64(row.Permits)
-				if global != nil {
-					global.add(int64(row.At), int64(row.Permits))
-				}
-				return nil
+		if d, _, _ := stack.Decide(row.At, row.Key, row.Permits); d == limiters.Admitted {
+			rep.Admitted++
+			rep.AdmittedPermits += int64(row.Permits)
+			if global != nil {
+				global.add(int64(row.At), int64(row.Permits))
 			}
+			return nil
 		}
 		refused[k]++
 		refusedPermits[k] += int64(row.Permits)

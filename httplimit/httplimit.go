@@ -71,9 +71,8 @@ type Middleware struct {
 	opts     Options
 	style    headers.Style
 
-	mu     sync.Mutex // guards stack and quotas: a stack's bind-decide-read is one step
-	stack  *engine.Stack
-	shapes bool // some stage waits: decide by reservation
+	mu     sync.Mutex    // guards stack and quotas: a stack's bind-decide-read is one step
+	stack  *engine.Stack // decides by reservation when some stage waits (Stack.Decide)
 	quotas []limiters.Quota
 }
 
@@ -107,8 +106,7 @@ func New(spec string, opts Options) (*Middleware, error) {
 	}
 	// A spec whose callers wait (a peer's mode=wait or timeout, NGINX's burst without
 	// nodelay: limiters.Waiting) shapes as it does in the simulator, MaxWait or not.
-	shapes := stack.SetWaits(specs, opts.MaxWait)
-	if shapes {
+	if stack.SetWaits(specs, opts.MaxWait) {
 		if err := stack.CanReserve(); err != nil {
 			return nil, fmt.Errorf("httplimit: waiting (MaxWait %s or the spec's own): %w", opts.MaxWait, err)
 		}
@@ -121,7 +119,7 @@ func New(spec string, opts Options) (*Middleware, error) {
 		style = headers.Style{}
 	}
 	return &Middleware{spec: engine.StackString(specs), specs: specs, policies: headers.Policies(specs), opts: opts,
-		style: style, stack: stack, shapes: shapes, quotas: make([]limiters.Quota, len(specs))}, nil
+		style: style, stack: stack, quotas: make([]limiters.Quota, len(specs))}, nil
 }
 
 // String is the spec the middleware decides with, as ParseStack prints it.
@@ -151,16 +149,7 @@ func (m *Middleware) Decide(now time.Duration, key string, n int) Result {
 
 // decide is Decide under m.mu, its Quotas in m's own buffer (valid until the next decision).
 func (m *Middleware) decide(now time.Duration, key string, n int) Result {
-	var d limiters.Decision
-	var stage int
-	var wait time.Duration
-	if k, ok := m.stack.Bind(now, key); !ok {
-		d, stage = limiters.Rejected, k
-	} else if m.shapes {
-		d, stage, wait = m.stack.Reserve(now, n, nil)
-	} else {
-		d, stage, _ = m.stack.Acquire(now, n, nil)
-	}
+	d, stage, wait := m.stack.Decide(now, key, n)
 	a := headers.AnswerOf(m.stack.Stages(), m.policies, now, n, d, stage, key, m.quotas)
 	var wall time.Time
 	if m.style.ResetEpoch {

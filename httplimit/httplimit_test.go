@@ -79,18 +79,11 @@ func simulatedFields(t *testing.T, spec string, arrivals []arrival) []headers.Fi
 	stack, err := engine.NewStack(specs, clock)
 	require.NoError(t, err)
 	policies := headers.Policies(specs)
-	shapes := stack.SetWaits(specs, 0) // a stage whose callers wait (NGINX's delay) reserves, as in the simulator
+	stack.SetWaits(specs, 0) // a stage whose callers wait (NGINX's delay) reserves, as in the simulator
 	var out []headers.Fields
 	for _, a := range arrivals {
 		clock.set(a.at)
-		d, stage := limiters.Rejected, 0
-		if k, ok := stack.Bind(a.at, a.key); !ok {
-			stage = k
-		} else if shapes {
-			d, stage, _ = stack.Reserve(a.at, 1, nil)
-		} else {
-			d, stage, _ = stack.Acquire(a.at, 1, nil)
-		}
+		d, stage, _ := stack.Decide(a.at, a.key, 1)
 		// The answer is read while the admitted request holds its permits (a bulkhead's), as
 		// a server sends its headers before the handler's work ends.
 		ans := headers.AnswerOf(stack.Stages(), policies, a.at, 1, d, stage, a.key, nil)

@@ -26,24 +26,14 @@ func compareLog(e *env, source string, in *accesslog.Input, lanes []replayLane) 
 		if err != nil {
 			return fmt.Errorf("--limiter %s: %w", quoteArg(lane.text), err)
 		}
-		shapes := stack.SetWaits(lane.specs, 0)
-		if shapes {
+		if stack.SetWaits(lane.specs, 0) {
 			if err := stack.CanReserve(); err != nil {
 				return fmt.Errorf("--limiter %s: %w", quoteArg(lane.text), err)
 			}
 		}
 		models[i] = func(rec *accesslog.Record) bool {
 			key := string(rec.Key)
-			if _, ok := stack.Bind(rec.At, key); !ok {
-				return false
-			}
-			var d limiters.Decision
-			if shapes {
-				d, _, _ = stack.Reserve(rec.At, rec.Permits, nil)
-			} else {
-				d, _, _ = stack.Acquire(rec.At, rec.Permits, nil)
-			}
-			if d != limiters.Admitted {
+			if d, _, _ := stack.Decide(rec.At, key, rec.Permits); d != limiters.Admitted {
 				return false
 			}
 			stack.BindHeld(key)

@@ -29,7 +29,6 @@ func replayHeaders(e *env, source string, input io.Reader, out io.Writer, lanes 
 	clock := virtualclock.New()
 	type lane struct {
 		stack    *engine.Stack
-		shapes   bool
 		policies []ratelimitheaders.Policy
 	}
 	built := make([]lane, len(lanes))
@@ -39,13 +38,12 @@ func replayHeaders(e *env, source string, input io.Reader, out io.Writer, lanes 
 		if err != nil {
 			return fmt.Errorf("--limiter %s: %w", quoteArg(l.text), err)
 		}
-		shapes := stack.SetWaits(l.specs, 0)
-		if shapes {
+		if stack.SetWaits(l.specs, 0) {
 			if err := stack.CanReserve(); err != nil {
 				return fmt.Errorf("--limiter %s: %w", quoteArg(l.text), err)
 			}
 		}
-		built[i] = lane{stack, shapes, ratelimitheaders.Policies(l.specs)}
+		built[i] = lane{stack, ratelimitheaders.Policies(l.specs)}
 		name := engine.StackString(l.specs)
 		header = append(header, name, name+" RateLimit", name+" Retry-After")
 	}
@@ -70,14 +68,7 @@ func replayHeaders(e *env, source string, input io.Reader, out io.Writer, lanes 
 		record[0], record[1], record[2] = strconv.FormatInt(int64(row.At), 10), strconv.Itoa(row.Permits), row.Key
 		for i := range built {
 			l := &built[i]
-			d, stage := limiters.Rejected, 0
-			if k, ok := l.stack.Bind(row.At, row.Key); !ok {
-				stage = k
-			} else if l.shapes {
-				d, stage, _ = l.stack.Reserve(row.At, row.Permits, nil)
-			} else {
-				d, stage, _ = l.stack.Acquire(row.At, row.Permits, nil)
-			}
+			d, stage, _ := l.stack.Decide(row.At, row.Key, row.Permits)
 			a := ratelimitheaders.AnswerOf(l.stack.Stages(), l.policies, row.At, row.Permits, d, stage, row.Key, quotas)
 			quotas = a.Quotas
 			f := a.Fields(l.policies, ratelimitheaders.Style{Draft: true, RetryAfter: true}, time.Time{})
