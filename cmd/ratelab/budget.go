@@ -53,10 +53,7 @@ func checkBudget(e *env, sc *engine.Scenario) error { return checkBudgetOf(e, sc
 // arrays each grew through (200,000 records of a 10-slot sliding window: 320 MB of JSON, a
 // peak of 1.78 to 2.08 GB resident, measured, against an estimate of 1.3 GiB: within 1.6×).
 func checkBudgetJSON(e *env, sc *engine.Scenario) error {
-	budget := engine.DefaultBudget
-	if e.budget != nil {
-		budget = *e.budget
-	}
+	budget := e.budgetOrDefault()
 	est := sc.Estimate()
 	if est.TraceJSON > 0 {
 		text := min(est.TraceJSON, math.MaxInt64/4) * 4
@@ -64,19 +61,22 @@ func checkBudgetJSON(e *env, sc *engine.Scenario) error {
 		est.Parts = append(est.Parts, engine.MemoryPart{What: "the trace as JSON", Bytes: text})
 		slices.SortStableFunc(est.Parts, func(a, b engine.MemoryPart) int { return cmp.Compare(b.Bytes, a.Bytes) })
 	}
-	if err := budget.Check(sc, est); err != nil {
-		return err
+	return budget.Check(sc, est) // the run announces itself (checkBudget) when it starts
+}
+
+// budgetOrDefault is e's budget (--max-events, --max-memory), engine.DefaultBudget when
+// none was given.
+func (e *env) budgetOrDefault() engine.Budget {
+	if e.budget != nil {
+		return *e.budget
 	}
-	return checkBudget(e, sc)
+	return engine.DefaultBudget
 }
 
 // checkBudgetOf is checkBudget for runs runs of sc (replications: each does the work and
 // keeps its results).
 func checkBudgetOf(e *env, sc *engine.Scenario, runs int) error {
-	budget := engine.DefaultBudget
-	if e.budget != nil {
-		budget = *e.budget
-	}
+	budget := e.budgetOrDefault()
 	est := sc.Estimate().Times(runs)
 	if err := budget.Check(sc, est); err != nil {
 		return err
@@ -94,10 +94,7 @@ func checkBudgetOf(e *env, sc *engine.Scenario, runs int) error {
 // events than e's budget, or whose largest cell alone needs more memory: each cell is one
 // lane run alone over the scenario, and the cells run one after another on each core.
 func checkSweepBudget(e *env, g *sweep.Grid, shard, shards int) error {
-	budget := engine.DefaultBudget
-	if e.budget != nil {
-		budget = *e.budget
-	}
+	budget := e.budgetOrDefault()
 	cells := g.Cells
 	if shards > 0 {
 		cells = nil

@@ -226,10 +226,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 // grid's steps rates: about requests × (steps + kinds) events. A trace file is not estimated:
 // its length is its own, already on the disk.
 func checkFitBudget(e *env, sc *engine.Scenario, steps int) error {
-	budget := engine.DefaultBudget
-	if e.budget != nil {
-		budget = *e.budget
-	}
+	budget := e.budgetOrDefault()
 	requests := sc.Estimate().Requests
 	work := float64(requests) * float64(max(steps, 1)+len(limiters.Kinds()))
 	if budget.MaxEvents > 0 && work > float64(budget.MaxEvents) {

@@ -34,10 +34,7 @@ const translateAbout = "An intent is rate=PERMITS/WINDOW,burst=N: ratelab's toke
 // (translate.Estimate: sc nil is the probe, counted from the intent), as run and fit refuse
 // theirs: the estimate and the flag that raises the budget.
 func checkTranslateBudget(e *env, sc *engine.Scenario, intent translate.Intent, translations []translate.Translation) error {
-	budget := engine.DefaultBudget
-	if e.budget != nil {
-		budget = *e.budget
-	}
+	budget := e.budgetOrDefault()
 	est, err := translate.Estimate(sc, intent, translations)
 	if err != nil {
 		return fmt.Errorf("translate: %w", err)
