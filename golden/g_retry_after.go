@@ -45,10 +45,9 @@ var retryAfterAdmits = &Guarantee{
 	Checker: "replays of each refusal's prefix on fresh limiters built by the factory",
 	run: func(r *run) error {
 		var texts []string
-		for _, info := range limiters.Kinds() {
-			if slices.Contains(info.Capabilities, limiters.CapRetryAfter) {
-				texts = append(texts, info.Example)
-			}
+		for _, kind := range retryAfterKinds() {
+			info, _ := limiters.Lookup(kind)
+			texts = append(texts, info.Example)
 		}
 		texts = append(texts, retryAfterSpecs...)
 		for _, text := range texts {
