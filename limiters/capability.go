@@ -92,7 +92,7 @@ type Waiting interface {
 
 // MaxWaitForever is the wait of a caller that waits as long as it takes: 2⁶² ns (146 years),
 // so that now + wait never overflows.
-const MaxWaitForever = time.Duration(maxSpan)
+const MaxWaitForever = time.Duration(MaxSpan)
 
 // Keyed is a limiter with one state per client key: a key's first request makes its state,
 // a bounded table forgets some (KeyedLimiter's eviction policies).

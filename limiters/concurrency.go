@@ -47,26 +47,26 @@ var concurrencyKind = KindInfo{
 	Summary: "at most max in flight at once (bulkhead); no time axis",
 	Example: "concurrency:max=20",
 	Color:   "#56b4e9", ColorName: "sky blue", Glyph: "box",
-	Fields:       fieldInfos[ConcurrencySpec](),
+	Fields:       FieldInfos[ConcurrencySpec](),
 	Capabilities: []Capability{CapRelease},
-	parse:        specParser(ConcurrencySpec{}),
-	explain:      explainConcurrency,
+	Parse:        SpecParser(ConcurrencySpec{}),
+	Explain:      explainConcurrency,
 }
 
-func (s *ConcurrencySpec) fields() []field {
-	return []field{intField("max", true, "permits held at once", &s.Max)}
+func (s *ConcurrencySpec) Fields() []Field {
+	return []Field{IntField("max", true, "permits held at once", &s.Max)}
 }
 
 // Kind is KindConcurrency.
 func (s ConcurrencySpec) Kind() Kind { return KindConcurrency }
 
 // String is "concurrency:max=20".
-func (s ConcurrencySpec) String() string { return formatSpec(KindConcurrency, s.fields()) }
+func (s ConcurrencySpec) String() string { return FormatSpec(KindConcurrency, s.Fields()) }
 
 // Validate refuses max below 1 or above 2³¹−1.
 func (s ConcurrencySpec) Validate() error {
 	if s.Max < 1 || s.Max > math.MaxInt32 {
-		return configError(KindConcurrency, "max", fmt.Sprint(s.Max), "must be between 1 and 2^31-1")
+		return NewConfigError(KindConcurrency, "max", fmt.Sprint(s.Max), "must be between 1 and 2^31-1")
 	}
 	return nil
 }
@@ -96,7 +96,7 @@ func NewConcurrency(max int) (*Concurrency, error) {
 
 // AcquireAt takes n permits if in flight + n ≤ max. The time is ignored.
 func (c *Concurrency) AcquireAt(_ time.Duration, n int) Decision {
-	if d := checkN(n, int(c.max)); d != Admitted {
+	if d := CheckN(n, int(c.max)); d != Admitted {
 		return d
 	}
 	for {

@@ -113,7 +113,7 @@ func (p FailurePolicy) String() string {
 // Invalid (n ≤ 0) or Never (n > maxPermits) whatever the mode; otherwise FailOpen admits,
 // FailClosed refuses and FailLocal asks Local at now.
 func (p FailurePolicy) Decide(now time.Duration, n, maxPermits int) Decision {
-	if d := checkN(n, maxPermits); d != Admitted {
+	if d := CheckN(n, maxPermits); d != Admitted {
 		return d
 	}
 	switch p.Mode {

@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/bound"
 )
 
 // FixedWindow admits at most limit permits per window, with windows aligned to the clock's
@@ -61,16 +63,16 @@ var fixedWindowKind = KindInfo{
 	Summary: "limit per clock-aligned window; 2×limit at a boundary",
 	Example: "fixed-window:limit=100,window=1s",
 	Color:   "#d55e00", ColorName: "vermillion", Glyph: "triangle",
-	Fields:       fieldInfos[FixedWindowSpec](),
+	Fields:       FieldInfos[FixedWindowSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapRefund},
-	parse:        specParser(FixedWindowSpec{}),
-	explain:      explainFixedWindow,
+	Parse:        SpecParser(FixedWindowSpec{}),
+	Explain:      explainFixedWindow,
 }
 
-func (s *FixedWindowSpec) fields() []field {
-	return []field{
-		intField("limit", true, "permits per window", &s.Limit),
-		durationField("window", true, "the window, aligned to the clock's origin", &s.Window),
+func (s *FixedWindowSpec) Fields() []Field {
+	return []Field{
+		IntField("limit", true, "permits per window", &s.Limit),
+		DurationField("window", true, "the window, aligned to the clock's origin", &s.Window),
 	}
 }
 
@@ -78,16 +80,16 @@ func (s *FixedWindowSpec) fields() []field {
 func (s FixedWindowSpec) Kind() Kind { return KindFixedWindow }
 
 // String is "fixed-window:limit=100,window=1s".
-func (s FixedWindowSpec) String() string { return formatSpec(KindFixedWindow, s.fields()) }
+func (s FixedWindowSpec) String() string { return FormatSpec(KindFixedWindow, s.Fields()) }
 
 // Validate refuses a limit below 1 or above 2³²−1, a non-positive window, a window beyond
 // 2⁶² ns and a window shorter than 2^(bits.Len(limit)−1) ns (see the bit layout above).
 func (s FixedWindowSpec) Validate() error {
 	if s.Limit < 1 || uint64(s.Limit) > math.MaxUint32 {
-		return configError(KindFixedWindow, "limit", fmt.Sprint(s.Limit), "must be between 1 and 2^32-1")
+		return NewConfigError(KindFixedWindow, "limit", fmt.Sprint(s.Limit), "must be between 1 and 2^32-1")
 	}
-	if s.Window <= 0 || int64(s.Window) > maxSpan {
-		return configError(KindFixedWindow, "window", FormatDuration(s.Window), "must be positive and at most 2^62ns")
+	if s.Window <= 0 || int64(s.Window) > MaxSpan {
+		return NewConfigError(KindFixedWindow, "window", FormatDuration(s.Window), "must be positive and at most 2^62ns")
 	}
 	return checkWindow(KindFixedWindow, uint64(s.Limit), s.Window)
 }
@@ -100,7 +102,7 @@ func (s FixedWindowSpec) New(clock Clock) (Limiter, error) {
 // AdmissionBound is limit·(⌈(L−1ns)/window⌉ + 1), the windows the interval can touch: 100
 // per 1s over 1s: 200 — the boundary burst.
 func (s FixedWindowSpec) AdmissionBound(L time.Duration) (int64, bool) {
-	return saturatingMul(int64(s.Limit), touched(L, s.Window)), true
+	return bound.SaturatingMul(int64(s.Limit), bound.Touched(L, s.Window)), true
 }
 
 // NaturalWindow is the window.
@@ -120,7 +122,7 @@ func NewFixedWindow(limit int, window time.Duration, clock Clock) (*FixedWindow,
 	if err := (FixedWindowSpec{Limit: limit, Window: window}).Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindFixedWindow, clock); err != nil {
+	if err := RequireClock(KindFixedWindow, clock); err != nil {
 		return nil, err
 	}
 	return &FixedWindow{
@@ -200,7 +202,7 @@ func (f *FixedWindow) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (f *FixedWindow) TryAcquire(n int) bool { return f.TryAcquireAt(readClock(f.clock), n) }
+func (f *FixedWindow) TryAcquire(n int) bool { return f.TryAcquireAt(ReadClock(f.clock), n) }
 
 func (f *FixedWindow) used(now time.Duration) uint64 {
 	if f.window == 0 { // the zero value
@@ -217,11 +219,11 @@ func (f *FixedWindow) used(now time.Duration) uint64 {
 func (f *FixedWindow) AvailableAt(now time.Duration) int { return int(f.limit - f.used(now)) }
 
 // Available is AvailableAt(clock.Now()).
-func (f *FixedWindow) Available() int { return f.AvailableAt(readClock(f.clock)) }
+func (f *FixedWindow) Available() int { return f.AvailableAt(ReadClock(f.clock)) }
 
 // RetryAfterAt is 0 if n fit in now's window, else the time to the next window boundary.
 func (f *FixedWindow) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
-	if checkN(n, int(f.limit)) != Admitted {
+	if CheckN(n, int(f.limit)) != Admitted {
 		return 0, false
 	}
 	if f.used(now)+uint64(n) <= f.limit {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/bound"
 )
 
 // KindFlash5Fixed is Flash5's FIXED_WINDOW strategy's name in specs.
@@ -72,16 +74,16 @@ var flash5FixedKind = KindInfo{
 	Summary: "Flash5's FIXED_WINDOW: ms clock, 32-bit epoch + 32-bit count in one word",
 	Example: "flash5-fixed:limit=100,window=1s",
 	Color:   "#882255", ColorName: "wine", Glyph: "triangle",
-	Fields:       fieldInfos[Flash5FixedSpec](),
+	Fields:       FieldInfos[Flash5FixedSpec](),
 	Capabilities: []Capability{CapRetryAfter},
-	parse:        specParser(Flash5FixedSpec{}),
-	explain:      explainFlash5Fixed,
+	Parse:        SpecParser(Flash5FixedSpec{}),
+	Explain:      explainFlash5Fixed,
 }
 
-func (s *Flash5FixedSpec) fields() []field {
-	offset := field{
+func (s *Flash5FixedSpec) Fields() []Field {
+	offset := Field{
 		FieldInfo: FieldInfo{Name: "offset", Meaning: "where the run starts on the ms clock (default 0: at a window boundary)"},
-		set: func(text string) error {
+		Set: func(text string) error {
 			d, err := time.ParseDuration(text)
 			if err != nil {
 				return fmt.Errorf("%q is not a duration (e.g. 250ms)", text)
@@ -92,12 +94,12 @@ func (s *Flash5FixedSpec) fields() []field {
 			s.Offset = d
 			return nil
 		},
-		get:  func() string { return FormatDuration(s.Offset) },
-		omit: func() bool { return s.Offset == 0 },
+		Get:  func() string { return FormatDuration(s.Offset) },
+		Omit: func() bool { return s.Offset == 0 },
 	}
-	return []field{
-		intField("limit", true, "requests per window", &s.Limit),
-		durationField("window", true, "the window, a whole number of milliseconds", &s.Window),
+	return []Field{
+		IntField("limit", true, "requests per window", &s.Limit),
+		DurationField("window", true, "the window, a whole number of milliseconds", &s.Window),
 		offset,
 	}
 }
@@ -106,21 +108,21 @@ func (s *Flash5FixedSpec) fields() []field {
 func (s Flash5FixedSpec) Kind() Kind { return KindFlash5Fixed }
 
 // String is "flash5-fixed:limit=100,window=1s" (with ",offset=…" when there is one).
-func (s Flash5FixedSpec) String() string { return formatSpec(KindFlash5Fixed, s.fields()) }
+func (s Flash5FixedSpec) String() string { return FormatSpec(KindFlash5Fixed, s.Fields()) }
 
 // Validate refuses a limit below 1 or above 2³²−1 (the count's 32 bits), a window that is not
 // a positive whole number of milliseconds or is beyond 2⁶² ns, and an offset that is not a
 // whole number of milliseconds or is beyond 2⁶² ns.
 func (s Flash5FixedSpec) Validate() error {
 	if s.Limit < 1 || uint64(s.Limit) > math.MaxUint32 {
-		return configError(KindFlash5Fixed, "limit", fmt.Sprint(s.Limit), "must be between 1 and 2^32-1 (the count's 32 bits)")
+		return NewConfigError(KindFlash5Fixed, "limit", fmt.Sprint(s.Limit), "must be between 1 and 2^32-1 (the count's 32 bits)")
 	}
-	if s.Window < time.Millisecond || s.Window%time.Millisecond != 0 || int64(s.Window) > maxSpan {
-		return configError(KindFlash5Fixed, "window", FormatDuration(s.Window),
+	if s.Window < time.Millisecond || s.Window%time.Millisecond != 0 || int64(s.Window) > MaxSpan {
+		return NewConfigError(KindFlash5Fixed, "window", FormatDuration(s.Window),
 			"must be a whole number of milliseconds, at least 1ms and at most 2^62ns (Flash5's clock counts ms)")
 	}
-	if s.Offset < 0 || s.Offset%time.Millisecond != 0 || int64(s.Offset) > maxSpan {
-		return configError(KindFlash5Fixed, "offset", FormatDuration(s.Offset),
+	if s.Offset < 0 || s.Offset%time.Millisecond != 0 || int64(s.Offset) > MaxSpan {
+		return NewConfigError(KindFlash5Fixed, "offset", FormatDuration(s.Offset),
 			"must be a whole number of milliseconds between 0 and 2^62ns")
 	}
 	return nil
@@ -134,7 +136,7 @@ func (s Flash5FixedSpec) New(clock Clock) (Limiter, error) { return NewFlash5Fix
 // count (see the table above), which the bound does not cover. The epoch's wrap only makes it
 // stricter (an old count read as current refuses more).
 func (s Flash5FixedSpec) AdmissionBound(L time.Duration) (int64, bool) {
-	return saturatingMul(int64(s.Limit), touched(L, s.Window)), true
+	return bound.SaturatingMul(int64(s.Limit), bound.Touched(L, s.Window)), true
 }
 
 // NaturalWindow is the window.
@@ -154,7 +156,7 @@ func NewFlash5Fixed(spec Flash5FixedSpec, clock Clock) (*Flash5Fixed, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindFlash5Fixed, clock); err != nil {
+	if err := RequireClock(KindFlash5Fixed, clock); err != nil {
 		return nil, err
 	}
 	return &Flash5Fixed{limit: uint64(spec.Limit), windowMs: int64(spec.Window / time.Millisecond),
@@ -174,7 +176,7 @@ func (f *Flash5Fixed) ms(now time.Duration) int64 {
 // than now's (newer, older, or one that wrapped) is replaced, with the count reset to n.
 func (f *Flash5Fixed) AcquireAt(now time.Duration, n int) Decision {
 	if uint(n-1) >= uint(f.limit) {
-		return checkN(n, int(f.limit))
+		return CheckN(n, int(f.limit))
 	}
 	epoch := f.epoch(now)
 	for {
@@ -198,7 +200,7 @@ func (f *Flash5Fixed) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (f *Flash5Fixed) TryAcquire(n int) bool { return f.TryAcquireAt(readClock(f.clock), n) }
+func (f *Flash5Fixed) TryAcquire(n int) bool { return f.TryAcquireAt(ReadClock(f.clock), n) }
 
 // used is the count now's window holds as Flash5 reads it: the stored count if the stored
 // epoch is now's (after 2³² windows, an old one), else 0.
@@ -218,11 +220,11 @@ func (f *Flash5Fixed) AvailableAt(now time.Duration) int {
 }
 
 // Available is AvailableAt at the clock's current time.
-func (f *Flash5Fixed) Available() int { return f.AvailableAt(readClock(f.clock)) }
+func (f *Flash5Fixed) Available() int { return f.AvailableAt(ReadClock(f.clock)) }
 
 // RetryAfterAt is 0 if n fit in now's window, else the time to the next window boundary.
 func (f *Flash5Fixed) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
-	if checkN(n, int(f.limit)) != Admitted {
+	if CheckN(n, int(f.limit)) != Admitted {
 		return 0, false
 	}
 	if f.used(now)+uint64(n) <= f.limit {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/bound"
 )
 
 // KindFlash5Token is Flash5's TOKEN_BUCKET strategy's name in specs.
@@ -101,16 +103,16 @@ var flash5TokenKind = KindInfo{
 	Summary: "Flash5's TOKEN_BUCKET: milli-tokens refilled a whole number per ms (100/60s is 60/min, 1/1h is 3600/h)",
 	Example: "flash5-token:limit=100,window=1s",
 	Color:   "#cc6677", ColorName: "rose", Glyph: "ring",
-	Fields:       fieldInfos[Flash5TokenSpec](),
+	Fields:       FieldInfos[Flash5TokenSpec](),
 	Capabilities: []Capability{CapRetryAfter},
-	parse:        specParser(Flash5TokenSpec{}),
-	explain:      explainFlash5Token,
+	Parse:        SpecParser(Flash5TokenSpec{}),
+	Explain:      explainFlash5Token,
 }
 
-func (s *Flash5TokenSpec) fields() []field {
-	return []field{
-		intField("limit", true, "the bucket's capacity in tokens; with window, the refill ⌊limit·1000/windowMs⌋ milli-tokens per ms (at least 1)", &s.Limit),
-		durationField("window", true, "the window the limit is per, a whole number of milliseconds", &s.Window),
+func (s *Flash5TokenSpec) Fields() []Field {
+	return []Field{
+		IntField("limit", true, "the bucket's capacity in tokens; with window, the refill ⌊limit·1000/windowMs⌋ milli-tokens per ms (at least 1)", &s.Limit),
+		DurationField("window", true, "the window the limit is per, a whole number of milliseconds", &s.Window),
 	}
 }
 
@@ -118,17 +120,17 @@ func (s *Flash5TokenSpec) fields() []field {
 func (s Flash5TokenSpec) Kind() Kind { return KindFlash5Token }
 
 // String is "flash5-token:limit=100,window=1s".
-func (s Flash5TokenSpec) String() string { return formatSpec(KindFlash5Token, s.fields()) }
+func (s Flash5TokenSpec) String() string { return FormatSpec(KindFlash5Token, s.Fields()) }
 
 // Validate refuses a limit below 1 or above 2,147,483 (limit × 1000 must fit a Java int) and a
 // window that is not a positive whole number of milliseconds or is beyond 2⁶² ns.
 func (s Flash5TokenSpec) Validate() error {
 	if s.Limit < 1 || s.Limit > flash5TokenMaxLimit {
-		return configError(KindFlash5Token, "limit", strconv.Itoa(s.Limit),
+		return NewConfigError(KindFlash5Token, "limit", strconv.Itoa(s.Limit),
 			fmt.Sprintf("must be between 1 and %d (limit × 1000 milli-tokens must fit a Java int)", flash5TokenMaxLimit))
 	}
-	if s.Window < time.Millisecond || s.Window%time.Millisecond != 0 || int64(s.Window) > maxSpan {
-		return configError(KindFlash5Token, "window", FormatDuration(s.Window),
+	if s.Window < time.Millisecond || s.Window%time.Millisecond != 0 || int64(s.Window) > MaxSpan {
+		return NewConfigError(KindFlash5Token, "window", FormatDuration(s.Window),
 			"must be a whole number of milliseconds, at least 1ms and at most 2^62ns (Flash5's clock counts ms)")
 	}
 	return nil
@@ -154,8 +156,8 @@ func (s Flash5TokenSpec) RefillPerMs() int64 {
 // callers whose clock readings never run backwards and that do not race each other between a
 // CAS and its store of slot1 (see the type's comment).
 func (s Flash5TokenSpec) AdmissionBound(L time.Duration) (int64, bool) {
-	spanned := divCeil(int64(L)-1, int64(time.Millisecond))
-	return saturatingAdd(int64(s.Limit), saturatingMul(spanned, s.RefillPerMs())/1000), true
+	spanned := bound.DivCeil(int64(L)-1, int64(time.Millisecond))
+	return bound.SaturatingAdd(int64(s.Limit), bound.SaturatingMul(spanned, s.RefillPerMs())/1000), true
 }
 
 // NaturalWindow is the window.
@@ -176,7 +178,7 @@ func NewFlash5Token(spec Flash5TokenSpec, clock Clock) (*Flash5Token, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindFlash5Token, clock); err != nil {
+	if err := RequireClock(KindFlash5Token, clock); err != nil {
 		return nil, err
 	}
 	return &Flash5Token{capacity: int64(spec.Limit) * 1000, refill: spec.RefillPerMs(), limit: spec.Limit,
@@ -204,7 +206,7 @@ func (f *Flash5Token) tokens(s, last, ms int64) int64 {
 // AcquireAt takes n tokens at now: read slot1 and slot0, one CAS on slot0, then store slot1.
 func (f *Flash5Token) AcquireAt(now time.Duration, n int) Decision {
 	if uint(n-1) >= uint(f.limit) {
-		return checkN(n, f.limit)
+		return CheckN(n, f.limit)
 	}
 	ms := f.ms(now)
 	need := int64(n) * 1000
@@ -228,7 +230,7 @@ func (f *Flash5Token) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (f *Flash5Token) TryAcquire(n int) bool { return f.TryAcquireAt(readClock(f.clock), n) }
+func (f *Flash5Token) TryAcquire(n int) bool { return f.TryAcquireAt(ReadClock(f.clock), n) }
 
 // milliTokens is what a request at now would read, in milli-tokens (0 for the zero value).
 func (f *Flash5Token) milliTokens(now time.Duration) int64 {
@@ -243,12 +245,12 @@ func (f *Flash5Token) milliTokens(now time.Duration) int64 {
 func (f *Flash5Token) AvailableAt(now time.Duration) int { return int(f.milliTokens(now) / 1000) }
 
 // Available is AvailableAt at the clock's current time.
-func (f *Flash5Token) Available() int { return f.AvailableAt(readClock(f.clock)) }
+func (f *Flash5Token) Available() int { return f.AvailableAt(ReadClock(f.clock)) }
 
 // RetryAfterAt is 0 if n tokens are there now, else the time to the first millisecond at
 // which the refill has brought them.
 func (f *Flash5Token) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
-	if checkN(n, f.limit) != Admitted {
+	if CheckN(n, f.limit) != Admitted {
 		return 0, false
 	}
 	return f.untilMilliTokens(now, int64(n)*1000), true
@@ -260,9 +262,9 @@ func (f *Flash5Token) untilMilliTokens(now time.Duration, want int64) time.Durat
 	if deficit <= 0 {
 		return 0
 	}
-	ms := max(int64(now), 0)/int64(time.Millisecond) + divCeil(deficit, f.refill)
-	if ms > maxSpan/int64(time.Millisecond) {
-		return time.Duration(maxSpan) - now
+	ms := max(int64(now), 0)/int64(time.Millisecond) + bound.DivCeil(deficit, f.refill)
+	if ms > MaxSpan/int64(time.Millisecond) {
+		return time.Duration(MaxSpan) - now
 	}
 	return time.Duration(ms)*time.Millisecond - now
 }
@@ -278,7 +280,7 @@ func (f *Flash5Token) Quota(now time.Duration) (remaining int, resetSeconds int6
 		return 0, 0
 	}
 	full := now + f.untilMilliTokens(now, f.capacity)
-	return f.AvailableAt(now), divCeil(f.ms(full), 1000)
+	return f.AvailableAt(now), bound.DivCeil(f.ms(full), 1000)
 }
 
 // MaxPermits is the limit.

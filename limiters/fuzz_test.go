@@ -10,7 +10,7 @@ import (
 )
 
 // maxTime is the end of the range every limiter is correct in: times from 0 to 2^62ns.
-const maxTime = time.Duration(maxSpan)
+const maxTime = time.Duration(MaxSpan)
 
 // FuzzParseSpec reads arbitrary text as a spec. It must never panic; a spec it reads prints
 // back to the same spec; and whatever Validate accepts must build, on a virtual clock, into a

@@ -62,11 +62,11 @@ func (g *gcra) acquire(now int64, n int) Decision {
 func (g *gcra) reserve(now int64, n int, maxWait time.Duration) Reservation {
 	r := Reservation{Permits: n, At: time.Duration(now)}
 	if uint(n-1) >= uint(g.maxN) {
-		r.Decision = checkN(n, g.maxN)
+		r.Decision = CheckN(n, g.maxN)
 		return r
 	}
 	cost := int64(n) * g.interval
-	limit := min(max(int64(maxWait), 0), maxSpan-g.tolerance)
+	limit := min(max(int64(maxWait), 0), MaxSpan-g.tolerance)
 	for {
 		tat := g.arrival.Load()
 		backlog := max(tat-now, 0)
@@ -128,7 +128,7 @@ func (g *gcra) available(now int64) int {
 
 // retryAfter is the wait until max(TAT, t) − t + n·T ≤ τ, i.e. t ≥ TAT + n·T − τ.
 func (g *gcra) retryAfter(now int64, n int) (time.Duration, bool) {
-	if checkN(n, g.maxN) != Admitted {
+	if CheckN(n, g.maxN) != Admitted {
 		return 0, false
 	}
 	due := g.arrival.Load() + int64(n)*g.interval - g.tolerance

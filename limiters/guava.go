@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/bound"
 )
 
 // FamilyGuava is Google Guava's RateLimiter (com.google.common.util.concurrent): its two
@@ -131,8 +133,8 @@ func (g *guava) micros(now time.Duration) int64 {
 
 // at is the caller's time of Guava's microsecond μ.
 func (g *guava) at(μ int64) time.Duration {
-	if μ >= (maxSpan-int64(g.born))/int64(time.Microsecond) {
-		return time.Duration(maxSpan)
+	if μ >= (MaxSpan-int64(g.born))/int64(time.Microsecond) {
+		return time.Duration(MaxSpan)
 	}
 	return g.born + time.Duration(μ)*time.Microsecond
 }
@@ -198,7 +200,7 @@ func (g *guava) check(n int) Decision {
 		}
 		return Never
 	}
-	return checkN(n, guavaMaxPermits)
+	return CheckN(n, guavaMaxPermits)
 }
 
 // acquireAt is tryAcquire(n) at now: the ticket has come, whatever n is.
@@ -334,7 +336,7 @@ func (g *guava) snapshot(kind Kind, now time.Duration) State {
 // guavaSpan is D, the most whole µs an interval of length L > 0 spans between the floored
 // readings of its first and last instants: ⌈(L − 1ns)/1µs⌉ (the AdmissionBounds' D).
 func guavaSpan(L time.Duration) float64 {
-	return float64(divCeil(int64(L)-1, int64(time.Microsecond)))
+	return float64(bound.DivCeil(int64(L)-1, int64(time.Microsecond)))
 }
 
 // guavaFloor is ⌊x⌋ with a margin of a part in 10¹² for the rounding of the doubles it was
@@ -342,11 +344,11 @@ func guavaSpan(L time.Duration) float64 {
 func guavaFloor(x float64) int64 { return int64(math.Floor(x + x*1e-12 + 1e-9)) }
 
 // guavaModeFields are the mode= and timeout= fields both kinds take.
-func guavaModeFields(mode *GuavaMode, timeout *time.Duration) []field {
-	return []field{
+func guavaModeFields(mode *GuavaMode, timeout *time.Duration) []Field {
+	return []Field{
 		{
 			FieldInfo: FieldInfo{Name: "mode", Meaning: "try (tryAcquire, the default) or wait (acquire: always admitted, after its wait)"},
-			set: func(text string) error {
+			Set: func(text string) error {
 				switch GuavaMode(text) {
 				case GuavaTry, GuavaWait:
 					*mode = GuavaMode(text)
@@ -354,12 +356,12 @@ func guavaModeFields(mode *GuavaMode, timeout *time.Duration) []field {
 				}
 				return fmt.Errorf("must be try or wait")
 			},
-			get:  func() string { return string(*mode) },
-			omit: func() bool { return *mode == "" || *mode == GuavaTry },
+			Get:  func() string { return string(*mode) },
+			Omit: func() bool { return *mode == "" || *mode == GuavaTry },
 		},
 		{
 			FieldInfo: FieldInfo{Name: "timeout", Meaning: "mode=try: how long a caller may wait for the next free ticket (default 0), floored to µs"},
-			set: func(text string) error {
+			Set: func(text string) error {
 				d, err := time.ParseDuration(text)
 				if err != nil {
 					return fmt.Errorf("%q is not a duration (e.g. 0s, 50ms)", text)
@@ -370,8 +372,8 @@ func guavaModeFields(mode *GuavaMode, timeout *time.Duration) []field {
 				*timeout = d
 				return nil
 			},
-			get:  func() string { return FormatDuration(*timeout) },
-			omit: func() bool { return *timeout == 0 },
+			Get:  func() string { return FormatDuration(*timeout) },
+			Omit: func() bool { return *timeout == 0 },
 		},
 	}
 }
@@ -382,7 +384,7 @@ func validateGuavaRate(kind Kind, rate Rate) error {
 		return err
 	}
 	if int64(rate.Permits) > int64(rate.Window)/(guavaMinInterval*int64(time.Microsecond)) {
-		return configError(kind, "rate", rate.String(), fmt.Sprintf(
+		return NewConfigError(kind, "rate", rate.String(), fmt.Sprintf(
 			"above 250000 per second: Guava charges whole microseconds, and below %dµs per permit the cut loses "+
 				"a quarter of a permit's cost or more (below 1µs a permit costs 0µs and every request passes)", guavaMinInterval))
 	}
@@ -396,14 +398,14 @@ func validateGuavaRate(kind Kind, rate Rate) error {
 // acquire(2³¹−1) at 1 per hour, 7.7e18µs), acquire does not.
 func validateGuavaMode(kind Kind, mode GuavaMode, timeout time.Duration) error {
 	if mode != "" && mode != GuavaTry && mode != GuavaWait {
-		return configError(kind, "mode", string(mode), "must be try or wait")
+		return NewConfigError(kind, "mode", string(mode), "must be try or wait")
 	}
 	if timeout < 0 || timeout >= MaxWaitForever {
-		return configError(kind, "timeout", FormatDuration(timeout),
+		return NewConfigError(kind, "timeout", FormatDuration(timeout),
 			"must be at least 0 and below 2^62ns (a caller who waits 2^62ns waits for ever: mode=wait)")
 	}
 	if mode == GuavaWait && timeout != 0 {
-		return configError(kind, "timeout", FormatDuration(timeout),
+		return NewConfigError(kind, "timeout", FormatDuration(timeout),
 			"only mode=try takes a timeout: acquire (mode=wait) waits as long as it takes")
 	}
 	return nil

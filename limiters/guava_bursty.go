@@ -94,17 +94,17 @@ var guavaBurstyKind = KindInfo{
 	Summary: "Guava's SmoothBursty: starts empty, a request's cost falls on the next caller (µs, doubles)",
 	Example: "guava-bursty:rate=100/1s",
 	Color:   "#4e7d1e", ColorName: "guava leaf", Glyph: "circle",
-	Fields:       fieldInfos[GuavaBurstySpec](),
+	Fields:       FieldInfos[GuavaBurstySpec](),
 	Capabilities: []Capability{CapRetryAfter, CapReserve},
-	parse:        specParser(GuavaBurstySpec{MaxBurst: time.Second, Mode: GuavaTry}),
-	explain:      explainGuava,
+	Parse:        SpecParser(GuavaBurstySpec{MaxBurst: time.Second, Mode: GuavaTry}),
+	Explain:      explainGuava,
 }
 
-func (s *GuavaBurstySpec) fields() []field {
-	maxBurst := durationField("max_burst", false, "idle time stored as permits (default 1s: rate × 1s of them)", &s.MaxBurst)
-	maxBurst.omit = func() bool { return s.MaxBurst == time.Second }
-	return append([]field{
-		rateField("rate", true, "permits per window, e.g. 100/1s: Guava's permitsPerSecond, a double", &s.Rate),
+func (s *GuavaBurstySpec) Fields() []Field {
+	maxBurst := DurationField("max_burst", false, "idle time stored as permits (default 1s: rate × 1s of them)", &s.MaxBurst)
+	maxBurst.Omit = func() bool { return s.MaxBurst == time.Second }
+	return append([]Field{
+		RateField("rate", true, "permits per window, e.g. 100/1s: Guava's permitsPerSecond, a double", &s.Rate),
 		maxBurst,
 	}, guavaModeFields(&s.Mode, &s.Timeout)...)
 }
@@ -114,7 +114,7 @@ func (s GuavaBurstySpec) Kind() Kind { return KindGuavaBursty }
 
 // String is "guava-bursty:rate=100/1s" (with ",max_burst=…", ",mode=wait" or ",timeout=…"
 // when they are not the defaults).
-func (s GuavaBurstySpec) String() string { return formatSpec(KindGuavaBursty, s.fields()) }
+func (s GuavaBurstySpec) String() string { return FormatSpec(KindGuavaBursty, s.Fields()) }
 
 // Validate refuses what Rate.validate refuses, a rate above 250,000 per second (a stable
 // interval below 4µs, see guavaMinInterval), a max_burst that is not positive or is beyond
@@ -124,8 +124,8 @@ func (s GuavaBurstySpec) Validate() error {
 	if err := validateGuavaRate(KindGuavaBursty, s.Rate); err != nil {
 		return err
 	}
-	if s.MaxBurst <= 0 || int64(s.MaxBurst) > maxSpan {
-		return configError(KindGuavaBursty, "max_burst", FormatDuration(s.MaxBurst), "must be positive and at most 2^62ns")
+	if s.MaxBurst <= 0 || int64(s.MaxBurst) > MaxSpan {
+		return NewConfigError(KindGuavaBursty, "max_burst", FormatDuration(s.MaxBurst), "must be positive and at most 2^62ns")
 	}
 	return validateGuavaMode(KindGuavaBursty, s.Mode, s.Timeout)
 }
@@ -166,7 +166,7 @@ func NewGuavaBursty(spec GuavaBurstySpec, clock Clock) (*GuavaBursty, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindGuavaBursty, clock); err != nil {
+	if err := RequireClock(KindGuavaBursty, clock); err != nil {
 		return nil, err
 	}
 	b := &GuavaBursty{spec: spec}
@@ -189,7 +189,7 @@ func (b *GuavaBursty) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (b *GuavaBursty) TryAcquire(n int) bool { return b.TryAcquireAt(readClock(b.clock), n) }
+func (b *GuavaBursty) TryAcquire(n int) bool { return b.TryAcquireAt(ReadClock(b.clock), n) }
 
 // AvailableAt is how many one-permit requests would pass at now one after another:
 // ⌊stored⌋ + 1 once the next free ticket has come (+1 more if that one's cost is cut to 0µs),
@@ -197,7 +197,7 @@ func (b *GuavaBursty) TryAcquire(n int) bool { return b.TryAcquireAt(readClock(b
 func (b *GuavaBursty) AvailableAt(now time.Duration) int { return b.availableAt(now) }
 
 // Available is AvailableAt(clock.Now()).
-func (b *GuavaBursty) Available() int { return b.availableAt(readClock(b.clock)) }
+func (b *GuavaBursty) Available() int { return b.availableAt(ReadClock(b.clock)) }
 
 // RetryAfterAt is how long until the next free ticket, for any n: then a request of any size
 // passes.

@@ -90,16 +90,16 @@ var guavaWarmUpKind = KindInfo{
 	Summary: "Guava's SmoothWarmingUp: starts cold and full, stored permits cost more than fresh ones",
 	Example: "guava-warmup:rate=100/1s,warmup=1s",
 	Color:   "#a4c639", ColorName: "guava lime", Glyph: "pyramid",
-	Fields:       fieldInfos[GuavaWarmUpSpec](),
+	Fields:       FieldInfos[GuavaWarmUpSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapReserve},
-	parse:        specParser(GuavaWarmUpSpec{ColdFactor: 3, Mode: GuavaTry}),
-	explain:      explainGuava,
+	Parse:        SpecParser(GuavaWarmUpSpec{ColdFactor: 3, Mode: GuavaTry}),
+	Explain:      explainGuava,
 }
 
-func (s *GuavaWarmUpSpec) fields() []field {
-	cold := field{
+func (s *GuavaWarmUpSpec) Fields() []Field {
+	cold := Field{
 		FieldInfo: FieldInfo{Name: "cold_factor", Meaning: "the cold interval over the stable one, at least 1 (default 3)"},
-		set: func(text string) error {
+		Set: func(text string) error {
 			v, err := strconv.ParseFloat(text, 64)
 			if err != nil {
 				return fmt.Errorf("%q is not a number", text)
@@ -107,12 +107,12 @@ func (s *GuavaWarmUpSpec) fields() []field {
 			s.ColdFactor = v
 			return nil
 		},
-		get:  func() string { return strconv.FormatFloat(s.ColdFactor, 'g', -1, 64) },
-		omit: func() bool { return s.ColdFactor == 3 },
+		Get:  func() string { return strconv.FormatFloat(s.ColdFactor, 'g', -1, 64) },
+		Omit: func() bool { return s.ColdFactor == 3 },
 	}
-	return append([]field{
-		rateField("rate", true, "the stable rate, e.g. 100/1s: Guava's permitsPerSecond, a double", &s.Rate),
-		durationField("warmup", true, "whole µs: from cold to the stable rate under saturating demand", &s.WarmUp),
+	return append([]Field{
+		RateField("rate", true, "the stable rate, e.g. 100/1s: Guava's permitsPerSecond, a double", &s.Rate),
+		DurationField("warmup", true, "whole µs: from cold to the stable rate under saturating demand", &s.WarmUp),
 		cold,
 	}, guavaModeFields(&s.Mode, &s.Timeout)...)
 }
@@ -122,7 +122,7 @@ func (s GuavaWarmUpSpec) Kind() Kind { return KindGuavaWarmUp }
 
 // String is "guava-warmup:rate=100/1s,warmup=1s" (with ",cold_factor=…", ",mode=wait" or
 // ",timeout=…" when they are not the defaults).
-func (s GuavaWarmUpSpec) String() string { return formatSpec(KindGuavaWarmUp, s.fields()) }
+func (s GuavaWarmUpSpec) String() string { return FormatSpec(KindGuavaWarmUp, s.Fields()) }
 
 // Validate refuses what GuavaBurstySpec.Validate refuses for the rate, mode and timeout, a
 // warm-up that is not a whole number of µs or is below 1µs or beyond 2⁶² ns (Guava takes 0,
@@ -131,12 +131,12 @@ func (s GuavaWarmUpSpec) Validate() error {
 	if err := validateGuavaRate(KindGuavaWarmUp, s.Rate); err != nil {
 		return err
 	}
-	if s.WarmUp < time.Microsecond || s.WarmUp%time.Microsecond != 0 || int64(s.WarmUp) > maxSpan {
-		return configError(KindGuavaWarmUp, "warmup", FormatDuration(s.WarmUp),
+	if s.WarmUp < time.Microsecond || s.WarmUp%time.Microsecond != 0 || int64(s.WarmUp) > MaxSpan {
+		return NewConfigError(KindGuavaWarmUp, "warmup", FormatDuration(s.WarmUp),
 			"must be a whole number of microseconds, at least 1µs and at most 2^62ns (Guava counts µs; at 0 its cool-down is 0/0)")
 	}
 	if !(s.ColdFactor >= 1) || math.IsInf(s.ColdFactor, 0) {
-		return configError(KindGuavaWarmUp, "cold_factor", strconv.FormatFloat(s.ColdFactor, 'g', -1, 64),
+		return NewConfigError(KindGuavaWarmUp, "cold_factor", strconv.FormatFloat(s.ColdFactor, 'g', -1, 64),
 			"must be a finite number of at least 1 (below 1 stored permits would cost less than fresh ones)")
 	}
 	return validateGuavaMode(KindGuavaWarmUp, s.Mode, s.Timeout)
@@ -174,7 +174,7 @@ func NewGuavaWarmingUp(spec GuavaWarmUpSpec, clock Clock) (*GuavaWarmingUp, erro
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindGuavaWarmUp, clock); err != nil {
+	if err := RequireClock(KindGuavaWarmUp, clock); err != nil {
 		return nil, err
 	}
 	w := &GuavaWarmingUp{spec: spec}
@@ -202,14 +202,14 @@ func (w *GuavaWarmingUp) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (w *GuavaWarmingUp) TryAcquire(n int) bool { return w.TryAcquireAt(readClock(w.clock), n) }
+func (w *GuavaWarmingUp) TryAcquire(n int) bool { return w.TryAcquireAt(ReadClock(w.clock), n) }
 
 // AvailableAt is 1 once the next free ticket has come, else 0: every permit costs at least
 // the stable interval (less the cuts), so one request passes at a time.
 func (w *GuavaWarmingUp) AvailableAt(now time.Duration) int { return w.availableAt(now) }
 
 // Available is AvailableAt(clock.Now()).
-func (w *GuavaWarmingUp) Available() int { return w.availableAt(readClock(w.clock)) }
+func (w *GuavaWarmingUp) Available() int { return w.availableAt(ReadClock(w.clock)) }
 
 // RetryAfterAt is how long until the next free ticket, for any n.
 func (w *GuavaWarmingUp) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {

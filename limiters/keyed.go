@@ -221,17 +221,17 @@ func (c KeyedConfig) policy() Evict {
 // queue), with a *ConfigError naming the field.
 func (c KeyedConfig) Validate() error {
 	if c.MaxKeys < 1 || c.MaxKeys > MaxKeyedKeys {
-		return configError("keys", "max", fmt.Sprint(c.MaxKeys), "must be between 1 and 2^30")
+		return NewConfigError("keys", "max", fmt.Sprint(c.MaxKeys), "must be between 1 and 2^30")
 	}
 	p := c.policy()
 	if p != EvictLRU && p != EvictFresh && p != EvictNginx {
-		return configError("keys", "evict", string(c.Evict), "must be lru, fresh or nginx")
+		return NewConfigError("keys", "evict", string(c.Evict), "must be lru, fresh or nginx")
 	}
 	if c.Shards < 0 || c.Shards > c.MaxKeys || (c.Shards > 0 && c.Shards&(c.Shards-1) != 0) {
-		return configError("keys", "shards", fmt.Sprint(c.Shards), fmt.Sprintf("must be a power of two at most max=%d (0: automatic)", c.MaxKeys))
+		return NewConfigError("keys", "shards", fmt.Sprint(c.Shards), fmt.Sprintf("must be a power of two at most max=%d (0: automatic)", c.MaxKeys))
 	}
 	if p == EvictNginx && c.Shards > 1 {
-		return configError("keys", "shards", fmt.Sprint(c.Shards), "must be 1 (or 0) with evict=nginx: an nginx zone has one LRU queue")
+		return NewConfigError("keys", "shards", fmt.Sprint(c.Shards), "must be 1 (or 0) with evict=nginx: an nginx zone has one LRU queue")
 	}
 	return nil
 }
@@ -253,7 +253,7 @@ func (c KeyedConfig) shardCount() int {
 // evict=nginx for a spec that is not nginx:… (or whose limiter is not NginxZoned).
 func NewKeyed(spec Spec, config KeyedConfig, clock Clock) (*KeyedLimiter, error) {
 	if spec == nil {
-		return nil, configError("keys", "spec", "nil", "a keyed table needs the spec of its keys' limiter, e.g. token-bucket:capacity=3,rate=100/1s")
+		return nil, NewConfigError("keys", "spec", "nil", "a keyed table needs the spec of its keys' limiter, e.g. token-bucket:capacity=3,rate=100/1s")
 	}
 	if err := config.Validate(); err != nil {
 		return nil, err
@@ -268,7 +268,7 @@ func NewKeyed(spec Spec, config KeyedConfig, clock Clock) (*KeyedLimiter, error)
 		return nil, err
 	}
 	if _, ok := probe.(NginxZoned); config.policy() == EvictNginx && !ok {
-		return nil, configError("keys", "evict", string(EvictNginx), fmt.Sprintf("needs a limiter whose node the zone can read (limiters.NginxZoned); %T is not one", probe))
+		return nil, NewConfigError("keys", "evict", string(EvictNginx), fmt.Sprintf("needs a limiter whose node the zone can read (limiters.NginxZoned); %T is not one", probe))
 	}
 	n := config.shardCount()
 	k := &KeyedLimiter{spec: spec, config: config, clock: clock, shards: make([]keyedShard, n), shift: 64,
@@ -489,12 +489,12 @@ func (k *KeyedLimiter) AcquireKeyBytesAt(now time.Duration, key []byte, n int) D
 // TryAcquireKey reports whether n permits were taken from key's limiter now, by the table's
 // clock.
 func (k *KeyedLimiter) TryAcquireKey(key string, n int) bool {
-	return k.AcquireKeyAt(readClock(k.clock), key, n) == Admitted
+	return k.AcquireKeyAt(ReadClock(k.clock), key, n) == Admitted
 }
 
 func (k *KeyedLimiter) acquire(now time.Duration, key string, n int) (Decision, KeyOutcome) {
 	if len(k.shards) == 0 {
-		return checkN(n, 0), KeyFull // the zero table grants nothing and holds no key
+		return CheckN(n, 0), KeyFull // the zero table grants nothing and holds no key
 	}
 	h := fnv1a(key)
 	s := k.shardOf(h)
@@ -505,7 +505,7 @@ func (k *KeyedLimiter) acquire(now time.Duration, key string, n int) (Decision, 
 		s.mu.Unlock()
 		return d, KeyFound
 	}
-	if d := checkN(n, k.maxN); d != Admitted {
+	if d := CheckN(n, k.maxN); d != Admitted {
 		s.mu.Unlock()
 		return d, KeyFound // nothing made for a request no limiter could grant
 	}
@@ -853,7 +853,7 @@ func (s KeyedSpec) String() string {
 // Validate checks the table's bounds and the inner spec.
 func (s KeyedSpec) Validate() error {
 	if s.Spec == nil {
-		return configError("keys", "spec", "nil", "a keyed spec needs a limiter spec")
+		return NewConfigError("keys", "spec", "nil", "a keyed spec needs a limiter spec")
 	}
 	if err := s.Keys.Validate(); err != nil {
 		return err
@@ -868,7 +868,7 @@ func (s KeyedSpec) Validate() error {
 
 // New refuses: a keyed spec's limiter is a table (NewKeyed), which decides for a key.
 func (s KeyedSpec) New(Clock) (Limiter, error) {
-	return nil, configError(s.Kind(), "keys", s.Keys.String(), "a keyed spec builds a table of limiters (limiters.NewKeyed), not one limiter")
+	return nil, NewConfigError(s.Kind(), "keys", s.Keys.String(), "a keyed spec builds a table of limiters (limiters.NewKeyed), not one limiter")
 }
 
 // AdmissionBound is false: over all keys a keyed table bounds nothing (each new key brings

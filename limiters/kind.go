@@ -72,12 +72,12 @@ type KindInfo struct {
 	// refused at validation.
 	Capabilities []Capability
 
-	// parse returns a fresh spec with its defaults and the fields bound to it; done returns
+	// Parse returns a fresh spec with its defaults and the fields bound to it; done returns
 	// the filled spec.
-	parse func() (fields []field, done func() Spec)
-	// explain is the kind's sentence for an admitted or refused request (State.Explain
+	Parse func() (fields []Field, done func() Spec)
+	// Explain is the kind's sentence for an admitted or refused request (State.Explain
 	// handles Invalid and Never for every kind).
-	explain func(s State, n int, d Decision) string
+	Explain func(s State, n int, d Decision) string
 }
 
 // Glyphs are the point marks charts can give a kind (gonum's glyph drawers by name).
@@ -191,8 +191,8 @@ func (k KindInfo) Missing() string {
 	check(k.ColorName != "", "color name")
 	check(slices.Contains(Glyphs, k.Glyph), "glyph (one of Glyphs)")
 	check(len(k.Fields) > 0, "fields")
-	check(k.parse != nil, "parser")
-	check(k.explain != nil, "explanation")
+	check(k.Parse != nil, "parser")
+	check(k.Explain != nil, "explanation")
 	if len(missing) == 0 {
 		return ""
 	}

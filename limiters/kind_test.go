@@ -79,7 +79,7 @@ func TestRegistryColoursAndGlyphsAreDistinct(t *testing.T) {
 // Missing names the kind and each missing piece.
 func TestMissingNamesTheKindAndThePiece(t *testing.T) {
 	info := tokenBucketKind
-	info.Color, info.explain = "", nil
+	info.Color, info.Explain = "", nil
 	assert.Equal(t, "token-bucket: no color (#rrggbb), no explanation", info.Missing())
 }
 

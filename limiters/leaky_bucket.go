@@ -1,6 +1,10 @@
 package limiters
 
-import "time"
+import (
+	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/bound"
+)
 
 // LeakyBucket paces requests strictly evenly: after one permit is granted the next is
 // exactly one emission interval T = window/permits away, however long the limiter was idle.
@@ -44,29 +48,29 @@ var leakyBucketKind = KindInfo{
 	Summary: "strictly even pacing, one permit per emission interval",
 	Example: "leaky-bucket:rate=100/1s",
 	Color:   "#009e73", ColorName: "green", Glyph: "square",
-	Fields:       fieldInfos[LeakyBucketSpec](),
+	Fields:       FieldInfos[LeakyBucketSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},
-	parse:        specParser(LeakyBucketSpec{}),
-	explain:      explainGCRA,
+	Parse:        SpecParser(LeakyBucketSpec{}),
+	Explain:      explainGCRA,
 }
 
-func (s *LeakyBucketSpec) fields() []field {
-	return []field{rateField("rate", true, "permits per window, e.g. 100/1s", &s.Rate)}
+func (s *LeakyBucketSpec) Fields() []Field {
+	return []Field{RateField("rate", true, "permits per window, e.g. 100/1s", &s.Rate)}
 }
 
 // Kind is KindLeakyBucket.
 func (s LeakyBucketSpec) Kind() Kind { return KindLeakyBucket }
 
 // String is "leaky-bucket:rate=100/1s".
-func (s LeakyBucketSpec) String() string { return formatSpec(KindLeakyBucket, s.fields()) }
+func (s LeakyBucketSpec) String() string { return FormatSpec(KindLeakyBucket, s.Fields()) }
 
 // Validate refuses the bad rates TokenBucketSpec refuses and an emission interval beyond 2⁶² ns.
 func (s LeakyBucketSpec) Validate() error {
 	if err := s.Rate.validate(KindLeakyBucket); err != nil {
 		return err
 	}
-	if int64(s.Rate.Interval()) > maxSpan {
-		return configError(KindLeakyBucket, "rate", s.Rate.String(), "emission interval exceeds 2^62ns (146 years)")
+	if int64(s.Rate.Interval()) > MaxSpan {
+		return NewConfigError(KindLeakyBucket, "rate", s.Rate.String(), "emission interval exceeds 2^62ns (146 years)")
 	}
 	return nil
 }
@@ -76,7 +80,7 @@ func (s LeakyBucketSpec) New(clock Clock) (Limiter, error) { return NewLeakyBuck
 
 // AdmissionBound is ⌈L/T⌉; 100/s over 1s: 100.
 func (s LeakyBucketSpec) AdmissionBound(L time.Duration) (int64, bool) {
-	return divCeil(int64(L), int64(s.Rate.Interval())), true
+	return bound.DivCeil(int64(L), int64(s.Rate.Interval())), true
 }
 
 // NaturalWindow is the rate's window.
@@ -94,7 +98,7 @@ func NewLeakyBucket(rate Rate, clock Clock) (*LeakyBucket, error) {
 	if err := (LeakyBucketSpec{Rate: rate}).Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindLeakyBucket, clock); err != nil {
+	if err := RequireClock(KindLeakyBucket, clock); err != nil {
 		return nil, err
 	}
 	t := int64(rate.Interval())
@@ -113,13 +117,13 @@ func (b *LeakyBucket) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (b *LeakyBucket) TryAcquire(n int) bool { return b.TryAcquireAt(readClock(b.clock), n) }
+func (b *LeakyBucket) TryAcquire(n int) bool { return b.TryAcquireAt(ReadClock(b.clock), n) }
 
 // AvailableAt is 1 once TAT ≤ now, else 0: nothing accumulates while idle.
 func (b *LeakyBucket) AvailableAt(now time.Duration) int { return b.available(int64(now)) }
 
 // Available is AvailableAt(clock.Now()).
-func (b *LeakyBucket) Available() int { return b.available(int64(readClock(b.clock))) }
+func (b *LeakyBucket) Available() int { return b.available(int64(ReadClock(b.clock))) }
 
 // RetryAfterAt is max(TAT − now, 0) for n = 1; ok is false for any other n.
 func (b *LeakyBucket) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {

@@ -135,13 +135,13 @@ func (r Rate) Interval() time.Duration {
 
 func (r Rate) validate(kind Kind) error {
 	if r.Permits <= 0 {
-		return configError(kind, "rate", r.String(), "permits per window must be at least 1")
+		return NewConfigError(kind, "rate", r.String(), "permits per window must be at least 1")
 	}
 	if r.Window <= 0 {
-		return configError(kind, "rate", r.String(), "window must be positive")
+		return NewConfigError(kind, "rate", r.String(), "window must be positive")
 	}
 	if int64(r.Window) < int64(r.Permits) {
-		return configError(kind, "rate", r.String(),
+		return NewConfigError(kind, "rate", r.String(),
 			"emission interval "+FormatDuration(r.Window)+"/"+fmt.Sprint(r.Permits)+" is below 1ns")
 	}
 	return nil
@@ -159,13 +159,15 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("limiters: %s: %s=%s: %s", e.Kind, e.Field, e.Value, e.Reason)
 }
 
-func configError(kind Kind, field, value, reason string) error {
+// NewConfigError is a *ConfigError: kind's field=value refused for reason, the error every
+// Validate and New returns, in this package and in a kind of another package.
+func NewConfigError(kind Kind, field, value, reason string) error {
 	return &ConfigError{Kind: kind, Field: field, Value: value, Reason: reason}
 }
 
-// maxSpan bounds every configured duration product (tolerance, window) so that
+// MaxSpan bounds every configured duration product (tolerance, window) so that
 // now + span never overflows int64 for any now up to 146 years.
-const maxSpan = int64(1) << 62
+const MaxSpan = int64(1) << 62
 
 // minWindow is the shortest window a fixed or sliding window of the given limit accepts:
 // 2^(bits.Len(limit)−1) ns, at most the limit in nanoseconds. Both pack a window number and a
@@ -180,22 +182,23 @@ func minWindow(limit uint64) int64 {
 
 func checkWindow(kind Kind, limit uint64, window time.Duration) error {
 	if min := minWindow(limit); int64(window) < min {
-		return configError(kind, "window", FormatDuration(window), fmt.Sprintf(
+		return NewConfigError(kind, "window", FormatDuration(window), fmt.Sprintf(
 			"too short for limit=%d: a window must be at least 2^%d ns = %s for that limit (above about one permit per ns)",
 			limit, bits.Len64(limit)-1, FormatDuration(time.Duration(min))))
 	}
 	return nil
 }
 
-func requireClock(kind Kind, c Clock) error {
+// RequireClock refuses a nil clock for kind, naming the field clock and the fix.
+func RequireClock(kind Kind, c Clock) error {
 	if c == nil {
-		return configError(kind, "clock", "nil", "a clock is required (NewMonotonicClock() for real time)")
+		return NewConfigError(kind, "clock", "nil", "a clock is required (NewMonotonicClock() for real time)")
 	}
 	return nil
 }
 
-// checkN classifies a request size before any state is read.
-func checkN(n, max int) Decision {
+// CheckN classifies a request size before any state is read.
+func CheckN(n, max int) Decision {
 	if n <= 0 {
 		return Invalid
 	}
@@ -219,25 +222,25 @@ func FormatDuration(d time.Duration) string {
 	return s
 }
 
-// readClock is c.Now(), or 0 for the zero value of a limiter type, which has no clock.
-func readClock(c Clock) time.Duration {
+// ReadClock is c.Now(), or 0 for the zero value of a limiter type, which has no clock.
+func ReadClock(c Clock) time.Duration {
 	if c == nil {
 		return 0
 	}
 	return c.Now()
 }
 
-// firstInstant is the least d ≥ 0 at which passes(d) holds, for a passes that never goes
+// FirstInstant is the least d ≥ 0 at which passes(d) holds, for a passes that never goes
 // from true back to false as d grows (a limiter's availability, nothing else arriving):
 // doubling, then halving, about 2·log2(d) calls. ok is false when it does not hold within
-// maxSpan.
-func firstInstant(passes func(d time.Duration) bool) (time.Duration, bool) {
+// MaxSpan.
+func FirstInstant(passes func(d time.Duration) bool) (time.Duration, bool) {
 	if passes(0) {
 		return 0, true
 	}
 	hi := time.Duration(1)
 	for !passes(hi) {
-		if hi > time.Duration(maxSpan)/2 {
+		if hi > time.Duration(MaxSpan)/2 {
 			return 0, false
 		}
 		hi *= 2

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/bound"
 )
 
 // KindNginx is NGINX limit_req's name in specs.
@@ -142,55 +144,55 @@ var nginxKind = KindInfo{
 	Summary: "NGINX limit_req: excess in milli-requests on a ms clock; burst refused beyond, delayed beyond delay",
 	Example: "nginx:rate=10r/s,burst=5,delay=2",
 	Color:   "#999933", ColorName: "olive", Glyph: "circle",
-	Fields:       fieldInfos[NginxSpec](),
+	Fields:       FieldInfos[NginxSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},
-	parse:        specParser(NginxSpec{}),
-	explain:      explainNginx,
+	Parse:        SpecParser(NginxSpec{}),
+	Explain:      explainNginx,
 }
 
-func (s *NginxSpec) fields() []field {
-	rate := field{
+func (s *NginxSpec) Fields() []Field {
+	rate := Field{
 		FieldInfo: FieldInfo{Name: "rate", Required: true, Meaning: "requests per second or minute, as nginx writes it: 10r/s, 30r/m"},
-		set: func(text string) error {
+		Set: func(text string) error {
 			num, unit, ok := strings.Cut(text, "r/")
 			window := map[string]time.Duration{"s": time.Second, "m": time.Minute}[unit]
 			if !ok || window == 0 {
 				return fmt.Errorf("expected requests r/s or r/m, e.g. 10r/s")
 			}
-			n, err := parsePositiveInt(num)
+			n, err := ParsePositiveInt(num)
 			if err != nil {
 				return err
 			}
 			s.Rate = Rate{Permits: n, Window: window}
 			return nil
 		},
-		get: func() string { return nginxRateText(s.Rate) },
+		Get: func() string { return nginxRateText(s.Rate) },
 	}
-	burst := intField("burst", false, "requests beyond the rate that nginx serves (default 0: none)", &s.Burst)
-	burst.omit = func() bool { return s.Burst == 0 }
-	delay := field{
+	burst := IntField("burst", false, "requests beyond the rate that nginx serves (default 0: none)", &s.Burst)
+	burst.Omit = func() bool { return s.Burst == 0 }
+	delay := Field{
 		FieldInfo: FieldInfo{Name: "delay", Meaning: "excess requests served at once, or nodelay for all; the rest are held (default 0)"},
-		set: func(text string) error {
+		Set: func(text string) error {
 			if text == "nodelay" {
 				s.Delay, s.NoDelay = 0, true
 				return nil
 			}
-			d, err := parsePositiveInt(text)
+			d, err := ParsePositiveInt(text)
 			if err != nil {
 				return fmt.Errorf("%v (or nodelay)", err)
 			}
 			s.Delay, s.NoDelay = d, false
 			return nil
 		},
-		get: func() string {
+		Get: func() string {
 			if s.NoDelay {
 				return "nodelay"
 			}
 			return strconv.Itoa(s.Delay)
 		},
-		omit: func() bool { return s.Delay == 0 && !s.NoDelay },
+		Omit: func() bool { return s.Delay == 0 && !s.NoDelay },
 	}
-	return []field{rate, burst, delay}
+	return []Field{rate, burst, delay}
 }
 
 // nginxRateText prints a rate as nginx writes it: "10r/s", "1r/m".
@@ -208,22 +210,22 @@ func nginxRateText(r Rate) string {
 func (s NginxSpec) Kind() Kind { return KindNginx }
 
 // String is "nginx:rate=10r/s,burst=5,delay=2" (burst and delay only when given).
-func (s NginxSpec) String() string { return formatSpec(KindNginx, s.fields()) }
+func (s NginxSpec) String() string { return FormatSpec(KindNginx, s.Fields()) }
 
 // Validate refuses a rate that is not r/s or r/m or is beyond 10⁶, a burst or a delay beyond
 // 10⁶ or negative, and a delay given with nodelay.
 func (s NginxSpec) Validate() error {
 	if (s.Rate.Window != time.Second && s.Rate.Window != time.Minute) || s.Rate.Permits < 1 || s.Rate.Permits > nginxMax {
-		return configError(KindNginx, "rate", nginxRateText(s.Rate), "must be 1 to 1000000 requests r/s or r/m")
+		return NewConfigError(KindNginx, "rate", nginxRateText(s.Rate), "must be 1 to 1000000 requests r/s or r/m")
 	}
 	if s.Burst < 0 || s.Burst > nginxMax {
-		return configError(KindNginx, "burst", strconv.Itoa(s.Burst), "must be between 0 (none) and 1000000")
+		return NewConfigError(KindNginx, "burst", strconv.Itoa(s.Burst), "must be between 0 (none) and 1000000")
 	}
 	if s.Delay < 0 || s.Delay > nginxMax {
-		return configError(KindNginx, "delay", strconv.Itoa(s.Delay), "must be between 0 and 1000000, or nodelay")
+		return NewConfigError(KindNginx, "delay", strconv.Itoa(s.Delay), "must be between 0 and 1000000, or nodelay")
 	}
 	if s.NoDelay && s.Delay != 0 {
-		return configError(KindNginx, "delay", strconv.Itoa(s.Delay), "nodelay and a delay exclude each other")
+		return NewConfigError(KindNginx, "delay", strconv.Itoa(s.Delay), "nodelay and a delay exclude each other")
 	}
 	return nil
 }
@@ -265,7 +267,7 @@ func (s NginxSpec) CallerWait() time.Duration {
 func (s NginxSpec) AdmissionBound(L time.Duration) (int64, bool) {
 	R := uint64(s.MilliRate())
 	if !s.delays() {
-		spanned := uint64(divCeil(int64(L)-1, int64(time.Millisecond)))
+		spanned := uint64(bound.DivCeil(int64(L)-1, int64(time.Millisecond)))
 		hi, lo := bits.Mul64(R, spanned)
 		drained, _ := bits.Div64(hi, lo, 1000)
 		return 1 + int64((uint64(s.Burst)*1000+drained)/1000), true
@@ -311,7 +313,7 @@ func NewNginx(spec NginxSpec, clock Clock) (*Nginx, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindNginx, clock); err != nil {
+	if err := RequireClock(KindNginx, clock); err != nil {
 		return nil, err
 	}
 	return nginxOf(spec, clock), nil
@@ -365,7 +367,7 @@ func (l *Nginx) hold(excess int64) time.Duration {
 // excess would exceed the burst (a 503); otherwise Admitted with nginx's delay as the Wait,
 // unless that is more than maxWait, when it is Rejected with that Wait and takes nothing.
 func (l *Nginx) ReserveAt(now time.Duration, n int, maxWait time.Duration) Reservation {
-	r := Reservation{Decision: checkN(n, l.MaxPermits()), Permits: n, At: now}
+	r := Reservation{Decision: CheckN(n, l.MaxPermits()), Permits: n, At: now}
 	if r.Decision != Admitted {
 		return r
 	}
@@ -414,7 +416,7 @@ func (l *Nginx) RefundAt(now time.Duration, n int) {
 // until 100ms for its next. ok is false for n that nginx can never pass at once (more than
 // burst + 1, or, with a delay, more than delay + 1 on a fresh key).
 func (l *Nginx) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
-	if checkN(n, l.MaxPermits()) != Admitted {
+	if CheckN(n, l.MaxPermits()) != Admitted {
 		return 0, false
 	}
 	top := l.burst
@@ -433,8 +435,8 @@ func (l *Nginx) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
 	}
 	need := uint64(node.excess) + uint64(n)*1000 - top // > 0: they do not pass at once now
 	at := node.last + int64((need*1000+l.rate-1)/l.rate)
-	if at > maxSpan/int64(time.Millisecond) {
-		return time.Duration(maxSpan), true
+	if at > MaxSpan/int64(time.Millisecond) {
+		return time.Duration(MaxSpan), true
 	}
 	return max(time.Duration(at)*time.Millisecond-now, 0), true
 }
@@ -449,7 +451,7 @@ func (l *Nginx) AcquireAt(now time.Duration, n int) Decision {
 func (l *Nginx) TryAcquireAt(now time.Duration, n int) bool { return l.AcquireAt(now, n) == Admitted }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (l *Nginx) TryAcquire(n int) bool { return l.TryAcquireAt(readClock(l.clock), n) }
+func (l *Nginx) TryAcquire(n int) bool { return l.TryAcquireAt(ReadClock(l.clock), n) }
 
 // available is how many requests nginx would pass at once at ms now from node.
 func (l *Nginx) available(node nginxNode, now int64) int {
@@ -479,7 +481,7 @@ func (l *Nginx) AvailableAt(now time.Duration) int {
 }
 
 // Available is AvailableAt at the clock's current time.
-func (l *Nginx) Available() int { return l.AvailableAt(readClock(l.clock)) }
+func (l *Nginx) Available() int { return l.AvailableAt(ReadClock(l.clock)) }
 
 // MaxPermits is burst + 1: what a key passes at once after idle.
 func (l *Nginx) MaxPermits() int {
@@ -528,8 +530,8 @@ func (l *Nginx) nextFree(node nginxNode) time.Duration {
 	}
 	need := uint64(node.excess) + 1000 - top // > 0: no request passes at once now
 	ms := node.last + int64((need*1000+l.rate-1)/l.rate)
-	if ms > maxSpan/int64(time.Millisecond) {
-		return time.Duration(maxSpan)
+	if ms > MaxSpan/int64(time.Millisecond) {
+		return time.Duration(MaxSpan)
 	}
 	return time.Duration(ms) * time.Millisecond
 }

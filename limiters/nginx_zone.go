@@ -94,7 +94,7 @@ func (l *Nginx) ZoneNode() NginxNode {
 // (whose idle state lru or fresh already handle).
 func checkNginxZone(spec Spec) error {
 	if k := spec.Kind(); k != KindNginx {
-		return configError("keys", "evict", string(EvictNginx),
+		return NewConfigError("keys", "evict", string(EvictNginx),
 			fmt.Sprintf("is nginx's zone expiry, which reads an nginx node's excess and last: it needs an nginx:… limiter, not %s (lru and fresh work with every kind)", k))
 	}
 	return nil

@@ -491,7 +491,7 @@ func runTrace(t *testing.T, cfg config, seed uint64, start time.Duration, ops in
 			require.Equal(t, lim.AvailableAt(now), lim.Snapshot(now).Available, "%s: Snapshot(%v).Available", cfg.name, now)
 		}
 	}
-	require.Less(t, now, time.Duration(maxSpan), "the trace must stay within the documented range")
+	require.Less(t, now, time.Duration(MaxSpan), "the trace must stay within the documented range")
 }
 
 func differentialConfigs() map[string][]config {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/bound"
 )
 
 // KindResilience4j is resilience4j's AtomicRateLimiter in specs.
@@ -119,22 +121,22 @@ var resilience4jKind = KindInfo{
 	Summary: "resilience4j's AtomicRateLimiter: limit per cycle from creation; a caller within its timeout (5s) reserves ahead",
 	Example: "resilience4j:limit=50,period=500ms",
 	Color:   "#8c564b", ColorName: "resilience brown", Glyph: "square",
-	Fields:       fieldInfos[Resilience4jSpec](),
+	Fields:       FieldInfos[Resilience4jSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapReserve},
-	parse:        parseResilience4j,
-	explain:      explainResilience4j,
+	Parse:        parseResilience4j,
+	Explain:      explainResilience4j,
 }
 
 // parseResilience4j starts from the product's defaults (mode=try, timeout=5s); a mode=wait
 // spec that gives no timeout has none.
-func parseResilience4j() ([]field, func() Spec) {
+func parseResilience4j() ([]Field, func() Spec) {
 	s := Resilience4jSpec{Timeout: resilience4jDefaultTimeout, Mode: "try"}
-	fields := s.fields()
+	fields := s.Fields()
 	timed := false
 	for i := range fields {
 		if fields[i].Name == "timeout" {
-			set := fields[i].set
-			fields[i].set = func(text string) error { timed = true; return set(text) }
+			set := fields[i].Set
+			fields[i].Set = func(text string) error { timed = true; return set(text) }
 		}
 	}
 	return fields, func() Spec {
@@ -145,10 +147,10 @@ func parseResilience4j() ([]field, func() Spec) {
 	}
 }
 
-func (s *Resilience4jSpec) fields() []field {
-	timeout := field{
+func (s *Resilience4jSpec) Fields() []Field {
+	timeout := Field{
 		FieldInfo: FieldInfo{Name: "timeout", Meaning: "mode=try: timeoutDuration, how long a caller may wait for its permissions (default 5s, the product's; 0s: never waits)"},
-		set: func(text string) error {
+		Set: func(text string) error {
 			d, err := time.ParseDuration(text)
 			if err != nil {
 				return fmt.Errorf("%q is not a duration (e.g. 0s, 5s)", text)
@@ -159,17 +161,17 @@ func (s *Resilience4jSpec) fields() []field {
 			s.Timeout = d
 			return nil
 		},
-		get: func() string { return FormatDuration(s.Timeout) },
-		omit: func() bool {
+		Get: func() string { return FormatDuration(s.Timeout) },
+		Omit: func() bool {
 			if s.wait() {
 				return s.Timeout == 0
 			}
 			return s.Timeout == resilience4jDefaultTimeout
 		},
 	}
-	return []field{
-		intField("limit", true, "limitForPeriod: permissions per cycle", &s.Limit),
-		durationField("period", true, "limitRefreshPeriod: the cycle, counted from the limiter's creation", &s.Period),
+	return []Field{
+		IntField("limit", true, "limitForPeriod: permissions per cycle", &s.Limit),
+		DurationField("period", true, "limitRefreshPeriod: the cycle, counted from the limiter's creation", &s.Period),
 		timeout,
 		peerModeField(&s.Mode, "try", "try (acquirePermission within timeout, the default) or wait (every caller waits as long as it takes)"),
 	}
@@ -180,7 +182,7 @@ func (s Resilience4jSpec) Kind() Kind { return KindResilience4j }
 
 // String is "resilience4j:limit=50,period=500ms" (with ",timeout=…" when it is not 5s, and
 // ",mode=wait").
-func (s Resilience4jSpec) String() string { return formatSpec(KindResilience4j, s.fields()) }
+func (s Resilience4jSpec) String() string { return FormatSpec(KindResilience4j, s.Fields()) }
 
 func (s Resilience4jSpec) wait() bool { return s.Mode == "wait" }
 
@@ -189,21 +191,21 @@ func (s Resilience4jSpec) wait() bool { return s.Mode == "wait" }
 // one beyond 2⁶² ns, and a timeout with mode=wait.
 func (s Resilience4jSpec) Validate() error {
 	if s.Limit < 1 || s.Limit > resilience4jMaxLimit {
-		return configError(KindResilience4j, "limit", strconv.Itoa(s.Limit),
+		return NewConfigError(KindResilience4j, "limit", strconv.Itoa(s.Limit),
 			"must be between 1 and 2^30 (resilience4j adds limit to its int permissions)")
 	}
 	if int64(s.Period) < int64(s.Limit) || s.Period > resilience4jMaxPeriod {
-		return configError(KindResilience4j, "period", FormatDuration(s.Period), fmt.Sprintf(
+		return NewConfigError(KindResilience4j, "period", FormatDuration(s.Period), fmt.Sprintf(
 			"must be at least limit=%d ns (one permit per ns, the clock's resolution) and at most 2^60ns", s.Limit))
 	}
 	if s.Mode != "" && s.Mode != "try" && s.Mode != "wait" {
-		return configError(KindResilience4j, "mode", s.Mode, "must be try or wait")
+		return NewConfigError(KindResilience4j, "mode", s.Mode, "must be try or wait")
 	}
-	if s.Timeout < 0 || int64(s.Timeout) > maxSpan {
-		return configError(KindResilience4j, "timeout", FormatDuration(s.Timeout), "must be between 0 and 2^62ns")
+	if s.Timeout < 0 || int64(s.Timeout) > MaxSpan {
+		return NewConfigError(KindResilience4j, "timeout", FormatDuration(s.Timeout), "must be between 0 and 2^62ns")
 	}
 	if s.wait() && s.Timeout != 0 {
-		return configError(KindResilience4j, "timeout", FormatDuration(s.Timeout),
+		return NewConfigError(KindResilience4j, "timeout", FormatDuration(s.Timeout),
 			"only mode=try takes a timeout: mode=wait waits as long as it takes")
 	}
 	return nil
@@ -226,9 +228,9 @@ func (s Resilience4jSpec) CallerWait() time.Duration {
 // goes on in the next, whose remaining permissions then pass too (50 per 500ms over 500ms: 100, or
 // 149 with waiting callers). Exact, for callers whose clock readings never run backwards.
 func (s Resilience4jSpec) AdmissionBound(L time.Duration) (int64, bool) {
-	b := saturatingMul(int64(s.Limit), touched(L, s.Period))
+	b := bound.SaturatingMul(int64(s.Limit), bound.Touched(L, s.Period))
 	if s.CallerWait() > 0 {
-		b = saturatingAdd(b, int64(s.Limit)-1)
+		b = bound.SaturatingAdd(b, int64(s.Limit)-1)
 	}
 	return b, true
 }
@@ -251,7 +253,7 @@ func NewResilience4j(spec Resilience4jSpec, clock Clock) (*Resilience4j, error) 
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindResilience4j, clock); err != nil {
+	if err := RequireClock(KindResilience4j, clock); err != nil {
 		return nil, err
 	}
 	return &Resilience4j{limit: int64(spec.Limit), period: int64(spec.Period), born: clock.Now(), spec: spec, clock: clock}, nil
@@ -286,7 +288,7 @@ func (l *Resilience4j) floor() int64 { return l.limit - math.MaxInt32 }
 // refresh, the wait, and one CAS that reserves the permissions if the wait is at most maxWait
 // (Admitted with that Wait) or only stores the refresh (Rejected with the Wait it needed).
 func (l *Resilience4j) ReserveAt(now time.Duration, n int, maxWait time.Duration) Reservation {
-	r := Reservation{Decision: checkN(n, l.MaxPermits()), Permits: n, At: now}
+	r := Reservation{Decision: CheckN(n, l.MaxPermits()), Permits: n, At: now}
 	if r.Decision != Admitted {
 		return r
 	}
@@ -336,7 +338,7 @@ func (l *Resilience4j) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (l *Resilience4j) TryAcquire(n int) bool { return l.TryAcquireAt(readClock(l.clock), n) }
+func (l *Resilience4j) TryAcquire(n int) bool { return l.TryAcquireAt(ReadClock(l.clock), n) }
 
 // permissionsAt is the permissions a request at now would see (negative: reserved ahead).
 func (l *Resilience4j) permissionsAt(now time.Duration) int64 {
@@ -352,12 +354,12 @@ func (l *Resilience4j) permissionsAt(now time.Duration) int64 {
 func (l *Resilience4j) AvailableAt(now time.Duration) int { return int(max(l.permissionsAt(now), 0)) }
 
 // Available is AvailableAt at the clock's current time.
-func (l *Resilience4j) Available() int { return l.AvailableAt(readClock(l.clock)) }
+func (l *Resilience4j) Available() int { return l.AvailableAt(ReadClock(l.clock)) }
 
 // RetryAfterAt is the wait resilience4j would give n permits at now (Metrics.getNanosToWait for
 // n = 1): 0 if they are there, else until the start of the cycle whose permissions cover them.
 func (l *Resilience4j) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
-	if checkN(n, l.MaxPermits()) != Admitted {
+	if CheckN(n, l.MaxPermits()) != Admitted {
 		return 0, false
 	}
 	t := l.since(now)

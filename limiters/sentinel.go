@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/bound"
 )
 
 // KindSentinel is Sentinel flow control's name in specs.
@@ -223,10 +225,10 @@ var sentinelKind = KindInfo{
 	Summary: "Sentinel flow control: passes in two 500ms buckets (reject), a cold start (warmup), or paced with a queue (throttling)",
 	Example: "sentinel:threshold=100",
 	Color:   "#b2182b", ColorName: "sentinel crimson", Glyph: "box",
-	Fields:       fieldInfos[SentinelSpec](),
+	Fields:       FieldInfos[SentinelSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},
-	parse:        specParser(SentinelSpec{ColdFactor: sentinelDefaultCold}),
-	explain:      explainSentinel,
+	Parse:        SpecParser(SentinelSpec{ColdFactor: sentinelDefaultCold}),
+	Explain:      explainSentinel,
 }
 
 // String is "direct" or "warmup".
@@ -245,10 +247,10 @@ func (b SentinelBehavior) String() string {
 	return "reject"
 }
 
-func (s *SentinelSpec) fields() []field {
-	threshold := field{
+func (s *SentinelSpec) Fields() []Field {
+	threshold := Field{
 		FieldInfo: FieldInfo{Name: "threshold", Required: true, Meaning: "the rule's QPS threshold, e.g. 100 or 2.5"},
-		set: func(text string) error {
+		Set: func(text string) error {
 			v, err := strconv.ParseFloat(text, 64)
 			if err != nil {
 				return fmt.Errorf("%q is not a number", text)
@@ -256,11 +258,11 @@ func (s *SentinelSpec) fields() []field {
 			s.Threshold = v
 			return nil
 		},
-		get: func() string { return strconv.FormatFloat(s.Threshold, 'f', -1, 64) },
+		Get: func() string { return strconv.FormatFloat(s.Threshold, 'f', -1, 64) },
 	}
-	strategy := field{
+	strategy := Field{
 		FieldInfo: FieldInfo{Name: "strategy", Meaning: "direct (the threshold, the default) or warmup (a cold start)"},
-		set: func(text string) error {
+		Set: func(text string) error {
 			switch text {
 			case "direct":
 				s.Strategy = SentinelDirect
@@ -271,12 +273,12 @@ func (s *SentinelSpec) fields() []field {
 			}
 			return nil
 		},
-		get:  func() string { return s.Strategy.String() },
-		omit: func() bool { return s.Strategy == SentinelDirect },
+		Get:  func() string { return s.Strategy.String() },
+		Omit: func() bool { return s.Strategy == SentinelDirect },
 	}
-	behavior := field{
+	behavior := Field{
 		FieldInfo: FieldInfo{Name: "behavior", Meaning: "reject (block over the threshold, the default) or throttling (pace, queue up to max_queue)"},
-		set: func(text string) error {
+		Set: func(text string) error {
 			switch text {
 			case "reject":
 				s.Behavior = SentinelReject
@@ -287,23 +289,23 @@ func (s *SentinelSpec) fields() []field {
 			}
 			return nil
 		},
-		get:  func() string { return s.Behavior.String() },
-		omit: func() bool { return s.Behavior == SentinelReject },
+		Get:  func() string { return s.Behavior.String() },
+		Omit: func() bool { return s.Behavior == SentinelReject },
 	}
-	warmup := durationField("warmup", false, "the warm-up period, whole seconds (strategy=warmup)", &s.WarmUp)
-	warmup.omit = func() bool { return s.WarmUp == 0 }
-	cold := intField("cold_factor", false, "the cold factor, at least 2 (strategy=warmup; default 3)", &s.ColdFactor)
-	cold.omit = func() bool { return s.ColdFactor == sentinelDefaultCold }
+	warmup := DurationField("warmup", false, "the warm-up period, whole seconds (strategy=warmup)", &s.WarmUp)
+	warmup.Omit = func() bool { return s.WarmUp == 0 }
+	cold := IntField("cold_factor", false, "the cold factor, at least 2 (strategy=warmup; default 3)", &s.ColdFactor)
+	cold.Omit = func() bool { return s.ColdFactor == sentinelDefaultCold }
 	maxQueue := nonNegativeDurationField("max_queue", "the longest a throttled request waits, whole ms (behavior=throttling; default 0)", &s.MaxQueue)
 	offset := nonNegativeDurationField("offset", "where the run starts on sentinel's clock, from a 10s boundary (default 0)", &s.Offset)
-	return []field{threshold, strategy, behavior, warmup, cold, maxQueue, offset}
+	return []Field{threshold, strategy, behavior, warmup, cold, maxQueue, offset}
 }
 
 // nonNegativeDurationField is an optional duration that may be 0, omitted when it is.
-func nonNegativeDurationField(name, meaning string, v *time.Duration) field {
-	return field{
+func nonNegativeDurationField(name, meaning string, v *time.Duration) Field {
+	return Field{
 		FieldInfo: FieldInfo{Name: name, Meaning: meaning},
-		set: func(text string) error {
+		Set: func(text string) error {
 			d, err := time.ParseDuration(text)
 			if err != nil {
 				return fmt.Errorf("%q is not a duration (e.g. 500ms)", text)
@@ -314,8 +316,8 @@ func nonNegativeDurationField(name, meaning string, v *time.Duration) field {
 			*v = d
 			return nil
 		},
-		get:  func() string { return FormatDuration(*v) },
-		omit: func() bool { return *v == 0 },
+		Get:  func() string { return FormatDuration(*v) },
+		Omit: func() bool { return *v == 0 },
 	}
 }
 
@@ -323,7 +325,7 @@ func nonNegativeDurationField(name, meaning string, v *time.Duration) field {
 func (s SentinelSpec) Kind() Kind { return KindSentinel }
 
 // String is "sentinel:threshold=100" with the fields that differ from their defaults.
-func (s SentinelSpec) String() string { return formatSpec(KindSentinel, s.fields()) }
+func (s SentinelSpec) String() string { return FormatSpec(KindSentinel, s.Fields()) }
 
 func (s SentinelSpec) coldFactor() int {
 	if s.ColdFactor == 0 {
@@ -342,50 +344,50 @@ func (s SentinelSpec) coldFactor() int {
 func (s SentinelSpec) Validate() error {
 	thr := s.Threshold
 	if !(thr >= 1 && thr <= sentinelMaxThresh) || math.Round(thr*1000)/1000 != thr {
-		return configError(KindSentinel, "threshold", strconv.FormatFloat(thr, 'g', -1, 64),
+		return NewConfigError(KindSentinel, "threshold", strconv.FormatFloat(thr, 'g', -1, 64),
 			"must be 1 to 1000000 with at most three decimals (below 1 sentinel passes nothing: one request is more than the threshold)")
 	}
 	if s.Strategy > SentinelWarmUp {
-		return configError(KindSentinel, "strategy", strconv.Itoa(int(s.Strategy)), "must be direct or warmup")
+		return NewConfigError(KindSentinel, "strategy", strconv.Itoa(int(s.Strategy)), "must be direct or warmup")
 	}
 	if s.Behavior > SentinelThrottling {
-		return configError(KindSentinel, "behavior", strconv.Itoa(int(s.Behavior)), "must be reject or throttling")
+		return NewConfigError(KindSentinel, "behavior", strconv.Itoa(int(s.Behavior)), "must be reject or throttling")
 	}
 	if s.Strategy == SentinelWarmUp {
 		if s.WarmUp < time.Second || s.WarmUp%time.Second != 0 || s.WarmUp > sentinelMaxWarmUp*time.Second {
-			return configError(KindSentinel, "warmup", FormatDuration(s.WarmUp),
+			return NewConfigError(KindSentinel, "warmup", FormatDuration(s.WarmUp),
 				"with strategy=warmup must be whole seconds from 1s to 1000000s (WarmUpPeriodSec; sentinel has no default)")
 		}
 		if c := s.coldFactor(); c < 2 || c > sentinelMaxCold {
-			return configError(KindSentinel, "cold_factor", strconv.Itoa(s.ColdFactor), "must be between 2 and 1000")
+			return NewConfigError(KindSentinel, "cold_factor", strconv.Itoa(s.ColdFactor), "must be between 2 and 1000")
 		}
 		if p := s.params(); p.maxToken <= p.warning {
-			return configError(KindSentinel, "warmup", FormatDuration(s.WarmUp), fmt.Sprintf(
+			return NewConfigError(KindSentinel, "warmup", FormatDuration(s.WarmUp), fmt.Sprintf(
 				"too short for threshold=%s and cold_factor=%d: sentinel's warning and max tokens are both %d, its slope is infinite "+
 					"and it would admit everything while cold", strconv.FormatFloat(thr, 'f', -1, 64), s.coldFactor(), p.warning))
 		}
 	} else {
 		if s.WarmUp != 0 {
-			return configError(KindSentinel, "warmup", FormatDuration(s.WarmUp), "applies to strategy=warmup only")
+			return NewConfigError(KindSentinel, "warmup", FormatDuration(s.WarmUp), "applies to strategy=warmup only")
 		}
 		if s.ColdFactor != 0 && s.ColdFactor != sentinelDefaultCold {
-			return configError(KindSentinel, "cold_factor", strconv.Itoa(s.ColdFactor), "applies to strategy=warmup only")
+			return NewConfigError(KindSentinel, "cold_factor", strconv.Itoa(s.ColdFactor), "applies to strategy=warmup only")
 		}
 	}
 	if s.Behavior != SentinelThrottling && s.MaxQueue != 0 {
-		return configError(KindSentinel, "max_queue", FormatDuration(s.MaxQueue), "applies to behavior=throttling only")
+		return NewConfigError(KindSentinel, "max_queue", FormatDuration(s.MaxQueue), "applies to behavior=throttling only")
 	}
 	if s.MaxQueue < 0 || s.MaxQueue%time.Millisecond != 0 || s.MaxQueue > math.MaxUint32*time.Millisecond {
-		return configError(KindSentinel, "max_queue", FormatDuration(s.MaxQueue),
+		return NewConfigError(KindSentinel, "max_queue", FormatDuration(s.MaxQueue),
 			"must be whole milliseconds from 0 to 4294967295ms (MaxQueueingTimeMs)")
 	}
 	if s.Strategy == SentinelWarmUp && s.MaxQueue > sentinelMaxQueueWarm {
-		return configError(KindSentinel, "max_queue", FormatDuration(s.MaxQueue),
+		return NewConfigError(KindSentinel, "max_queue", FormatDuration(s.MaxQueue),
 			"with strategy=warmup must be at most 8s: a queued pass is counted when it leaves the queue, and further ahead it "+
 				"would land in a bucket of the 10s leap array that sentinel still reads")
 	}
 	if s.Offset < 0 || s.Offset >= sentinelBuckets*sentinelBucketMs*time.Millisecond {
-		return configError(KindSentinel, "offset", FormatDuration(s.Offset), "must be from 0 to less than 10s")
+		return NewConfigError(KindSentinel, "offset", FormatDuration(s.Offset), "must be from 0 to less than 10s")
 	}
 	return nil
 }
@@ -452,8 +454,8 @@ func (s SentinelSpec) AdmissionBound(L time.Duration) (int64, bool) {
 	top := p.topQps()
 	m := int64(math.Floor(top))
 	if !p.throttling {
-		k := touched(L, sentinelBucketMs*time.Millisecond)
-		return saturatingMul(m, divCeil(k, 2)), true
+		k := bound.Touched(L, sentinelBucketMs*time.Millisecond)
+		return bound.SaturatingMul(m, bound.DivCeil(k, 2)), true
 	}
 	span := new(big.Rat).SetInt64(int64(L) - 1)
 	span.Add(span, new(big.Rat).SetInt64(int64(s.MaxQueue)))
@@ -464,7 +466,7 @@ func (s SentinelSpec) AdmissionBound(L time.Duration) (int64, bool) {
 	if !rest.IsInt64() {
 		return math.MaxInt64, true
 	}
-	return saturatingAdd(m, rest.Int64()), true
+	return bound.SaturatingAdd(m, rest.Int64()), true
 }
 
 // NaturalWindow is 1s, the statistic interval.
@@ -487,7 +489,7 @@ func NewSentinel(spec SentinelSpec, clock Clock) (*Sentinel, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindSentinel, clock); err != nil {
+	if err := RequireClock(KindSentinel, clock); err != nil {
 		return nil, err
 	}
 	return sentinelOf(spec, clock), nil
@@ -579,7 +581,7 @@ func sentinelInterval(n int, qps float64) int64 {
 // Admitted with the wait for its turn when that is at most max_queue and maxWait, else
 // Rejected, taking nothing. The warm-up syncs first, as sentinel does for every request.
 func (l *Sentinel) ReserveAt(now time.Duration, n int, maxWait time.Duration) Reservation {
-	r := Reservation{Decision: checkN(n, l.maxPermits), Permits: n, At: now}
+	r := Reservation{Decision: CheckN(n, l.maxPermits), Permits: n, At: now}
 	if r.Decision == Invalid || !l.live {
 		return r
 	}
@@ -682,7 +684,7 @@ func (l *Sentinel) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (l *Sentinel) TryAcquire(n int) bool { return l.TryAcquireAt(readClock(l.clock), n) }
+func (l *Sentinel) TryAcquire(n int) bool { return l.TryAcquireAt(ReadClock(l.clock), n) }
 
 // view is what a request at ns would be judged against, without changing anything: the
 // QPS after the warm-up's sync, the passes in the window (reject) and how many requests
@@ -731,14 +733,14 @@ func (l *Sentinel) AvailableAt(now time.Duration) int {
 // expire and, warming up, the threshold rises), found by a search of AvailableAt, which
 // reads without deciding. ok is false for n the rule can never pass at once.
 func (l *Sentinel) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
-	if !l.live || checkN(n, l.MaxPermits()) != Admitted {
+	if !l.live || CheckN(n, l.MaxPermits()) != Admitted {
 		return 0, false
 	}
-	return firstInstant(func(d time.Duration) bool { return l.AvailableAt(now+d) >= n })
+	return FirstInstant(func(d time.Duration) bool { return l.AvailableAt(now+d) >= n })
 }
 
 // Available is AvailableAt at the clock's current time.
-func (l *Sentinel) Available() int { return l.AvailableAt(readClock(l.clock)) }
+func (l *Sentinel) Available() int { return l.AvailableAt(ReadClock(l.clock)) }
 
 // MaxPermits is ⌊threshold⌋ (a warm-up's ⌊QPS⌋ once warm): sentinel blocks a request of
 // more at any time.
@@ -801,7 +803,7 @@ func (l *Sentinel) Snapshot(now time.Duration) State {
 
 // runTime is the run's time of sentinel's nanosecond ns.
 func (l *Sentinel) runTime(ns int64) time.Duration {
-	return time.Duration(min(ns-l.offset, maxSpan))
+	return time.Duration(min(ns-l.offset, MaxSpan))
 }
 
 // explainSentinel: the passes against the threshold (reject), or the queue (throttling).

@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/bound"
 )
 
 // SlidingWindow admits at most limit permits per rolling window, measured in slots.
@@ -104,17 +106,17 @@ var slidingWindowKind = KindInfo{
 	Summary: "limit per rolling window, measured in slots",
 	Example: "sliding-window:limit=100,window=1s,slots=10",
 	Color:   "#e69f00", ColorName: "orange", Glyph: "ring",
-	Fields:       fieldInfos[SlidingWindowSpec](),
+	Fields:       FieldInfos[SlidingWindowSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapRefund},
-	parse:        specParser(SlidingWindowSpec{Slots: DefaultSlots}),
-	explain:      explainSlidingWindow,
+	Parse:        SpecParser(SlidingWindowSpec{Slots: DefaultSlots}),
+	Explain:      explainSlidingWindow,
 }
 
-func (s *SlidingWindowSpec) fields() []field {
-	return []field{
-		intField("limit", true, "permits per rolling window", &s.Limit),
-		durationField("window", true, "the rolling window", &s.Window),
-		intField("slots", false, fmt.Sprintf("buckets the window is measured in (default %d)", DefaultSlots), &s.Slots),
+func (s *SlidingWindowSpec) Fields() []Field {
+	return []Field{
+		IntField("limit", true, "permits per rolling window", &s.Limit),
+		DurationField("window", true, "the rolling window", &s.Window),
+		IntField("slots", false, fmt.Sprintf("buckets the window is measured in (default %d)", DefaultSlots), &s.Slots),
 	}
 }
 
@@ -122,7 +124,7 @@ func (s *SlidingWindowSpec) fields() []field {
 func (s SlidingWindowSpec) Kind() Kind { return KindSlidingWindow }
 
 // String is "sliding-window:limit=100,window=1s,slots=10".
-func (s SlidingWindowSpec) String() string { return formatSpec(KindSlidingWindow, s.fields()) }
+func (s SlidingWindowSpec) String() string { return FormatSpec(KindSlidingWindow, s.Fields()) }
 
 // Validate refuses a limit below 1 or above 2³²−1, a non-positive window or one beyond
 // 2⁶² ns, a window shorter than 2^(bits.Len(limit)−1) ns (only needed above about one permit
@@ -130,19 +132,19 @@ func (s SlidingWindowSpec) String() string { return formatSpec(KindSlidingWindow
 // nanoseconds per slot (1s in 7 slots).
 func (s SlidingWindowSpec) Validate() error {
 	if s.Limit < 1 || uint64(s.Limit) > math.MaxUint32 {
-		return configError(KindSlidingWindow, "limit", fmt.Sprint(s.Limit), "must be between 1 and 2^32-1")
+		return NewConfigError(KindSlidingWindow, "limit", fmt.Sprint(s.Limit), "must be between 1 and 2^32-1")
 	}
-	if s.Window <= 0 || int64(s.Window) > maxSpan {
-		return configError(KindSlidingWindow, "window", FormatDuration(s.Window), "must be positive and at most 2^62ns")
+	if s.Window <= 0 || int64(s.Window) > MaxSpan {
+		return NewConfigError(KindSlidingWindow, "window", FormatDuration(s.Window), "must be positive and at most 2^62ns")
 	}
 	if err := checkWindow(KindSlidingWindow, uint64(s.Limit), s.Window); err != nil {
 		return err
 	}
 	if s.Slots < 1 || s.Slots > 4096 {
-		return configError(KindSlidingWindow, "slots", fmt.Sprint(s.Slots), "must be between 1 and 4096")
+		return NewConfigError(KindSlidingWindow, "slots", fmt.Sprint(s.Slots), "must be between 1 and 4096")
 	}
 	if int64(s.Window)%int64(s.Slots) != 0 {
-		return configError(KindSlidingWindow, "slots", fmt.Sprint(s.Slots),
+		return NewConfigError(KindSlidingWindow, "slots", fmt.Sprint(s.Slots),
 			fmt.Sprintf("window %s is not a whole number of nanoseconds per slot", FormatDuration(s.Window)))
 	}
 	return nil
@@ -157,8 +159,8 @@ func (s SlidingWindowSpec) New(clock Clock) (Limiter, error) {
 // slot-indices the interval can touch: 100 per 1s in 10 slots: 100 over 900ms, 200 over 1s.
 func (s SlidingWindowSpec) AdmissionBound(L time.Duration) (int64, bool) {
 	slots := int64(max(s.Slots, 1))
-	k := touched(L, s.Window/time.Duration(slots))
-	return saturatingMul(int64(s.Limit), divCeil(k, slots)), true
+	k := bound.Touched(L, s.Window/time.Duration(slots))
+	return bound.SaturatingMul(int64(s.Limit), bound.DivCeil(k, slots)), true
 }
 
 // NaturalWindow is the window.
@@ -178,7 +180,7 @@ func NewSlidingWindow(limit int, window time.Duration, slots int, clock Clock) (
 	if err := (SlidingWindowSpec{Limit: limit, Window: window, Slots: slots}).Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindSlidingWindow, clock); err != nil {
+	if err := RequireClock(KindSlidingWindow, clock); err != nil {
 		return nil, err
 	}
 	s := &SlidingWindow{
@@ -382,7 +384,7 @@ const notPublished = ^uint64(0)
 // (head, the bucket, the published total).
 func (s *SlidingWindow) AcquireAt(now time.Duration, n int) Decision {
 	if uint64(n-1) >= s.limit { // n < 1 or n > limit (and the zero value's limit 0)
-		return checkN(n, int(s.limit))
+		return CheckN(n, int(s.limit))
 	}
 	t := max(int64(now), 0)
 	h := s.head.Load()
@@ -580,7 +582,7 @@ func (s *SlidingWindow) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (s *SlidingWindow) TryAcquire(n int) bool { return s.TryAcquireAt(readClock(s.clock), n) }
+func (s *SlidingWindow) TryAcquire(n int) bool { return s.TryAcquireAt(ReadClock(s.clock), n) }
 
 // AvailableAt is limit minus the live count (0 if a race has the window transiently over, or
 // for a reader late behind a newer caller, who would be refused).
@@ -596,12 +598,12 @@ func (s *SlidingWindow) AvailableAt(now time.Duration) int {
 }
 
 // Available is AvailableAt(clock.Now()).
-func (s *SlidingWindow) Available() int { return s.AvailableAt(readClock(s.clock)) }
+func (s *SlidingWindow) Available() int { return s.AvailableAt(ReadClock(s.clock)) }
 
 // RetryAfterAt walks the live slots from oldest to newest and returns the time at which
 // enough of them will have expired for n more permits to fit.
 func (s *SlidingWindow) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
-	if checkN(n, int(s.limit)) != Admitted {
+	if CheckN(n, int(s.limit)) != Admitted {
 		return 0, false
 	}
 	gen, pos := s.position(now)
@@ -633,7 +635,7 @@ func (s *SlidingWindow) RetryAfterAt(now time.Duration, n int) (time.Duration, b
 // RefundAt gives back n permits granted at now: now's slot's count falls by n if its bucket
 // still holds now's generation with at least n; a slot that has expired owes nothing.
 func (s *SlidingWindow) RefundAt(now time.Duration, n int) {
-	if checkN(n, int(s.limit)) != Admitted {
+	if CheckN(n, int(s.limit)) != Admitted {
 		return
 	}
 	gen, pos := s.position(now)

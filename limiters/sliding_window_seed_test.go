@@ -100,7 +100,7 @@ func (s *seedSlidingWindow) used(gen uint64, pos int) uint64 {
 }
 
 func (s *seedSlidingWindow) AcquireAt(now time.Duration, n int) Decision {
-	if d := checkN(n, int(s.limit)); d != Admitted {
+	if d := CheckN(n, int(s.limit)); d != Admitted {
 		return d
 	}
 	gen, pos := s.position(now)
@@ -164,7 +164,7 @@ func (s *seedSlidingWindow) AvailableAt(now time.Duration) int {
 }
 
 func (s *seedSlidingWindow) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
-	if checkN(n, int(s.limit)) != Admitted {
+	if CheckN(n, int(s.limit)) != Admitted {
 		return 0, false
 	}
 	gen, pos := s.position(now)
@@ -194,7 +194,7 @@ func (s *seedSlidingWindow) RetryAfterAt(now time.Duration, n int) (time.Duratio
 }
 
 func (s *seedSlidingWindow) RefundAt(now time.Duration, n int) {
-	if checkN(n, int(s.limit)) != Admitted {
+	if CheckN(n, int(s.limit)) != Admitted {
 		return
 	}
 	gen, pos := s.position(now)

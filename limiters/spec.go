@@ -2,7 +2,6 @@ package limiters
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,7 +92,7 @@ func ParseSpec(text string) (Spec, error) {
 		names := strings.Split(KindNames(), ", ")
 		return fail("", "", fmt.Sprintf("unknown kind %q%s (known: %s)", kindText, didYouMean(kindText, names), KindNames()))
 	}
-	fields, done := info.parse()
+	fields, done := info.Parse()
 	seen := map[string]bool{}
 	parts, empty := SplitList(params, ",", "field")
 	if empty != "" {
@@ -105,7 +104,7 @@ func ParseSpec(text string) (Spec, error) {
 		if !hasValue {
 			return fail(key, "", "expected key=value")
 		}
-		i := slices.IndexFunc(fields, func(f field) bool { return f.Name == key })
+		i := slices.IndexFunc(fields, func(f Field) bool { return f.Name == key })
 		if i < 0 {
 			names := append(info.Required(), info.Optional()...)
 			return fail(key, value, fmt.Sprintf("not a field of %s%s (fields: %s)", info.Kind,
@@ -115,7 +114,7 @@ func ParseSpec(text string) (Spec, error) {
 			return fail(key, value, "given twice")
 		}
 		seen[key] = true
-		if err := fields[i].set(value); err != nil {
+		if err := fields[i].Set(value); err != nil {
 			return fail(key, value, err.Error())
 		}
 	}
@@ -187,84 +186,89 @@ func Parse(text string, clock Clock) (Limiter, error) {
 	return spec.New(clock)
 }
 
-// field is one spec field bound to the spec value being read or printed.
-type field struct {
+// Field is one spec field bound to the spec value being read or printed: what a kind in
+// another package returns from its spec's Fields method, built with IntField, DurationField
+// and RateField or written out (Set reads the value, Get prints it, Omit leaves it out).
+type Field struct {
 	FieldInfo
-	set  func(text string) error
-	get  func() string
-	omit func() bool // nil: always printed
+	Set  func(text string) error
+	Get  func() string
+	Omit func() bool // nil: always printed
 }
 
-func intField(name string, required bool, meaning string, v *int) field {
-	return field{
+// IntField binds a positive whole number: "capacity=3".
+func IntField(name string, required bool, meaning string, v *int) Field {
+	return Field{
 		FieldInfo: FieldInfo{Name: name, Required: required, Meaning: meaning},
-		set: func(text string) (err error) {
-			*v, err = parsePositiveInt(text)
+		Set: func(text string) (err error) {
+			*v, err = ParsePositiveInt(text)
 			return err
 		},
-		get: func() string { return strconv.Itoa(*v) },
+		Get: func() string { return strconv.Itoa(*v) },
 	}
 }
 
-func durationField(name string, required bool, meaning string, v *time.Duration) field {
-	return field{
+// DurationField binds a positive duration, as time.ParseDuration reads it: "window=250ms".
+func DurationField(name string, required bool, meaning string, v *time.Duration) Field {
+	return Field{
 		FieldInfo: FieldInfo{Name: name, Required: required, Meaning: meaning},
-		set: func(text string) (err error) {
+		Set: func(text string) (err error) {
 			*v, err = parsePositiveDuration(text)
 			return err
 		},
-		get: func() string { return FormatDuration(*v) },
+		Get: func() string { return FormatDuration(*v) },
 	}
 }
 
-func rateField(name string, required bool, meaning string, v *Rate) field {
-	return field{
+// RateField binds a rate, as ParseRate reads it: "rate=100/1s".
+func RateField(name string, required bool, meaning string, v *Rate) Field {
+	return Field{
 		FieldInfo: FieldInfo{Name: name, Required: required, Meaning: meaning},
-		set: func(text string) (err error) {
+		Set: func(text string) (err error) {
 			*v, err = ParseRate(text)
 			return err
 		},
-		get: func() string { return v.String() },
+		Get: func() string { return v.String() },
 	}
 }
 
-// formatSpec prints kind:name=value,… in the fields' order: the one formatter every spec
+// FormatSpec prints kind:name=value,… in the fields' order: the one formatter every spec
 // type's String uses, so that a spec and its limiter cannot print differently.
-func formatSpec(kind Kind, fields []field) string {
+func FormatSpec(kind Kind, fields []Field) string {
 	var b strings.Builder
 	b.WriteString(string(kind))
 	sep := byte(':')
 	for _, f := range fields {
-		if f.omit != nil && f.omit() {
+		if f.Omit != nil && f.Omit() {
 			continue
 		}
 		b.WriteByte(sep)
 		b.WriteString(f.Name)
 		b.WriteByte('=')
-		b.WriteString(f.get())
+		b.WriteString(f.Get())
 		sep = ','
 	}
 	return b.String()
 }
 
-// specParser makes a KindInfo's parse function for spec type T, starting from defaults.
-func specParser[T Spec, P interface {
+// SpecParser makes a KindInfo's Parse function for spec type T, starting from defaults.
+func SpecParser[T Spec, P interface {
 	*T
-	fields() []field
-}](defaults T) func() ([]field, func() Spec) {
-	return func() ([]field, func() Spec) {
+	Fields() []Field
+}](defaults T) func() ([]Field, func() Spec) {
+	return func() ([]Field, func() Spec) {
 		s := defaults
-		return P(&s).fields(), func() Spec { return s }
+		return P(&s).Fields(), func() Spec { return s }
 	}
 }
 
-// fieldInfos lists spec type T's fields for its KindInfo.
-func fieldInfos[T any, P interface {
+// FieldInfos lists spec type T's fields for its KindInfo.
+func FieldInfos[T any, P interface {
 	*T
-	fields() []field
+	Fields() []Field
 }]() []FieldInfo {
 	var zero T
-	fields := P(&zero).fields()
+	fields := P(&zero).Fields()
 	infos := make([]FieldInfo, len(fields))
 	for i, f := range fields {
 		infos[i] = f.FieldInfo
@@ -278,7 +282,7 @@ func ParseRate(text string) (Rate, error) {
 	if !ok {
 		return Rate{}, fmt.Errorf("expected permits/window, e.g. 100/1s")
 	}
-	permits, err := parsePositiveInt(permitsText)
+	permits, err := ParsePositiveInt(permitsText)
 	if err != nil {
 		return Rate{}, fmt.Errorf("permits: %v", err)
 	}
@@ -292,7 +296,8 @@ func ParseRate(text string) (Rate, error) {
 	return Rate{Permits: permits, Window: window}, nil
 }
 
-func parsePositiveInt(text string) (int, error) {
+// ParsePositiveInt reads a whole number ≥ 1, saying what is wrong in a spec's words.
+func ParsePositiveInt(text string) (int, error) {
 	v, err := strconv.Atoi(text)
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a whole number", text)
@@ -313,29 +318,3 @@ func parsePositiveDuration(text string) (time.Duration, error) {
 	}
 	return d, nil
 }
-
-// touched is the number of spans of length span that a half-open interval of length L > 0
-// can touch: ⌈(L−1ns)/span⌉ + 1.
-func touched(L, span time.Duration) int64 {
-	return (int64(L)-1+int64(span)-1)/int64(span) + 1
-}
-
-// saturatingMul is a·b for a, b ≥ 0, or math.MaxInt64 when that overflows: a bound past the
-// int64 range bounds nothing a run can reach, and must not wrap negative.
-func saturatingMul(a, b int64) int64 {
-	if a != 0 && b > math.MaxInt64/a {
-		return math.MaxInt64
-	}
-	return a * b
-}
-
-// saturatingAdd is a+b for a, b ≥ 0, or math.MaxInt64 when that overflows.
-func saturatingAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
-// divCeil is ⌈a/b⌉ for a ≥ 0, b > 0.
-func divCeil(a, b int64) int64 { return (a + b - 1) / b }

@@ -82,7 +82,7 @@ func (s State) Explain(n int, d Decision) string {
 		return fmt.Sprintf("asks for %d permits, more than the %d this %s can ever grant at once", n, s.MaxPermits, s.Kind)
 	}
 	if info := lookup(s.Kind); info != nil {
-		return info.explain(s, n, d)
+		return info.Explain(s, n, d)
 	}
 	return fmt.Sprintf("%s (%s)", d, s.Kind)
 }

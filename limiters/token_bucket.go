@@ -3,6 +3,8 @@ package limiters
 import (
 	"fmt"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/bound"
 )
 
 // TokenBucket is a token bucket of size capacity, initially full and refilled at rate
@@ -56,16 +58,16 @@ var tokenBucketKind = KindInfo{
 	Summary: "average rate, bursts up to capacity after idle (GCRA)",
 	Example: "token-bucket:capacity=3,rate=100/1s",
 	Color:   "#0072b2", ColorName: "blue", Glyph: "circle",
-	Fields:       fieldInfos[TokenBucketSpec](),
+	Fields:       FieldInfos[TokenBucketSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},
-	parse:        specParser(TokenBucketSpec{}),
-	explain:      explainGCRA,
+	Parse:        SpecParser(TokenBucketSpec{}),
+	Explain:      explainGCRA,
 }
 
-func (s *TokenBucketSpec) fields() []field {
-	return []field{
-		intField("capacity", true, "the largest burst, admitted at once after idle", &s.Capacity),
-		rateField("rate", true, "permits per window, e.g. 100/1s", &s.Rate),
+func (s *TokenBucketSpec) Fields() []Field {
+	return []Field{
+		IntField("capacity", true, "the largest burst, admitted at once after idle", &s.Capacity),
+		RateField("rate", true, "permits per window, e.g. 100/1s", &s.Rate),
 	}
 }
 
@@ -73,19 +75,19 @@ func (s *TokenBucketSpec) fields() []field {
 func (s TokenBucketSpec) Kind() Kind { return KindTokenBucket }
 
 // String is "token-bucket:capacity=3,rate=100/1s".
-func (s TokenBucketSpec) String() string { return formatSpec(KindTokenBucket, s.fields()) }
+func (s TokenBucketSpec) String() string { return FormatSpec(KindTokenBucket, s.Fields()) }
 
 // Validate refuses a capacity below 1, a rate of zero permits or a non-positive window, an
 // emission interval below 1ns and a tolerance beyond 2⁶² ns (146 years).
 func (s TokenBucketSpec) Validate() error {
 	if s.Capacity < 1 {
-		return configError(KindTokenBucket, "capacity", fmt.Sprint(s.Capacity), "must be at least 1")
+		return NewConfigError(KindTokenBucket, "capacity", fmt.Sprint(s.Capacity), "must be at least 1")
 	}
 	if err := s.Rate.validate(KindTokenBucket); err != nil {
 		return err
 	}
-	if int64(s.Capacity) > maxSpan/int64(s.Rate.Interval()) {
-		return configError(KindTokenBucket, "capacity", fmt.Sprint(s.Capacity),
+	if int64(s.Capacity) > MaxSpan/int64(s.Rate.Interval()) {
+		return NewConfigError(KindTokenBucket, "capacity", fmt.Sprint(s.Capacity),
 			"tolerance capacity×T exceeds 2^62ns (146 years)")
 	}
 	return nil
@@ -99,7 +101,7 @@ func (s TokenBucketSpec) New(clock Clock) (Limiter, error) {
 // AdmissionBound is capacity + ⌈L/T⌉ − 1: a full burst, then one per T. 100/s capacity 3
 // over 1s: 102.
 func (s TokenBucketSpec) AdmissionBound(L time.Duration) (int64, bool) {
-	return saturatingAdd(int64(s.Capacity), divCeil(int64(L), int64(s.Rate.Interval()))-1), true
+	return bound.SaturatingAdd(int64(s.Capacity), bound.DivCeil(int64(L), int64(s.Rate.Interval()))-1), true
 }
 
 // NaturalWindow is the rate's window.
@@ -118,7 +120,7 @@ func NewTokenBucket(capacity int, rate Rate, clock Clock) (*TokenBucket, error) 
 	if err := (TokenBucketSpec{Capacity: capacity, Rate: rate}).Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindTokenBucket, clock); err != nil {
+	if err := RequireClock(KindTokenBucket, clock); err != nil {
 		return nil, err
 	}
 	t := int64(rate.Interval())
@@ -138,13 +140,13 @@ func (b *TokenBucket) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (b *TokenBucket) TryAcquire(n int) bool { return b.TryAcquireAt(readClock(b.clock), n) }
+func (b *TokenBucket) TryAcquire(n int) bool { return b.TryAcquireAt(ReadClock(b.clock), n) }
 
 // AvailableAt is ⌊(τ − max(TAT − now, 0)) / T⌋: capacity after any idle, never more.
 func (b *TokenBucket) AvailableAt(now time.Duration) int { return b.available(int64(now)) }
 
 // Available is AvailableAt(clock.Now()).
-func (b *TokenBucket) Available() int { return b.available(int64(readClock(b.clock))) }
+func (b *TokenBucket) Available() int { return b.available(int64(ReadClock(b.clock))) }
 
 // RetryAfterAt is max(TAT + n·T − τ − now, 0); ok is false for n > capacity or n <= 0.
 func (b *TokenBucket) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/bound"
 )
 
 // KindTwoCounter is the two-counter sliding estimate's name in specs.
@@ -98,16 +100,16 @@ var twoCounterKind = KindInfo{
 	Summary: "the two-counter sliding estimate (Cloudflare, HAProxy): prev × remaining fraction + curr; up to 2×limit − 1 per window",
 	Example: "two-counter:limit=100,window=1s",
 	Color:   "#f38020", ColorName: "cloudflare orange", Glyph: "plus",
-	Fields:       fieldInfos[TwoCounterSpec](),
+	Fields:       FieldInfos[TwoCounterSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapRefund},
-	parse:        specParser(TwoCounterSpec{}),
-	explain:      explainTwoCounter,
+	Parse:        SpecParser(TwoCounterSpec{}),
+	Explain:      explainTwoCounter,
 }
 
-func (s *TwoCounterSpec) fields() []field {
-	return []field{
-		intField("limit", true, "the most the estimate may reach, with the request counted", &s.Limit),
-		durationField("window", true, "the period each counter covers, anchored at the first request", &s.Window),
+func (s *TwoCounterSpec) Fields() []Field {
+	return []Field{
+		IntField("limit", true, "the most the estimate may reach, with the request counted", &s.Limit),
+		DurationField("window", true, "the period each counter covers, anchored at the first request", &s.Window),
 	}
 }
 
@@ -115,7 +117,7 @@ func (s *TwoCounterSpec) fields() []field {
 func (s TwoCounterSpec) Kind() Kind { return KindTwoCounter }
 
 // String is "two-counter:limit=100,window=1s".
-func (s TwoCounterSpec) String() string { return formatSpec(KindTwoCounter, s.fields()) }
+func (s TwoCounterSpec) String() string { return FormatSpec(KindTwoCounter, s.Fields()) }
 
 // twoCounterMinWindow is the shortest period for limit: 2^(2·bits.Len(limit) − 2) ns.
 func twoCounterMinWindow(limit int) time.Duration {
@@ -126,14 +128,14 @@ func twoCounterMinWindow(limit int) time.Duration {
 // than 2^(2·bits.Len(limit) − 2) ns (where the period index would not fit beside the counts).
 func (s TwoCounterSpec) Validate() error {
 	if s.Limit < 1 || s.Limit > twoCounterMaxLimit {
-		return configError(KindTwoCounter, "limit", strconv.Itoa(s.Limit), "must be between 1 and 2^31-1")
+		return NewConfigError(KindTwoCounter, "limit", strconv.Itoa(s.Limit), "must be between 1 and 2^31-1")
 	}
-	if int64(s.Window) > maxSpan {
-		return configError(KindTwoCounter, "window", FormatDuration(s.Window), "must be at most 2^62ns")
+	if int64(s.Window) > MaxSpan {
+		return NewConfigError(KindTwoCounter, "window", FormatDuration(s.Window), "must be at most 2^62ns")
 	}
 	if min := twoCounterMinWindow(s.Limit); s.Window < min {
 		b := bits.Len64(uint64(s.Limit))
-		return configError(KindTwoCounter, "window", FormatDuration(s.Window), fmt.Sprintf(
+		return NewConfigError(KindTwoCounter, "window", FormatDuration(s.Window), fmt.Sprintf(
 			"too short for limit=%d: the two counts take %d bits each of one 64-bit word, and the period index in the other %d "+
 				"needs a period of at least 2^%d ns = %s", s.Limit, b, 64-2*b, 2*b-2, FormatDuration(min)))
 	}
@@ -150,7 +152,7 @@ func (s TwoCounterSpec) New(clock Clock) (Limiter, error) { return NewTwoCounter
 // (a period whose predecessor was not empty gets at most limit − 1 by its last ns).
 func (s TwoCounterSpec) AdmissionBound(L time.Duration) (int64, bool) {
 	if L > s.Window {
-		return saturatingMul(int64(s.Limit), touched(L, s.Window)), true
+		return bound.SaturatingMul(int64(s.Limit), bound.Touched(L, s.Window)), true
 	}
 	e := uint64(max(L-2, 0))
 	hi, lo := bits.Mul64(uint64(s.Limit), e)
@@ -175,7 +177,7 @@ func NewTwoCounter(spec TwoCounterSpec, clock Clock) (*TwoCounter, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindTwoCounter, clock); err != nil {
+	if err := RequireClock(KindTwoCounter, clock); err != nil {
 		return nil, err
 	}
 	return &TwoCounter{limit: uint64(spec.Limit), period: int64(spec.Window), b: uint(bits.Len64(uint64(spec.Limit))), clock: clock}, nil
@@ -238,7 +240,7 @@ func (l *TwoCounter) pack(v twoCounterView, curr uint64) uint64 {
 // anchor, once).
 func (l *TwoCounter) AcquireAt(now time.Duration, n int) Decision {
 	if uint(n-1) >= uint(l.limit) {
-		return checkN(n, int(l.limit))
+		return CheckN(n, int(l.limit))
 	}
 	anchor := l.anchor.Load()
 	if anchor == 0 {
@@ -265,7 +267,7 @@ func (l *TwoCounter) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (l *TwoCounter) TryAcquire(n int) bool { return l.TryAcquireAt(readClock(l.clock), n) }
+func (l *TwoCounter) TryAcquire(n int) bool { return l.TryAcquireAt(ReadClock(l.clock), n) }
 
 // RefundAt takes n back off the current count, if now is still in the period that counted
 // them (exact at the instant of the grant); a period that has moved on gives nothing back.
@@ -309,13 +311,13 @@ func (l *TwoCounter) room(v twoCounterView) uint64 {
 }
 
 // Available is AvailableAt at the clock's current time.
-func (l *TwoCounter) Available() int { return l.AvailableAt(readClock(l.clock)) }
+func (l *TwoCounter) Available() int { return l.AvailableAt(ReadClock(l.clock)) }
 
 // RetryAfterAt is how long after now n would first fit, nothing else counted meanwhile: in
 // the current period once the previous count's weight has fallen enough, else in the next,
 // where the current count becomes the previous one.
 func (l *TwoCounter) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
-	if checkN(n, int(l.limit)) != Admitted {
+	if CheckN(n, int(l.limit)) != Admitted {
 		return 0, false
 	}
 	v := l.view(now, l.anchor.Load())
@@ -337,8 +339,8 @@ func (l *TwoCounter) RetryAfterAt(now time.Duration, n int) (time.Duration, bool
 		e++
 	}
 	at := start + time.Duration(e)
-	if at > time.Duration(maxSpan) {
-		at = time.Duration(maxSpan)
+	if at > time.Duration(MaxSpan) {
+		at = time.Duration(MaxSpan)
 	}
 	return max(at-now, 0), true
 }

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ratelab/ratelab/limiters/internal/bound"
+
 	"go.uber.org/ratelimit"
 )
 
@@ -123,16 +125,16 @@ var uberKind = KindInfo{
 	Summary: "go.uber.org/ratelimit, the real library: Take always admits and sleeps; slack after idle",
 	Example: "uber:rate=100/1s",
 	Color:   "#3b2a8c", ColorName: "indigo", Glyph: "cross",
-	Fields:       fieldInfos[UberSpec](),
+	Fields:       FieldInfos[UberSpec](),
 	Capabilities: []Capability{CapReserve},
-	parse:        specParser(UberSpec{Slack: 10, Mode: "wait"}),
-	explain:      explainUber,
+	Parse:        SpecParser(UberSpec{Slack: 10, Mode: "wait"}),
+	Explain:      explainUber,
 }
 
-func (s *UberSpec) fields() []field {
-	slack := field{
+func (s *UberSpec) Fields() []Field {
+	slack := Field{
 		FieldInfo: FieldInfo{Name: "slack", Meaning: "unspent permits banked after idle (default 10; 0: WithoutSlack)"},
-		set: func(text string) error {
+		Set: func(text string) error {
 			v, err := strconv.Atoi(text)
 			if err != nil {
 				return fmt.Errorf("%q is not a whole number", text)
@@ -143,11 +145,11 @@ func (s *UberSpec) fields() []field {
 			s.Slack = v
 			return nil
 		},
-		get:  func() string { return strconv.Itoa(s.Slack) },
-		omit: func() bool { return s.Slack == 10 },
+		Get:  func() string { return strconv.Itoa(s.Slack) },
+		Omit: func() bool { return s.Slack == 10 },
 	}
-	return []field{
-		rateField("rate", true, "permits per window: ratelimit.New(permits, Per(window))", &s.Rate),
+	return []Field{
+		RateField("rate", true, "permits per window: ratelimit.New(permits, Per(window))", &s.Rate),
 		slack,
 		peerModeField(&s.Mode, "wait", "wait (Take), the only one: Uber has no try"),
 	}
@@ -157,7 +159,7 @@ func (s *UberSpec) fields() []field {
 func (s UberSpec) Kind() Kind { return KindUber }
 
 // String is "uber:rate=100/1s" (with ",slack=…" unless it is 10).
-func (s UberSpec) String() string { return formatSpec(KindUber, s.fields()) }
+func (s UberSpec) String() string { return FormatSpec(KindUber, s.Fields()) }
 
 // per is the library's per-request interval: window / permits, truncated.
 func (s UberSpec) per() time.Duration { return s.Rate.Window / time.Duration(s.Rate.Permits) }
@@ -168,20 +170,20 @@ func (s UberSpec) per() time.Duration { return s.Rate.Window / time.Duration(s.R
 // the Unix epoch the virtual clock starts 30 years after.
 func (s UberSpec) Validate() error {
 	if s.Mode == "try" {
-		return configError(KindUber, "mode", s.Mode,
+		return NewConfigError(KindUber, "mode", s.Mode,
 			"go.uber.org/ratelimit has no try: Take always admits and sleeps until its permit is due; use mode=wait (the default)")
 	}
 	if s.Mode != "" && s.Mode != "wait" {
-		return configError(KindUber, "mode", s.Mode, "must be wait (Take)")
+		return NewConfigError(KindUber, "mode", s.Mode, "must be wait (Take)")
 	}
 	if err := s.Rate.validate(KindUber); err != nil {
 		return err
 	}
 	if s.Slack < 0 {
-		return configError(KindUber, "slack", fmt.Sprint(s.Slack), "must not be negative (0 is WithoutSlack)")
+		return NewConfigError(KindUber, "slack", fmt.Sprint(s.Slack), "must not be negative (0 is WithoutSlack)")
 	}
 	if int64(s.Slack) > (int64(1)<<59)/int64(s.per()) {
-		return configError(KindUber, "slack", fmt.Sprint(s.Slack), "slack × per-request interval exceeds 2^59ns (18 years)")
+		return NewConfigError(KindUber, "slack", fmt.Sprint(s.Slack), "slack × per-request interval exceeds 2^59ns (18 years)")
 	}
 	return nil
 }
@@ -195,7 +197,7 @@ func (s UberSpec) New(clock Clock) (Limiter, error) { return NewUber(s, clock) }
 // AdmissionBound is the token bucket's with capacity slack + 1 and T = per (truncated):
 // slack + ⌈L/per⌉. 100/1s slack 10 over 1s: 110; slack 0: 100.
 func (s UberSpec) AdmissionBound(L time.Duration) (int64, bool) {
-	return saturatingAdd(int64(s.Slack), divCeil(int64(L), int64(s.per()))), true
+	return bound.SaturatingAdd(int64(s.Slack), bound.DivCeil(int64(L), int64(s.per()))), true
 }
 
 // NaturalWindow is the rate's window.
@@ -214,7 +216,7 @@ func NewUber(spec UberSpec, clock Clock) (*Uber, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindUber, clock); err != nil {
+	if err := RequireClock(KindUber, clock); err != nil {
 		return nil, err
 	}
 	u := &Uber{spec: spec, clock: clock, per: spec.per(), maxSlack: time.Duration(spec.Slack) * spec.per()}
@@ -228,7 +230,7 @@ func NewUber(spec UberSpec, clock Clock) (*Uber, error) {
 		return nil, err
 	}
 	if per != u.per || maxSlack != u.maxSlack {
-		return nil, configError(KindUber, "rate", spec.Rate.String(), fmt.Sprintf(
+		return nil, NewConfigError(KindUber, "rate", spec.Rate.String(), fmt.Sprintf(
 			"the library computed per=%s maxSlack=%s, not per=%s maxSlack=%s", per, maxSlack, u.per, u.maxSlack))
 	}
 	u.state = state
@@ -269,7 +271,7 @@ func (u *Uber) take(now time.Duration, n int) time.Duration {
 // AcquireAt is n Takes at now, always Admitted (Take cannot refuse); the wait they imply is
 // ReserveAt's to return. Never for n > slack + 1, Invalid for n ≤ 0, with no Take made.
 func (u *Uber) AcquireAt(now time.Duration, n int) Decision {
-	if d := checkN(n, u.MaxPermits()); d != Admitted {
+	if d := CheckN(n, u.MaxPermits()); d != Admitted {
 		return d
 	}
 	u.take(now, n)
@@ -280,12 +282,12 @@ func (u *Uber) AcquireAt(now time.Duration, n int) Decision {
 func (u *Uber) TryAcquireAt(now time.Duration, n int) bool { return u.AcquireAt(now, n) == Admitted }
 
 // TryAcquire is TryAcquireAt at the limiter's clock's time.
-func (u *Uber) TryAcquire(n int) bool { return u.TryAcquireAt(readClock(u.clock), n) }
+func (u *Uber) TryAcquire(n int) bool { return u.TryAcquireAt(ReadClock(u.clock), n) }
 
 // ReserveAt is n Takes at now: Admitted with the wait until the last one's issue time, whatever
 // maxWait (Take sleeps as long as it must; it cannot refuse).
 func (u *Uber) ReserveAt(now time.Duration, n int, _ time.Duration) Reservation {
-	out := Reservation{Permits: n, At: now, Decision: checkN(n, u.MaxPermits())}
+	out := Reservation{Permits: n, At: now, Decision: CheckN(n, u.MaxPermits())}
 	if out.Decision == Admitted {
 		out.Wait = u.take(now, n)
 	}
@@ -318,7 +320,7 @@ func (u *Uber) AvailableAt(now time.Duration) int {
 }
 
 // Available is AvailableAt at the limiter's clock's time.
-func (u *Uber) Available() int { return u.AvailableAt(readClock(u.clock)) }
+func (u *Uber) Available() int { return u.AvailableAt(ReadClock(u.clock)) }
 
 // MaxPermits is slack + 1, the most Takes that can ever return at once (0 for the zero value).
 func (u *Uber) MaxPermits() int {

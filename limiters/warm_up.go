@@ -75,17 +75,17 @@ var warmUpKind = KindInfo{
 	Summary: "token bucket whose rate ramps from 1/3 to full over the warm-up",
 	Example: "warm-up:capacity=10,rate=100/1s,warmup=10s",
 	Color:   "#cc79a7", ColorName: "purple", Glyph: "pyramid",
-	Fields:       fieldInfos[WarmUpSpec](),
+	Fields:       FieldInfos[WarmUpSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapRefund},
-	parse:        specParser(WarmUpSpec{}),
-	explain:      explainGCRA,
+	Parse:        SpecParser(WarmUpSpec{}),
+	Explain:      explainGCRA,
 }
 
-func (s *WarmUpSpec) fields() []field {
-	return []field{
-		intField("capacity", true, "the largest burst once warm", &s.Capacity),
-		rateField("rate", true, "the steady rate once warm, e.g. 100/1s", &s.Rate),
-		durationField("warmup", true, "the warm-up period over which the rate ramps from 1/3 to full", &s.WarmUp),
+func (s *WarmUpSpec) Fields() []Field {
+	return []Field{
+		IntField("capacity", true, "the largest burst once warm", &s.Capacity),
+		RateField("rate", true, "the steady rate once warm, e.g. 100/1s", &s.Rate),
+		DurationField("warmup", true, "the warm-up period over which the rate ramps from 1/3 to full", &s.WarmUp),
 	}
 }
 
@@ -93,30 +93,30 @@ func (s *WarmUpSpec) fields() []field {
 func (s WarmUpSpec) Kind() Kind { return KindWarmUpTokenBucket }
 
 // String is "warm-up:capacity=10,rate=100/1s,warmup=10s".
-func (s WarmUpSpec) String() string { return formatSpec(KindWarmUpTokenBucket, s.fields()) }
+func (s WarmUpSpec) String() string { return FormatSpec(KindWarmUpTokenBucket, s.Fields()) }
 
 // Validate refuses what TokenBucketSpec.Validate refuses (but for the tolerance, checked at
 // the cold interval: capacity×3T, the cost of a full burst while cold, beyond 2⁶² ns), a
 // non-positive warm-up period or one beyond 2⁶² ns, and a cold interval 3T beyond 2⁶² ns.
 func (s WarmUpSpec) Validate() error {
 	if s.Capacity < 1 {
-		return configError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(s.Capacity), "must be at least 1")
+		return NewConfigError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(s.Capacity), "must be at least 1")
 	}
 	if err := s.Rate.validate(KindWarmUpTokenBucket); err != nil {
 		return err
 	}
-	if s.WarmUp <= 0 || int64(s.WarmUp) > maxSpan {
-		return configError(KindWarmUpTokenBucket, "warmup", FormatDuration(s.WarmUp), "must be positive and at most 2^62ns")
+	if s.WarmUp <= 0 || int64(s.WarmUp) > MaxSpan {
+		return NewConfigError(KindWarmUpTokenBucket, "warmup", FormatDuration(s.WarmUp), "must be positive and at most 2^62ns")
 	}
 	t := int64(s.Rate.Interval())
-	if t > maxSpan/ColdFactor {
-		return configError(KindWarmUpTokenBucket, "rate", s.Rate.String(),
+	if t > MaxSpan/ColdFactor {
+		return NewConfigError(KindWarmUpTokenBucket, "rate", s.Rate.String(),
 			"the cold interval 3T exceeds 2^62ns (146 years)")
 	}
 	// The largest cost a request can have is capacity × 3T (all of it while cold); it must
 	// not overflow.
-	if int64(s.Capacity) > maxSpan/(ColdFactor*t) {
-		return configError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(s.Capacity),
+	if int64(s.Capacity) > MaxSpan/(ColdFactor*t) {
+		return NewConfigError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(s.Capacity),
 			"capacity×3T (the cost of a full burst while cold) exceeds 2^62ns (146 years)")
 	}
 	return nil
@@ -162,7 +162,7 @@ func NewWarmUpTokenBucket(capacity int, rate Rate, warmUp time.Duration, clock C
 	if err := (WarmUpSpec{Capacity: capacity, Rate: rate, WarmUp: warmUp}).Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindWarmUpTokenBucket, clock); err != nil {
+	if err := RequireClock(KindWarmUpTokenBucket, clock); err != nil {
 		return nil, err
 	}
 	t := int64(rate.Interval())
@@ -192,7 +192,7 @@ func (w *WarmUpTokenBucket) intervalAt(now int64) int64 {
 
 // AcquireAt takes n permits at time now if (max(TAT, now) − now) + n·I(a) ≤ max(τ, I(a)).
 func (w *WarmUpTokenBucket) AcquireAt(now time.Duration, n int) Decision {
-	if d := checkN(n, w.capacity); d != Admitted {
+	if d := CheckN(n, w.capacity); d != Admitted {
 		return d
 	}
 	interval := w.intervalAt(int64(now))
@@ -216,7 +216,7 @@ func (w *WarmUpTokenBucket) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire takes n permits now, by the limiter's clock.
-func (w *WarmUpTokenBucket) TryAcquire(n int) bool { return w.TryAcquireAt(readClock(w.clock), n) }
+func (w *WarmUpTokenBucket) TryAcquire(n int) bool { return w.TryAcquireAt(ReadClock(w.clock), n) }
 
 // AvailableAt is ⌊(max(τ, I) − backlog) / I⌋ with I the interval at now.
 func (w *WarmUpTokenBucket) AvailableAt(now time.Duration) int {
@@ -230,13 +230,13 @@ func (w *WarmUpTokenBucket) AvailableAt(now time.Duration) int {
 }
 
 // Available is AvailableAt(clock.Now()).
-func (w *WarmUpTokenBucket) Available() int { return w.AvailableAt(readClock(w.clock)) }
+func (w *WarmUpTokenBucket) Available() int { return w.AvailableAt(ReadClock(w.clock)) }
 
 // RetryAfterAt finds the first instant at which n permits would pass. The condition only
 // gets easier with time (the backlog drains and the interval shrinks), so it is a binary
 // search over [now, now + backlog + n·3T].
 func (w *WarmUpTokenBucket) RetryAfterAt(now time.Duration, n int) (time.Duration, bool) {
-	if checkN(n, w.capacity) != Admitted {
+	if CheckN(n, w.capacity) != Admitted {
 		return 0, false
 	}
 	tat := w.arrival.Load()
@@ -262,7 +262,7 @@ func (w *WarmUpTokenBucket) RetryAfterAt(now time.Duration, n int) (time.Duratio
 // RefundAt gives n permits granted at now back: TAT = max(TAT − n·I(now), now), the cost
 // the grant paid at the interval of its instant.
 func (w *WarmUpTokenBucket) RefundAt(now time.Duration, n int) {
-	if checkN(n, w.capacity) != Admitted {
+	if CheckN(n, w.capacity) != Admitted {
 		return
 	}
 	cost := int64(n) * w.intervalAt(int64(now))

@@ -127,32 +127,32 @@ var xTimeRateKind = KindInfo{
 	Summary: "golang.org/x/time/rate, the real library: float token bucket, AllowN/ReserveN at virtual time",
 	Example: "x-time-rate:rate=100/1s,burst=3",
 	Color:   "#00add8", ColorName: "gopher cyan", Glyph: "plus",
-	Fields:       fieldInfos[XTimeRateSpec](),
+	Fields:       FieldInfos[XTimeRateSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapReserve},
-	parse:        specParser(XTimeRateSpec{Mode: "try"}),
-	explain:      explainXTimeRate,
+	Parse:        SpecParser(XTimeRateSpec{Mode: "try"}),
+	Explain:      explainXTimeRate,
 }
 
 // peerModeField is a peer's mode=try|wait, omitted when it is the product's default call.
-func peerModeField(v *string, def, meaning string) field {
-	return field{
+func peerModeField(v *string, def, meaning string) Field {
+	return Field{
 		FieldInfo: FieldInfo{Name: "mode", Meaning: meaning},
-		set: func(text string) error {
+		Set: func(text string) error {
 			if text != "try" && text != "wait" {
 				return fmt.Errorf("%q is not a mode (try or wait)", text)
 			}
 			*v = text
 			return nil
 		},
-		get:  func() string { return *v },
-		omit: func() bool { return *v == def || *v == "" },
+		Get:  func() string { return *v },
+		Omit: func() bool { return *v == def || *v == "" },
 	}
 }
 
-func (s *XTimeRateSpec) fields() []field {
-	timeout := field{
+func (s *XTimeRateSpec) Fields() []Field {
+	timeout := Field{
 		FieldInfo: FieldInfo{Name: "timeout", Meaning: "mode=try: how long a caller waits for its tokens (default 0: AllowN)"},
-		set: func(text string) error {
+		Set: func(text string) error {
 			d, err := time.ParseDuration(text)
 			if err != nil {
 				return fmt.Errorf("%q is not a duration (e.g. 15ms)", text)
@@ -163,12 +163,12 @@ func (s *XTimeRateSpec) fields() []field {
 			s.Timeout = d
 			return nil
 		},
-		get:  func() string { return FormatDuration(s.Timeout) },
-		omit: func() bool { return s.Timeout == 0 },
+		Get:  func() string { return FormatDuration(s.Timeout) },
+		Omit: func() bool { return s.Timeout == 0 },
 	}
-	return []field{
-		rateField("rate", true, "the limit, permits per window (rate.Limit = permits / window seconds)", &s.Rate),
-		intField("burst", true, "the bucket's size: the largest burst and the largest request", &s.Burst),
+	return []Field{
+		RateField("rate", true, "the limit, permits per window (rate.Limit = permits / window seconds)", &s.Rate),
+		IntField("burst", true, "the bucket's size: the largest burst and the largest request", &s.Burst),
 		peerModeField(&s.Mode, "try", "try (AllowN; ReserveN within timeout) or wait (ReserveN, waits as long as it takes); default try"),
 		timeout,
 	}
@@ -178,7 +178,7 @@ func (s *XTimeRateSpec) fields() []field {
 func (s XTimeRateSpec) Kind() Kind { return KindXTimeRate }
 
 // String is "x-time-rate:rate=100/1s,burst=3" (with ",mode=wait" or ",timeout=…" when set).
-func (s XTimeRateSpec) String() string { return formatSpec(KindXTimeRate, s.fields()) }
+func (s XTimeRateSpec) String() string { return FormatSpec(KindXTimeRate, s.Fields()) }
 
 // wait reports mode=wait.
 func (s XTimeRateSpec) wait() bool { return s.Mode == "wait" }
@@ -192,16 +192,16 @@ func (s XTimeRateSpec) Validate() error {
 		return err
 	}
 	if s.Burst < 1 || int64(s.Burst) > 1<<53 {
-		return configError(KindXTimeRate, "burst", fmt.Sprint(s.Burst), "must be between 1 and 2^53 (float64 tokens)")
+		return NewConfigError(KindXTimeRate, "burst", fmt.Sprint(s.Burst), "must be between 1 and 2^53 (float64 tokens)")
 	}
 	if s.Mode != "" && s.Mode != "try" && s.Mode != "wait" {
-		return configError(KindXTimeRate, "mode", s.Mode, "must be try (AllowN) or wait (ReserveN)")
+		return NewConfigError(KindXTimeRate, "mode", s.Mode, "must be try (AllowN) or wait (ReserveN)")
 	}
-	if s.Timeout < 0 || int64(s.Timeout) > maxSpan {
-		return configError(KindXTimeRate, "timeout", FormatDuration(s.Timeout), "must be between 0 and 2^62ns")
+	if s.Timeout < 0 || int64(s.Timeout) > MaxSpan {
+		return NewConfigError(KindXTimeRate, "timeout", FormatDuration(s.Timeout), "must be between 0 and 2^62ns")
 	}
 	if s.Timeout > 0 && s.wait() {
-		return configError(KindXTimeRate, "timeout", FormatDuration(s.Timeout),
+		return NewConfigError(KindXTimeRate, "timeout", FormatDuration(s.Timeout),
 			"applies to mode=try (how long a try waits); mode=wait waits as long as ReserveN says")
 	}
 	return nil
@@ -257,7 +257,7 @@ func NewXTimeRate(spec XTimeRateSpec, clock Clock) (*XTimeRate, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if err := requireClock(KindXTimeRate, clock); err != nil {
+	if err := RequireClock(KindXTimeRate, clock); err != nil {
 		return nil, err
 	}
 	limit := spec.limit()
@@ -275,7 +275,7 @@ func (x *XTimeRate) at(now time.Duration) time.Time { return virtualEpoch.Add(no
 // would allow 0 and credit a negative n).
 func (x *XTimeRate) AcquireAt(now time.Duration, n int) Decision {
 	if x.lim == nil || n <= 0 {
-		return checkN(n, 0)
+		return CheckN(n, 0)
 	}
 	if x.lim.AllowN(x.at(now), n) {
 		return Admitted
@@ -292,7 +292,7 @@ func (x *XTimeRate) TryAcquireAt(now time.Duration, n int) bool {
 }
 
 // TryAcquire is TryAcquireAt at the limiter's clock's time.
-func (x *XTimeRate) TryAcquire(n int) bool { return x.TryAcquireAt(readClock(x.clock), n) }
+func (x *XTimeRate) TryAcquire(n int) bool { return x.TryAcquireAt(ReadClock(x.clock), n) }
 
 // ReserveAt is the library's answer for a caller who waits up to maxWait: AllowN when
 // maxWait is 0 (a plain try), else ReserveN(t, n), admitted with DelayFrom(t) when that is at
@@ -301,7 +301,7 @@ func (x *XTimeRate) TryAcquire(n int) bool { return x.TryAcquireAt(readClock(x.c
 func (x *XTimeRate) ReserveAt(now time.Duration, n int, maxWait time.Duration) Reservation {
 	out := Reservation{Permits: n, At: now}
 	if x.lim == nil || n <= 0 {
-		out.Decision = checkN(n, 0)
+		out.Decision = CheckN(n, 0)
 		return out
 	}
 	if maxWait <= 0 {
@@ -378,10 +378,10 @@ func (x *XTimeRate) RetryAfterAt(now time.Duration, n int) (time.Duration, bool)
 	if x.lim == nil || n <= 0 || n > x.spec.Burst {
 		return 0, false
 	}
-	if wait, ok := firstInstant(func(d time.Duration) bool { return x.delay(n, x.lim.TokensAt(x.at(now+d))) == 0 }); ok {
+	if wait, ok := FirstInstant(func(d time.Duration) bool { return x.delay(n, x.lim.TokensAt(x.at(now+d))) == 0 }); ok {
 		return wait, true
 	}
-	return time.Duration(maxSpan), true
+	return time.Duration(MaxSpan), true
 }
 
 // availableIn is the largest n ≤ burst that AllowN would allow with tokens in the bucket:
@@ -407,7 +407,7 @@ func (x *XTimeRate) AvailableAt(now time.Duration) int {
 }
 
 // Available is AvailableAt at the limiter's clock's time.
-func (x *XTimeRate) Available() int { return x.AvailableAt(readClock(x.clock)) }
+func (x *XTimeRate) Available() int { return x.AvailableAt(ReadClock(x.clock)) }
 
 // MaxPermits is the burst.
 func (x *XTimeRate) MaxPermits() int { return x.spec.Burst }
