@@ -17,6 +17,7 @@ import (
 	"github.com/alibaba/sentinel-golang/util"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // epoch is where every script's sentinel clock starts, before the spec's offset: a whole 10s
@@ -90,14 +91,14 @@ func (o outcome) String() string {
 }
 
 // rule is the flow rule sentinel is given for spec.
-func rule(resource string, s limiters.SentinelSpec) *flow.Rule {
+func rule(resource string, s peers.SentinelSpec) *flow.Rule {
 	r := &flow.Rule{Resource: resource, Threshold: s.Threshold, MaxQueueingTimeMs: uint32(s.MaxQueue / time.Millisecond)}
-	if s.Strategy == limiters.SentinelWarmUp {
+	if s.Strategy == peers.SentinelWarmUp {
 		r.TokenCalculateStrategy = flow.WarmUp
 		r.WarmUpPeriodSec = uint32(s.WarmUp / time.Second)
 		r.WarmUpColdFactor = uint32(s.ColdFactor)
 	}
-	if s.Behavior == limiters.SentinelThrottling {
+	if s.Behavior == peers.SentinelThrottling {
 		r.ControlBehavior = flow.Throttling
 	}
 	return r
@@ -105,7 +106,7 @@ func rule(resource string, s limiters.SentinelSpec) *flow.Rule {
 
 // runSentinel drives the real library through a script: a fresh resource whose rule is
 // loaded at run time 0, then each request through api.Entry at its time.
-func runSentinel(t *testing.T, s limiters.SentinelSpec, script []step) []outcome {
+func runSentinel(t *testing.T, s peers.SentinelSpec, script []step) []outcome {
 	t.Helper()
 	serial.Lock()
 	defer serial.Unlock()
@@ -134,9 +135,9 @@ func runSentinel(t *testing.T, s limiters.SentinelSpec, script []step) []outcome
 
 // runModel drives ratelab's model through the same script, each caller waiting as long as
 // the rule lets it (the spec's CallerWait), as the simulator does.
-func runModel(t *testing.T, s limiters.SentinelSpec, script []step) []outcome {
+func runModel(t *testing.T, s peers.SentinelSpec, script []step) []outcome {
 	t.Helper()
-	l, err := limiters.NewSentinel(s, limiters.NewMonotonicClock())
+	l, err := peers.NewSentinel(s, limiters.NewMonotonicClock())
 	if err != nil {
 		t.Fatalf("%s: %v", s, err)
 	}
@@ -160,7 +161,7 @@ func compare(t *testing.T, spec string, script []step) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := parsed.(limiters.SentinelSpec)
+	s := parsed.(peers.SentinelSpec)
 	real, model := runSentinel(t, s, script), runModel(t, s, script)
 	passed, refusedOrWaited, differ := 0, 0, 0
 	for i := range script {
@@ -298,7 +299,7 @@ func TestThrottlingIsSentinels(t *testing.T) {
 // sentinel's warning and max tokens coincide, its slope is 1/0, its QPS NaN, and a cold rule
 // admits every request — which is why Validate refuses threshold=1,warmup=1s.
 func TestSentinelAdmitsEverythingWhenItsSlopeIsInfinite(t *testing.T) {
-	s := limiters.SentinelSpec{Threshold: 1, Strategy: limiters.SentinelWarmUp, WarmUp: time.Second, ColdFactor: 3}
+	s := peers.SentinelSpec{Threshold: 1, Strategy: peers.SentinelWarmUp, WarmUp: time.Second, ColdFactor: 3}
 	if err := s.Validate(); err == nil {
 		t.Fatalf("%s: ratelab accepts it", s)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // Deliberately broken limiters. Each is plugged into the same harness as the real ones
@@ -268,7 +269,7 @@ func only[T limiters.Spec](broken func(s T, c limiters.Clock) (limiters.Limiter,
 // guavaSelfPaying is Guava's SmoothBursty made to charge each caller for its own request: the
 // caller waits until the ticket its own permits push on (the real one waits only for the
 // ticket as it found it), and tryAcquire admits only if that is within its timeout.
-type guavaSelfPaying struct{ *limiters.GuavaBursty }
+type guavaSelfPaying struct{ *peers.GuavaBursty }
 
 func (g guavaSelfPaying) ReserveAt(now time.Duration, n int, maxWait time.Duration) limiters.Reservation {
 	r := g.GuavaBursty.ReserveAt(now, n, limiters.MaxWaitForever)
@@ -364,28 +365,28 @@ var brokenCases = []brokenCase{
 	}), map[string][]string{
 		"request-sizes": {"token-bucket:capacity=3,rate=100/1s: a request for MaxPermits+1 = 4 got rejected after 3 attempts: the bound is never, in exactly 1 attempt"},
 	}},
-	{"Flash5's fixed window with a 64-bit epoch (ratelab's fixed window)", only(func(s limiters.Flash5FixedSpec, c limiters.Clock) (limiters.Limiter, error) {
+	{"Flash5's fixed window with a 64-bit epoch (ratelab's fixed window)", only(func(s peers.Flash5FixedSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return limiters.NewFixedWindow(s.Limit, s.Window, c)
 	}), map[string][]string{
 		"flash5-epoch-wrap": {"flash5-fixed:limit=3,window=1ms after exactly 2^32 windows admitted 3 of 4: the bound is exactly 0"},
 	}},
-	{"ratelab's exact token bucket in place of x/time/rate", only(func(s limiters.XTimeRateSpec, c limiters.Clock) (limiters.Limiter, error) {
+	{"ratelab's exact token bucket in place of x/time/rate", only(func(s peers.XTimeRateSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return limiters.NewTokenBucket(s.Burst, s.Rate, c)
 	}), map[string][]string{
 		"x-time-rate-library": {"x-time-rate:rate=3/1s,burst=1 admitted requests [1 3 5 7 9] of 10 every 333,333,333ns: the bound is exactly [1 2 3 4 6 7 8 9]"},
 	}},
-	{"a full token bucket of capacity slack + 1 in place of uber", only(func(s limiters.UberSpec, c limiters.Clock) (limiters.Limiter, error) {
+	{"a full token bucket of capacity slack + 1 in place of uber", only(func(s peers.UberSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return limiters.NewTokenBucket(s.Slack+1, s.Rate, c)
 	}), map[string][]string{
 		"uber-slack": {"uber:rate=100/1s: 12 Takes at 0 wait [0s 0s 0s 0s 0s 0s 0s 0s 0s 0s 0s 10ms]: the first calls get no slack: the bound is exactly [0s 10ms 20ms"},
 	}},
-	{"a token bucket of capacity 2 in place of uber without slack", only(func(s limiters.UberSpec, c limiters.Clock) (limiters.Limiter, error) {
+	{"a token bucket of capacity 2 in place of uber without slack", only(func(s peers.UberSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return limiters.NewTokenBucket(s.Slack+2, s.Rate, c)
 	}), map[string][]string{
 		"uber-slack": {"uber:rate=100/1s,slack=0: 3 Takes at 1s, after idle, wait [0s 0s 10ms]: the bound is exactly [0s 10ms 20ms]",
 			"uber:rate=100/1s,slack=0: admissions at"},
 	}},
-	{"nginx as a textbook leaky bucket (every request adds 1000 after the drain)", only(func(s limiters.NginxSpec, c limiters.Clock) (limiters.Limiter, error) {
+	{"nginx as a textbook leaky bucket (every request adds 1000 after the drain)", only(func(s peers.NginxSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return newTextbookNginx(s, c, true)
 	}), map[string][]string{
 		"nginx-burst": {
@@ -394,7 +395,7 @@ var brokenCases = []brokenCase{
 			"nginx:rate=1r/m: a request at 0s was rejected: the bound is admitted",
 		},
 	}},
-	{"nginx with an exact rate (1r/m as one per 60s)", only(func(s limiters.NginxSpec, c limiters.Clock) (limiters.Limiter, error) {
+	{"nginx with an exact rate (1r/m as one per 60s)", only(func(s peers.NginxSpec, c limiters.Clock) (limiters.Limiter, error) {
 		return newTextbookNginx(s, c, false)
 	}), map[string][]string{
 		"nginx-burst": {"nginx:rate=1r/m: a request at 1m was admitted: the bound is rejected (1r/m is 16 milli-requests per second: one every 62.5s)"},
@@ -405,8 +406,8 @@ var brokenCases = []brokenCase{
 	}), map[string][]string{
 		"stack-refunds": {"refund: 1 admitted at 1s: the bound is exactly 2"},
 	}},
-	{"a Guava that charges the caller itself (SmoothBursty waiting for its own cost)", only(func(s limiters.GuavaBurstySpec, c limiters.Clock) (limiters.Limiter, error) {
-		l, err := limiters.NewGuavaBursty(s, c)
+	{"a Guava that charges the caller itself (SmoothBursty waiting for its own cost)", only(func(s peers.GuavaBurstySpec, c limiters.Clock) (limiters.Limiter, error) {
+		l, err := peers.NewGuavaBursty(s, c)
 		return guavaSelfPaying{l}, err
 	}), map[string][]string{
 		"guava-prepay": {
@@ -415,9 +416,9 @@ var brokenCases = []brokenCase{
 			"guava-bursty:rate=10/1s: 0 of 12 at 0 were admitted: the bound is exactly 1 (it starts empty, and the first passes at once)",
 		},
 	}},
-	{"a Guava warm-up that starts warm (no cold interval: cold_factor=1)", only(func(s limiters.GuavaWarmUpSpec, c limiters.Clock) (limiters.Limiter, error) {
+	{"a Guava warm-up that starts warm (no cold interval: cold_factor=1)", only(func(s peers.GuavaWarmUpSpec, c limiters.Clock) (limiters.Limiter, error) {
 		s.ColdFactor = 1
-		return limiters.NewGuavaWarmingUp(s, c)
+		return peers.NewGuavaWarmingUp(s, c)
 	}), map[string][]string{
 		"guava-warmup-never-warms": {
 			"guava-warmup:rate=100/1s,warmup=1s: 100 admitted in second 0: the bound is exactly 34",
@@ -425,8 +426,8 @@ var brokenCases = []brokenCase{
 			"guava-warmup:rate=100/1s,warmup=1s,mode=wait: acquire(1) at 500ms waited 0s: the bound is exactly 500ms from the 51st request on",
 		},
 	}},
-	{"a fixed 1s window in place of sentinel's two 500ms buckets", only(func(s limiters.SentinelSpec, c limiters.Clock) (limiters.Limiter, error) {
-		if s.Strategy != limiters.SentinelDirect || s.Behavior != limiters.SentinelReject {
+	{"a fixed 1s window in place of sentinel's two 500ms buckets", only(func(s peers.SentinelSpec, c limiters.Clock) (limiters.Limiter, error) {
+		if s.Strategy != peers.SentinelDirect || s.Behavior != peers.SentinelReject {
 			return s.New(c)
 		}
 		l, err := limiters.NewFixedWindow(int(s.Threshold), time.Second, c)
@@ -434,18 +435,18 @@ var brokenCases = []brokenCase{
 	}), map[string][]string{
 		"sentinel-flow": {"sentinel:threshold=100: 1 admitted of 1 at 1.2s: the bound is exactly 0 (two 500ms buckets)"},
 	}},
-	{"a sentinel warm-up that starts warm", only(func(s limiters.SentinelSpec, c limiters.Clock) (limiters.Limiter, error) {
-		if s.Strategy == limiters.SentinelWarmUp {
-			s.Strategy, s.WarmUp, s.ColdFactor = limiters.SentinelDirect, 0, 3
+	{"a sentinel warm-up that starts warm", only(func(s peers.SentinelSpec, c limiters.Clock) (limiters.Limiter, error) {
+		if s.Strategy == peers.SentinelWarmUp {
+			s.Strategy, s.WarmUp, s.ColdFactor = peers.SentinelDirect, 0, 3
 		}
 		return s.New(c)
 	}), map[string][]string{
 		"sentinel-flow": {"sentinel:threshold=100,strategy=warmup,warmup=10s: admitted [100 100 100 100 100 100 100 100 100 100 100 100 100] " +
 			"in seconds 0 to 12 of saturating demand: the bound is exactly [33 34 36"},
 	}},
-	{"a sentinel throttling on an exact interval (1s/QPS truncated, not ⌈n/QPS·1s⌉)", only(func(s limiters.SentinelSpec, c limiters.Clock) (limiters.Limiter, error) {
+	{"a sentinel throttling on an exact interval (1s/QPS truncated, not ⌈n/QPS·1s⌉)", only(func(s peers.SentinelSpec, c limiters.Clock) (limiters.Limiter, error) {
 		l, err := s.New(c)
-		if err != nil || s.Behavior != limiters.SentinelThrottling {
+		if err != nil || s.Behavior != peers.SentinelThrottling {
 			return l, err
 		}
 		return &exactPacer{Limiter: l, interval: int64(float64(time.Second) / s.Threshold), maxQueue: int64(s.MaxQueue)}, nil
@@ -512,7 +513,7 @@ type textbookNginx struct {
 	last               time.Duration
 }
 
-func newTextbookNginx(s limiters.NginxSpec, c limiters.Clock, textbook bool) (limiters.Limiter, error) {
+func newTextbookNginx(s peers.NginxSpec, c limiters.Clock, textbook bool) (limiters.Limiter, error) {
 	real, err := s.New(c)
 	delay := float64(s.Delay) * 1000
 	if s.NoDelay {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // burstAt asks l for one permit n times at t and returns how many were admitted.
@@ -19,7 +20,7 @@ func burstAt(l limiters.Limiter, t time.Duration, n int) int {
 
 var flash5EpochWrap = &Guarantee{
 	ID:         "flash5-epoch-wrap",
-	Algorithms: []limiters.Kind{limiters.KindFlash5Fixed, limiters.KindFixedWindow},
+	Algorithms: []limiters.Kind{peers.KindFlash5Fixed, limiters.KindFixedWindow},
 	Claim: "Flash5's fixed window keeps a 32-bit epoch: after exactly 2^32 windows of idle the old window's count is read as " +
 		"current and a spent limit stays spent, where ratelab's fixed window starts fresh; otherwise it is a fixed window, " +
 		"with the boundary burst of 2·limit",

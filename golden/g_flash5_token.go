@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // quotaReporter is a limiter that reports what Flash5's API returns: remaining, and the reset
@@ -39,7 +40,7 @@ func evenlySpaced(times []time.Duration, gap time.Duration) bool {
 
 var flash5TokenLowRate = &Guarantee{
 	ID:         "flash5-token-low-rate",
-	Algorithms: []limiters.Kind{limiters.KindFlash5Token, limiters.KindTokenBucket},
+	Algorithms: []limiters.Kind{peers.KindFlash5Token, limiters.KindTokenBucket},
 	Claim: "Flash5's token bucket refills a whole number of milli-tokens per millisecond, ⌊limit·1000/windowMs⌋ and at " +
 		"least 1, so it admits that many per second whatever the spec says: 100 per 1s is exact, 100 per 60s refills " +
 		"1 milli-token per ms — 60 per minute, not 100 — and 1 per hour is raised to 1 milli-token per ms — 3,600 per " +
@@ -69,7 +70,7 @@ var flash5TokenLowRate = &Guarantee{
 			{100, time.Minute, 1, 60, sec, epoch + 100, 100},
 			{1, time.Hour, 1, 3600, sec, epoch + 1, 1},
 		} {
-			spec := limiters.Flash5TokenSpec{Limit: tc.limit, Window: tc.window}
+			spec := peers.Flash5TokenSpec{Limit: tc.limit, Window: tc.window}
 			if got := spec.RefillPerMs(); got != tc.refill {
 				r.failf("%s: refillPerMs %d: the bound is ⌊%d·1000/%d⌋, at least 1 = %d", spec, got, tc.limit, tc.window/msec, tc.refill)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // guavaReserver is what the Guava guarantees ask of a limiter beyond the core.
@@ -32,7 +33,7 @@ func (r *run) buildGuava(spec string) (guavaReserver, error) {
 
 var guavaPrepay = &Guarantee{
 	ID:         "guava-prepay",
-	Algorithms: []limiters.Kind{limiters.KindGuavaBursty, limiters.KindTokenBucket},
+	Algorithms: []limiters.Kind{peers.KindGuavaBursty, limiters.KindTokenBucket},
 	Claim: "Guava's SmoothBursty lets the next caller pay for a request: a request passes once the next free ticket " +
 		"has come, whatever its size, and pushes the ticket on by its own cost; it starts empty, yet its first request " +
 		"passes at once, and after an idle it lets its stored permits and one more through. ratelab's token bucket of " +
@@ -165,14 +166,14 @@ func atOrNever(d time.Duration) string {
 
 // guavaThreshold is SmoothWarmingUp's thresholdPermits for a spec: 0.5 × warmup / stable
 // interval, in Guava's doubles.
-func guavaThreshold(s limiters.GuavaWarmUpSpec) float64 {
+func guavaThreshold(s peers.GuavaWarmUpSpec) float64 {
 	stable := 1e6 / (float64(s.Rate.Permits) / s.Rate.Window.Seconds())
 	return 0.5 * float64(s.WarmUp/time.Microsecond) / stable
 }
 
 var guavaWarmupNeverWarms = &Guarantee{
 	ID:         "guava-warmup-never-warms",
-	Algorithms: []limiters.Kind{limiters.KindGuavaWarmUp},
+	Algorithms: []limiters.Kind{peers.KindGuavaWarmUp},
 	Claim: "Guava's SmoothWarmingUp warms up by spending its stored permits, which only demand above what tryAcquire lets " +
 		"through does: with tryAcquire traffic at exactly the stable rate each admission from cold costs more than the time " +
 		"to the next request, that request is refused, and the idle after it stores permits back. With cold factor 2 it " +
@@ -205,7 +206,7 @@ var guavaWarmupNeverWarms = &Guarantee{
 			if err != nil {
 				return err
 			}
-			threshold := guavaThreshold(specOf[limiters.GuavaWarmUpSpec](tc.spec))
+			threshold := guavaThreshold(specOf[peers.GuavaWarmUpSpec](tc.spec))
 			counts := make([]int, hour)
 			lastRefused, below, least := time.Duration(-1), time.Duration(-1), 1e300
 			for k := range hour * 100 {

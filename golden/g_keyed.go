@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // factorySpec is a spec whose New goes through the run's factory, so that a keyed table's
@@ -39,7 +40,7 @@ func maxInWindow(times []time.Duration, L time.Duration) int {
 
 var keyedPerKeyBound = &Guarantee{
 	ID:         "keyed-per-key-bound",
-	Algorithms: []limiters.Kind{limiters.KindTokenBucket, limiters.KindFixedWindow, limiters.KindNginx, limiters.KindFlash5Fixed},
+	Algorithms: []limiters.Kind{limiters.KindTokenBucket, limiters.KindFixedWindow, peers.KindNginx, peers.KindFlash5Fixed},
 	Claim: "a keyed table gives every key its own limiter: each key's admissions stay within the kind's bound for one limiter, " +
 		"whatever the other keys do, and a saturating key reaches it",
 	Scenario: "20 keys in a table of 32 (lru): key i > 0 asks every 1+i%5 ms from i ms to 3s; key 0 asks 6 at once at " +
@@ -112,7 +113,7 @@ var keyedPerKeyBound = &Guarantee{
 
 var keyedLRUAttacker = &Guarantee{
 	ID:         "keyed-lru-attacker",
-	Algorithms: []limiters.Kind{limiters.KindTokenBucket, limiters.KindFixedWindow, limiters.KindNginx, limiters.KindFlash5Fixed},
+	Algorithms: []limiters.Kind{limiters.KindTokenBucket, limiters.KindFixedWindow, peers.KindNginx, peers.KindFlash5Fixed},
 	Claim: "an attacker cycling through k+1 keys defeats an LRU table of k: each key was evicted k requests before it returns, " +
 		"so every request is a new key's first and is admitted; with k keys it gets the per-key limit, and a fresh table " +
 		"refuses the key it has no room for instead of forgetting one",
@@ -167,7 +168,7 @@ var keyedLRUAttacker = &Guarantee{
 
 var keyedPeers = &Guarantee{
 	ID:         "keyed-peers",
-	Algorithms: []limiters.Kind{limiters.KindNginx, limiters.KindFlash5Fixed},
+	Algorithms: []limiters.Kind{peers.KindNginx, peers.KindFlash5Fixed},
 	Claim: "NGINX's limit_req_zone and Flash5's guard.limit(\"ip\", …) are per key, and work through the same wrapper: each " +
 		"key gets the product's own burst; LRU forgets a busy key as NGINX does when its zone is full; fresh eviction waits " +
 		"until a key has forgotten everything (NGINX: a whole request of decay below zero; Flash5: its window is over)",

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // nginxBurstAt sends n requests at t to an nginx limiter whose callers wait as nginx holds
@@ -40,7 +41,7 @@ func msList(d []time.Duration) string {
 
 var nginxBurst = &Guarantee{
 	ID:         "nginx-burst",
-	Algorithms: []limiters.Kind{limiters.KindNginx},
+	Algorithms: []limiters.Kind{peers.KindNginx},
 	Claim: "NGINX limit_req at 10r/s, burst=5: of ten requests at once, with delay=2 three pass at once, three are held " +
 		"100, 200 and 300ms and four get 503; with nodelay six (burst + 1) pass and four get 503; after an idle that drains " +
 		"the excess exactly burst + 1 pass at once again, then one per 100ms; and 1r/m is kept as 16 milli-requests per " +

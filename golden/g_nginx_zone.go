@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 var keyedNginxZone = &Guarantee{
 	ID:         "keyed-nginx-zone",
-	Algorithms: []limiters.Kind{limiters.KindNginx},
+	Algorithms: []limiters.Kind{peers.KindNginx},
 	Claim: "keys(evict=nginx) expires nodes as NGINX's limit_req_zone does: a new key at a full zone takes the least " +
 		"recently used node however recently it was seen (and that key comes back with a whole burst); a new key, full " +
 		"or not, removes at most 2 least recently used nodes idle 60s whose excess has decayed to 0; a node still " +

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // sizeSpecs are one limiter of each kind with a small MaxPermits.
@@ -100,7 +101,7 @@ var requestSizes = &Guarantee{
 				// floored to a whole nanosecond.
 				from, to = w.WarmUp-time.Microsecond, w.WarmUp
 			}
-			if u, ok := s.(limiters.UberSpec); ok {
+			if u, ok := s.(peers.UberSpec); ok {
 				// Take never refuses, and a fresh uber's first calls get no slack: the
 				// slack + 1 Takes of MaxPermits are issued T apart from 0, the last at slack·T.
 				from = time.Duration(u.Slack) * u.Rate.Window / time.Duration(u.Rate.Permits)

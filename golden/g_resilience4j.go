@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // reserveBurst makes n one-permit reservations at t, each caller waiting at most maxWait, and
@@ -43,7 +44,7 @@ func waitsText(waits map[time.Duration]int) string {
 
 var resilience4jCycles = &Guarantee{
 	ID:         "resilience4j-cycles",
-	Algorithms: []limiters.Kind{limiters.KindResilience4j},
+	Algorithms: []limiters.Kind{peers.KindResilience4j},
 	Claim: "resilience4j's AtomicRateLimiter gives limitForPeriod permissions per cycle of limitRefreshPeriod, cycles counted " +
 		"from the limiter's creation: 2 × limit pass across a cycle boundary; a caller whose timeout covers the wait reserves " +
 		"a later cycle's permissions, driving them negative — with the default timeoutDuration of 5s, 600 callers at once get " +

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // sentinelAt sends count requests of one at t, each caller waiting as long as the rule lets it
@@ -33,7 +34,7 @@ func sentinelAt(l limiters.Limiter, s limiters.Spec, t time.Duration, count int)
 
 var sentinelFlow = &Guarantee{
 	ID:         "sentinel-flow",
-	Algorithms: []limiters.Kind{limiters.KindSentinel},
+	Algorithms: []limiters.Kind{peers.KindSentinel},
 	Claim: "Sentinel's flow rule counts passes in two 500ms buckets of the epoch's clock, not in a second: at threshold=100, " +
 		"100 passes at 0.7s block every request until 1.5s, yet 100 at 0.499s and 100 more at 1s all pass — 200 within " +
 		"501ms; a warm-up rule starts cold and warms only as traffic uses its tokens, a step each whole second; throttling " +

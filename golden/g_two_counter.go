@@ -5,6 +5,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // admitAllAt asks l for one permit at t until refused and appends the admissions to adm.
@@ -17,7 +18,7 @@ func admitAllAt(l limiters.Limiter, t time.Duration, adm []Admission) []Admissio
 
 var twoCounterWorstWindow = &Guarantee{
 	ID:         "two-counter-worst-window",
-	Algorithms: []limiters.Kind{limiters.KindTwoCounter, limiters.KindSlidingWindow, limiters.KindFixedWindow},
+	Algorithms: []limiters.Kind{peers.KindTwoCounter, limiters.KindSlidingWindow, limiters.KindFixedWindow},
 	Claim: "the two-counter sliding estimate (prev × remaining fraction of the period + curr, periods anchored at the first " +
 		"request) admits at most limit + ⌊limit·(L − 2ns)/period⌋ in any interval of length L ≤ period — for 100 per 1s, " +
 		"199 = 2·limit − 1 in a trailing second and 189 in 900ms — reached by the previous period's limit at its last " +

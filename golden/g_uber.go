@@ -7,6 +7,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // takes reserves one permit k times at t on l (an uber kind: Take) and returns the waits.
@@ -37,7 +38,7 @@ func evenly(k int, T time.Duration) []time.Duration {
 
 var uberSlack = &Guarantee{
 	ID:         "uber-slack",
-	Algorithms: []limiters.Kind{limiters.KindUber},
+	Algorithms: []limiters.Kind{peers.KindUber},
 	Claim: "go.uber.org/ratelimit, the real library on a virtual clock, never refuses: Take sleeps until its permit is due; the very " +
 		"first calls get no slack, after an idle slack + 1 Takes return at once, and WithoutSlack (slack=0) issues permits strictly one " +
 		"interval apart, whatever the idle or the demand",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // decisions asks l for one permit at each time and returns the decisions.
@@ -39,7 +40,7 @@ func decisionList(ds []limiters.Decision) string {
 
 var xTimeRateLibrary = &Guarantee{
 	ID:         "x-time-rate-library",
-	Algorithms: []limiters.Kind{limiters.KindXTimeRate, limiters.KindTokenBucket},
+	Algorithms: []limiters.Kind{peers.KindXTimeRate, limiters.KindTokenBucket},
 	Claim: "golang.org/x/time/rate, the real library driven at virtual time, starts full (burst requests pass at once, then one per " +
 		"1/rate), refuses AllowN(n > burst) forever, makes waiting callers (mode=wait) wait for the tokens they borrow; and its float " +
 		"arithmetic admits what exact arithmetic refuses: a request short of a token by less than 1ns of refill waits \"0\" and passes, " +

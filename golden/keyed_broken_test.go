@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // sharedAcrossKeys is a keyed table that forgot to key: every key's limiter is one and the
@@ -41,7 +42,7 @@ func init() {
 			name       string
 			factory    Factory
 			guarantees map[string][]string
-		}{"nginx per key as a textbook leaky bucket", only(func(s limiters.NginxSpec, c limiters.Clock) (limiters.Limiter, error) {
+		}{"nginx per key as a textbook leaky bucket", only(func(s peers.NginxSpec, c limiters.Clock) (limiters.Limiter, error) {
 			return newTextbookNginx(s, c, true)
 		}), map[string][]string{
 			"keyed-peers": {

@@ -1,11 +1,14 @@
 package golden
 
-import "github.com/ratelab/ratelab/limiters"
+import (
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
+)
 
 // nginxNodeWithoutExcess is nginx whose node shows the zone no excess: every node idle 60s
 // looks drained, so a zone expires a node that still holds excess, and its key comes back
 // with a whole burst.
-type nginxNodeWithoutExcess struct{ *limiters.Nginx }
+type nginxNodeWithoutExcess struct{ *peers.Nginx }
 
 func (l nginxNodeWithoutExcess) ZoneNode() limiters.NginxNode {
 	node := l.Nginx.ZoneNode()
@@ -19,8 +22,8 @@ func init() {
 		name       string
 		factory    Factory
 		guarantees map[string][]string
-	}{"an nginx zone that reads every node's excess as 0", only(func(s limiters.NginxSpec, c limiters.Clock) (limiters.Limiter, error) {
-		l, err := limiters.NewNginx(s, c)
+	}{"an nginx zone that reads every node's excess as 0", only(func(s peers.NginxSpec, c limiters.Clock) (limiters.Limiter, error) {
+		l, err := peers.NewNginx(s, c)
 		return nginxNodeWithoutExcess{l}, err
 	}), map[string][]string{
 		"keyed-nginx-zone": {

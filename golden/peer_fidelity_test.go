@@ -12,6 +12,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // twinEpoch is the time.Time the direct library calls below take for virtual 0: not the one
@@ -79,10 +80,10 @@ func (w *uberDirect) decide(t time.Time, n int, _ bool) (limiters.Decision, time
 
 func newTwin(t *testing.T, s limiters.Spec) libraryTwin {
 	switch s := s.(type) {
-	case limiters.XTimeRateSpec:
+	case peers.XTimeRateSpec:
 		limit := rate.Limit(float64(s.Rate.Permits) / s.Rate.Window.Seconds())
 		return &xTimeRateDirect{lim: rate.NewLimiter(limit, s.Burst), burst: s.Burst, maxWait: s.CallerWait()}
-	case limiters.UberSpec:
+	case peers.UberSpec:
 		c := &directClock{now: twinEpoch}
 		slack := ratelimit.WithSlack(s.Slack)
 		if s.Slack == 0 {

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 )
 
 // resilience4jNoReservations is resilience4j refusing every caller that would have to wait,
 // whatever its timeout: a fixed window aligned to creation.
-type resilience4jNoReservations struct{ *limiters.Resilience4j }
+type resilience4jNoReservations struct{ *peers.Resilience4j }
 
 func (l resilience4jNoReservations) ReserveAt(now time.Duration, n int, _ time.Duration) limiters.Reservation {
 	return l.Resilience4j.ReserveAt(now, n, 0)
@@ -21,7 +22,7 @@ func (l resilience4jNoReservations) ReserveAt(now time.Duration, n int, _ time.D
 // forgets the previous period (a fixed window anchored at the first request).
 type twoCounterBroken struct {
 	base
-	cfg         limiters.TwoCounterSpec
+	cfg         peers.TwoCounterSpec
 	checkBefore bool
 	forget      bool
 
@@ -31,7 +32,7 @@ type twoCounterBroken struct {
 	prev, curr   int64
 }
 
-func newTwoCounterBroken(s limiters.TwoCounterSpec, c limiters.Clock, checkBefore, forget bool) *twoCounterBroken {
+func newTwoCounterBroken(s peers.TwoCounterSpec, c limiters.Clock, checkBefore, forget bool) *twoCounterBroken {
 	b := &twoCounterBroken{base: base{clock: c, spec: s}, cfg: s, checkBefore: checkBefore, forget: forget}
 	b.self = b
 	return b
@@ -93,7 +94,7 @@ func (b *twoCounterBroken) Snapshot(now time.Duration) limiters.State {
 // brokenCases from a file of their own.
 func init() {
 	brokenCases = append(brokenCases, []brokenCase{
-		{"Flash5's token bucket with an exact refill (ratelab's token bucket in its place)", only(func(s limiters.Flash5TokenSpec, c limiters.Clock) (limiters.Limiter, error) {
+		{"Flash5's token bucket with an exact refill (ratelab's token bucket in its place)", only(func(s peers.Flash5TokenSpec, c limiters.Clock) (limiters.Limiter, error) {
 			return limiters.NewTokenBucket(s.Limit, limiters.Rate{Permits: s.Limit, Window: s.Window}, c)
 		}), map[string][]string{
 			"flash5-token-low-rate": {
@@ -103,13 +104,13 @@ func init() {
 				"flash5-token:limit=100,window=1s: reports no Quota",
 			},
 		}},
-		{"resilience4j with its cycles aligned to the clock's origin, not its creation", only(func(s limiters.Resilience4jSpec, c limiters.Clock) (limiters.Limiter, error) {
-			return limiters.NewResilience4j(s, fixedClock(0))
+		{"resilience4j with its cycles aligned to the clock's origin, not its creation", only(func(s peers.Resilience4jSpec, c limiters.Clock) (limiters.Limiter, error) {
+			return peers.NewResilience4j(s, fixedClock(0))
 		}), map[string][]string{
 			"resilience4j-cycles": {"resilience4j:limit=50,period=500ms,timeout=0s made at 200ms: 50 of 51 admitted at 699ms and 0 of 51 at 700ms: the bound is exactly 50 and 50"},
 		}},
-		{"resilience4j that never reserves (refuses every caller that would wait)", only(func(s limiters.Resilience4jSpec, c limiters.Clock) (limiters.Limiter, error) {
-			l, err := limiters.NewResilience4j(s, c)
+		{"resilience4j that never reserves (refuses every caller that would wait)", only(func(s peers.Resilience4jSpec, c limiters.Clock) (limiters.Limiter, error) {
+			l, err := peers.NewResilience4j(s, c)
 			return resilience4jNoReservations{l}, err
 		}), map[string][]string{
 			"resilience4j-cycles": {
@@ -117,7 +118,7 @@ func init() {
 				"resilience4j:limit=50,period=500ms,mode=wait: 1000 callers at 0: waits [50×0s], 950 refused",
 			},
 		}},
-		{"a two-counter that checks the estimate before counting the request (estimate < limit)", only(func(s limiters.TwoCounterSpec, c limiters.Clock) (limiters.Limiter, error) {
+		{"a two-counter that checks the estimate before counting the request (estimate < limit)", only(func(s peers.TwoCounterSpec, c limiters.Clock) (limiters.Limiter, error) {
 			return newTwoCounterBroken(s, c, true, false), nil
 		}), map[string][]string{
 			"two-counter-worst-window": {
@@ -125,7 +126,7 @@ func init() {
 				"the bound is exactly 100, 99 and 199",
 			},
 		}},
-		{"a two-counter that forgets the previous period (a fixed window anchored at the first request)", only(func(s limiters.TwoCounterSpec, c limiters.Clock) (limiters.Limiter, error) {
+		{"a two-counter that forgets the previous period (a fixed window anchored at the first request)", only(func(s peers.TwoCounterSpec, c limiters.Clock) (limiters.Limiter, error) {
 			return newTwoCounterBroken(s, c, false, true), nil
 		}), map[string][]string{
 			"two-counter-worst-window": {

@@ -1,9 +1,12 @@
-package limiters
+package limiters_test
 
 import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
 
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +18,7 @@ import (
 // twice; sentinel-golang drops the pass of a bucket behind its slot and reads the window's
 // buckets as deprecated (now − start underflows), so everything passes until time catches up;
 // go.uber.org/ratelimit never refuses (Take sleeps), so its decisions bound nothing.
-var productsLate = map[Kind]bool{KindFlash5Fixed: true, KindFlash5Token: true, KindSentinel: true, KindUber: true}
+var productsLate = map[limiters.Kind]bool{peers.KindFlash5Fixed: true, peers.KindFlash5Token: true, peers.KindSentinel: true, peers.KindUber: true}
 
 // Times that go backwards, as a caller racing another's clock reading gives them (up to two
 // windows late, one call in ten), never make a kind admit more than its AdmissionBound over
@@ -24,14 +27,14 @@ var productsLate = map[Kind]bool{KindFlash5Fixed: true, KindFlash5Token: true, K
 // products in productsLate define it otherwise; the test pins that they still do, so that
 // the list stays honest.
 func TestLateReadingsKeepTheBound(t *testing.T) {
-	for _, k := range Kinds() {
-		spec, err := ParseSpec(k.Example)
+	for _, k := range limiters.Kinds() {
+		spec, err := limiters.ParseSpec(k.Example)
 		require.NoError(t, err)
 		w := spec.NaturalWindow()
 		if w == 0 {
 			continue // no time axis
 		}
-		bound, ok := AdmissionBound(spec, w)
+		bound, ok := limiters.AdmissionBound(spec, w)
 		require.True(t, ok, k.Example)
 		worst := int64(0)
 		for seed := uint64(0); seed < 30; seed++ {
@@ -43,14 +46,14 @@ func TestLateReadingsKeepTheBound(t *testing.T) {
 			require.Greater(t, worst, bound, "%s: its product lets late readings past the bound; does ratelab still follow it?", k.Example)
 			continue
 		}
-		require.LessOrEqual(t, worst, bound, "%s: a late reading admitted past the bound over %s", k.Example, FormatDuration(w))
+		require.LessOrEqual(t, worst, bound, "%s: a late reading admitted past the bound over %s", k.Example, limiters.FormatDuration(w))
 	}
 }
 
 // lateReadingsWorst runs 2000 calls of 1 permit, times stepping up by up to step and one in
 // ten going back by up to two windows, and returns the most admitted in any window of the
 // times as seen.
-func lateReadingsWorst(t *testing.T, spec Spec, w, step time.Duration, seed uint64) int64 {
+func lateReadingsWorst(t *testing.T, spec limiters.Spec, w, step time.Duration, seed uint64) int64 {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	l, err := spec.New(zeroClock{})
 	require.NoError(t, err)
@@ -63,7 +66,7 @@ func lateReadingsWorst(t *testing.T, spec Spec, w, step time.Duration, seed uint
 			now += time.Duration(rng.Int64N(int64(step)))
 		}
 		latest = max(latest, now)
-		if l.AcquireAt(now, 1) == Admitted {
+		if l.AcquireAt(now, 1) == limiters.Admitted {
 			seen = append(seen, latest)
 		}
 	}

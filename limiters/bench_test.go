@@ -52,15 +52,6 @@ func (k benchKind) reject(b *testing.B) Limiter {
 	return l
 }
 
-func must[L any](l L, err error) L {
-	if err != nil {
-		panic(err)
-	}
-	return l
-}
-
-var benchClock = NewMonotonicClock()
-
 var benchKinds = []benchKind{
 	{
 		name: "token-bucket",
@@ -121,32 +112,6 @@ var benchKinds = []benchKind{
 		},
 	},
 	{
-		name: "guava-bursty",
-		sequential: func(*testing.B) (Limiter, time.Duration) {
-			// 250000/s: a permit costs 4µs, and one call per 4µs is exactly the rate.
-			return must(NewGuavaBursty(GuavaBurstySpec{Rate: PerSecond(250_000), MaxBurst: time.Second}, zeroClock{})), 4 * time.Microsecond
-		},
-		generous: func(*testing.B) Limiter {
-			// Made 1000h before the benchmark's times with a 1000h burst: 9·10¹¹ stored permits.
-			// The parallel goroutines' times differ, and Guava refuses a caller whose reading is
-			// behind the next free ticket that a later reading set: about half are refused.
-			return must(NewGuavaBursty(GuavaBurstySpec{Rate: PerSecond(250_000), MaxBurst: 1000 * time.Hour},
-				fixedClock(-1000*time.Hour)))
-		},
-	},
-	{
-		// No burst at all (every permit costs at least T): the parallel admit path reports
-		// its admit fraction, as the leaky bucket's does.
-		name: "guava-warmup",
-		sequential: func(*testing.B) (Limiter, time.Duration) {
-			// From cold a permit costs up to 3T: a step of 3T admits every call.
-			return must(NewGuavaWarmingUp(GuavaWarmUpSpec{Rate: PerSecond(250_000), WarmUp: time.Second, ColdFactor: 3}, zeroClock{})), 12 * time.Microsecond
-		},
-		generous: func(*testing.B) Limiter {
-			return must(NewGuavaWarmingUp(GuavaWarmUpSpec{Rate: PerSecond(250_000), WarmUp: time.Second, ColdFactor: 3}, zeroClock{}))
-		},
-	},
-	{
 		// Acquire only: 2^31-1 permits are more than b.N can take.
 		name: "concurrency",
 		sequential: func(*testing.B) (Limiter, time.Duration) {
@@ -154,34 +119,6 @@ var benchKinds = []benchKind{
 		},
 		rejecting: func() Limiter { return must(NewConcurrency(100)) },
 		generous:  func(*testing.B) Limiter { return must(NewConcurrency(math.MaxInt32)) },
-	},
-	{
-		// NGINX limit_req (a mutex around its node): 1000000r/s with burst=1000 nodelay
-		// admits one request per µs. Its largest configuration drains 10⁶ requests per whole
-		// ms, which the parallel and real-clock forms outrun: they report their admit fraction.
-		name: "nginx",
-		sequential: func(*testing.B) (Limiter, time.Duration) {
-			return must(NewNginx(NginxSpec{Rate: PerSecond(1_000_000), Burst: 1000, NoDelay: true}, benchClock)), time.Microsecond
-		},
-		rejecting: func() Limiter {
-			return must(NewNginx(NginxSpec{Rate: PerSecond(1), Burst: 100, NoDelay: true}, benchClock))
-		},
-		generous: func(*testing.B) Limiter {
-			return must(NewNginx(NginxSpec{Rate: PerSecond(1_000_000), Burst: 1_000_000, NoDelay: true}, benchClock))
-		},
-	},
-	{
-		// Sentinel flow control (a mutex around the rule's state), direct + reject at 10⁶
-		// QPS: a call per µs stays within the two 500ms buckets. The parallel and real-clock
-		// forms outrun it and report their admit fraction.
-		name: "sentinel",
-		sequential: func(*testing.B) (Limiter, time.Duration) {
-			return must(NewSentinel(SentinelSpec{Threshold: 1_000_000}, benchClock)), time.Microsecond
-		},
-		rejecting: func() Limiter { return must(NewSentinel(SentinelSpec{Threshold: 100}, benchClock)) },
-		generous: func(*testing.B) Limiter {
-			return must(NewSentinel(SentinelSpec{Threshold: 1_000_000}, benchClock))
-		},
 	},
 	{
 		// The bulkhead's real cycle: acquire, then Release — two CAS loops.
@@ -194,24 +131,7 @@ var benchKinds = []benchKind{
 	},
 }
 
-// zeroClock is a clock stuck at 0, so that warm-up limiters are born at 0.
-type zeroClock struct{}
-
-func (zeroClock) Now() time.Duration { return 0 }
-
-// fixedClock is a clock stuck at its value: a limiter made on it is born then.
-type fixedClock time.Duration
-
-func (c fixedClock) Now() time.Duration { return time.Duration(c) }
-
-// benchStart is the first time used: past every warm-up of 1ms.
-const benchStart = time.Second
-
 var sink atomic.Int64
-
-func reportAdmits(b *testing.B, admits int64) {
-	b.ReportMetric(float64(admits)/float64(b.N), "admits/op")
-}
 
 // acquireLoop makes n decisions at now+step, now+2·step, … on l's concrete type, so that the
 // figure is the decision's cost rather than an interface call's (path=admit-via-interface
@@ -248,34 +168,6 @@ func acquireLoop(n int, l Limiter, now, step time.Duration, release bool) int64 
 			}
 		}
 	case *WarmUpTokenBucket:
-		for range n {
-			now += step
-			if l.AcquireAt(now, 1) == Admitted {
-				admits++
-			}
-		}
-	case *Nginx:
-		for range n {
-			now += step
-			if l.AcquireAt(now, 1) == Admitted {
-				admits++
-			}
-		}
-	case *Sentinel:
-		for range n {
-			now += step
-			if l.AcquireAt(now, 1) == Admitted {
-				admits++
-			}
-		}
-	case *GuavaBursty:
-		for range n {
-			now += step
-			if l.AcquireAt(now, 1) == Admitted {
-				admits++
-			}
-		}
-	case *GuavaWarmingUp:
 		for range n {
 			now += step
 			if l.AcquireAt(now, 1) == Admitted {
@@ -327,30 +219,6 @@ func tryAcquireLoop(n int, l Limiter) int64 {
 			}
 		}
 	case *WarmUpTokenBucket:
-		for range n {
-			if l.TryAcquire(1) {
-				admits++
-			}
-		}
-	case *Nginx:
-		for range n {
-			if l.TryAcquire(1) {
-				admits++
-			}
-		}
-	case *Sentinel:
-		for range n {
-			if l.TryAcquire(1) {
-				admits++
-			}
-		}
-	case *GuavaBursty:
-		for range n {
-			if l.TryAcquire(1) {
-				admits++
-			}
-		}
-	case *GuavaWarmingUp:
 		for range n {
 			if l.TryAcquire(1) {
 				admits++
@@ -564,10 +432,6 @@ func BenchmarkTryAcquire(b *testing.B) {
 				case *SlidingWindow:
 					l.clock = NewMonotonicClock()
 				case *FixedWindow:
-					l.clock = NewMonotonicClock()
-				case *GuavaBursty:
-					l.clock = NewMonotonicClock() // still born 1000h before: the burst is stored
-				case *GuavaWarmingUp:
 					l.clock = NewMonotonicClock()
 				}
 			}

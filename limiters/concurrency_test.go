@@ -1,4 +1,4 @@
-package limiters
+package limiters_test
 
 import (
 	"math/rand/v2"
@@ -9,35 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
+
 	"github.com/ratelab/ratelab/virtualclock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// startGate releases goroutines together: wait blocks on a channel until open closes it, and
-// then spins (yielding) until every goroutine has passed the channel, so that they start
-// taking permits at the same moment rather than in the order the scheduler woke them.
-type startGate struct {
-	ch      chan struct{}
-	arrived atomic.Int32
-	n       int32
-}
-
-func newStartGate(n int) *startGate { return &startGate{ch: make(chan struct{}), n: int32(n)} }
-
-func (g *startGate) open() { close(g.ch) }
-
-func (g *startGate) wait() {
-	<-g.ch
-	g.arrived.Add(1)
-	for g.arrived.Load() < g.n {
-		runtime.Gosched()
-	}
-}
-
 // race starts goroutines that wait on a gate, then each take permits one at a time with
 // TryAcquire until refused; it returns the total taken.
-func race(goroutines int, l Clocked) int {
+func race(goroutines int, l limiters.Clocked) int {
 	var (
 		gate  = newStartGate(goroutines)
 		wg    sync.WaitGroup
@@ -65,25 +47,31 @@ func TestRaceForTwentyPermits(t *testing.T) {
 	const goroutines, permits, rounds = 16, 20, 200
 	kinds := []struct {
 		name string
-		make func(c Clock) Clocked
+		make func(c limiters.Clock) limiters.Clocked
 	}{
-		{"token-bucket", func(c Clock) Clocked { return must(NewTokenBucket(permits, PerSecond(1), c)) }},
-		{"sliding-window", func(c Clock) Clocked { return must(NewSlidingWindow(permits, time.Second, 10, c)) }},
-		{"fixed-window", func(c Clock) Clocked { return must(NewFixedWindow(permits, time.Second, c)) }},
-		{"concurrency", func(Clock) Clocked { return must(NewConcurrency(permits)) }},
-		{"flash5-fixed", func(c Clock) Clocked {
-			return must(NewFlash5Fixed(Flash5FixedSpec{Limit: permits, Window: time.Second}, c))
+		{"token-bucket", func(c limiters.Clock) limiters.Clocked {
+			return must(limiters.NewTokenBucket(permits, limiters.PerSecond(1), c))
 		}},
-		{"x-time-rate", func(c Clock) Clocked { // the library's mutex, not a CAS
-			return must(NewXTimeRate(XTimeRateSpec{Rate: PerSecond(1), Burst: permits}, c))
+		{"sliding-window", func(c limiters.Clock) limiters.Clocked {
+			return must(limiters.NewSlidingWindow(permits, time.Second, 10, c))
+		}},
+		{"fixed-window", func(c limiters.Clock) limiters.Clocked { return must(limiters.NewFixedWindow(permits, time.Second, c)) }},
+		{"concurrency", func(limiters.Clock) limiters.Clocked { return must(limiters.NewConcurrency(permits)) }},
+		{"flash5-fixed", func(c limiters.Clock) limiters.Clocked {
+			return must(peers.NewFlash5Fixed(peers.Flash5FixedSpec{Limit: permits, Window: time.Second}, c))
+		}},
+		{"x-time-rate", func(c limiters.Clock) limiters.Clocked { // the library's mutex, not a CAS
+			return must(peers.NewXTimeRate(peers.XTimeRateSpec{Rate: limiters.PerSecond(1), Burst: permits}, c))
 		}},
 		// nginx's node is under a mutex, as under the zone's lock: burst + 1 = 20 pass.
-		{"nginx", func(c Clock) Clocked {
-			return must(NewNginx(NginxSpec{Rate: PerSecond(1), Burst: permits - 1, NoDelay: true}, c))
+		{"nginx", func(c limiters.Clock) limiters.Clocked {
+			return must(peers.NewNginx(peers.NginxSpec{Rate: limiters.PerSecond(1), Burst: permits - 1, NoDelay: true}, c))
 		}},
 		// sentinel's check and count are separate steps (racing callers overshoot); the
 		// model serialises them under a mutex, so exactly the threshold passes.
-		{"sentinel", func(c Clock) Clocked { return must(NewSentinel(SentinelSpec{Threshold: permits}, c)) }},
+		{"sentinel", func(c limiters.Clock) limiters.Clocked {
+			return must(peers.NewSentinel(peers.SentinelSpec{Threshold: permits}, c))
+		}},
 	}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -108,7 +96,7 @@ func TestRaceForTwentyPermits(t *testing.T) {
 func TestSlidingWindowRaceNeverExceeds(t *testing.T) {
 	const rounds, goroutines = 1500, 4
 	for round := range rounds {
-		s := must(NewSlidingWindow(3, time.Second, 10, virtualclock.New()))
+		s := must(limiters.NewSlidingWindow(3, time.Second, 10, virtualclock.New()))
 		var (
 			gate  = newStartGate(goroutines)
 			wg    sync.WaitGroup
@@ -122,7 +110,7 @@ func TestSlidingWindowRaceNeverExceeds(t *testing.T) {
 				for i := range 3 {
 					// Times over two slots, so that racers also write different buckets.
 					at := time.Duration((g+i)%2) * 100 * time.Millisecond
-					if n := 1 + (g+i+round)%2; s.AcquireAt(at, n) == Admitted {
+					if n := 1 + (g+i+round)%2; s.AcquireAt(at, n) == limiters.Admitted {
 						total.Add(int64(n))
 					}
 				}
@@ -140,7 +128,7 @@ func TestSlidingWindowRaceNeverExceeds(t *testing.T) {
 // Random acquires and releases from many goroutines never hold more than max at once.
 func TestConcurrencyNeverExceedsMax(t *testing.T) {
 	const max, goroutines = 7, 12
-	c := must(NewConcurrency(max))
+	c := must(limiters.NewConcurrency(max))
 	var (
 		held, peak atomic.Int64
 		wg         sync.WaitGroup
@@ -181,8 +169,8 @@ func TestConcurrencyNeverExceedsMax(t *testing.T) {
 // Releasing more than is held panics with a message naming both numbers, and changes
 // nothing; so does releasing zero or a negative count.
 func TestConcurrencyOverRelease(t *testing.T) {
-	c := must(NewConcurrency(5))
-	require.Equal(t, Admitted, c.AcquireAt(0, 2))
+	c := must(limiters.NewConcurrency(5))
+	require.Equal(t, limiters.Admitted, c.AcquireAt(0, 2))
 	for _, n := range []int{3, 100, 0, -1} {
 		assert.PanicsWithValue(t,
 			"limiters: concurrency: Release("+strconv.Itoa(n)+") with 2 in flight", func() { c.Release(n) }, "Release(%d)", n)
@@ -196,7 +184,7 @@ func TestConcurrencyOverRelease(t *testing.T) {
 
 // TryDo holds the permits while fn runs and releases them when fn returns or panics.
 func TestConcurrencyTryDo(t *testing.T) {
-	c := must(NewConcurrency(3))
+	c := must(limiters.NewConcurrency(3))
 	ran := c.TryDo(2, func() {
 		assert.Equal(t, 2, c.InFlight(), "held while fn runs")
 		assert.False(t, c.TryDo(2, func() { t.Error("must not run: only 1 left") }))

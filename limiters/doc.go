@@ -1,11 +1,18 @@
 // Package limiters holds rate and concurrency limiters behind one interface, driven by an
-// injected monotonic clock: ratelab's six, lock-free and allocation-free, and ten peers that
-// decide as the products people run (NGINX's limit_req, Guava, x/time/rate and uber
-// themselves, Sentinel, resilience4j, Flash5, the two-counter estimate). A keyed table
-// (KeyedLimiter) holds one of any kind per client key. Every limiter can say what an HTTP
-// server would advertise (PolicyOf, QuotaAt) and, where it refuses on a time axis, when a
-// refused request would pass (RetryAfter): package headers writes those as header fields and
-// package httplimit puts a spec in front of a net/http handler.
+// injected monotonic clock: ratelab's six, lock-free and allocation-free, the contract they
+// share, keyed tables of them and the registry that names them. It imports only the standard
+// library, so a Go server can use it as it would golang.org/x/time/rate:
+//
+//	lim, _ := limiters.NewTokenBucket(20, limiters.PerSecond(100), limiters.NewMonotonicClock())
+//	if !lim.TryAcquire(1) {
+//		http.Error(w, "slow down", http.StatusTooManyRequests)
+//	}
+//
+// 100/s with capacity 20: a client idle for 200ms or more may send 20 at once, then one every
+// 10ms. Every limiter can say what an HTTP server would advertise (PolicyOf, QuotaAt) and,
+// where it refuses on a time axis, when a refused request would pass (RetryAfter): package
+// headers writes those as header fields and package httplimit puts a spec in front of a
+// net/http handler.
 //
 // ratelab's six:
 //
@@ -17,19 +24,22 @@
 //	WarmUpTokenBucket  token bucket ramping 1/3 → 1       capacity/3 → capacity  one int64 + birth
 //	Concurrency        max held at once (bulkhead)        no time axis           one int32
 //
-// Beside them the registry holds peers, each in its own file: models of other products
-// (Flash5Fixed) and real libraries driven at virtual time — XTimeRate is golang.org/x/time/rate
-// itself (float64 tokens, a sync.Mutex per call: AllowN, ReserveN and CancelAt at a fixed epoch
-// plus the lane's time) and Uber is go.uber.org/ratelimit itself (Take on a lock-free virtual
-// clock). They decide and wait exactly as the library does, allocate nothing and pass the race
-// detector; where they differ from ratelab's kinds, their doc comments say, with numbers.
+// Beside them, package limiters/peers holds the models of the products people run (NGINX's
+// limit_req, Guava, Sentinel, resilience4j, Flash5, the two-counter estimate) and the real
+// x/time/rate and uber libraries driven at virtual time; it registers them (Register) when it
+// is imported, as image formats register with package image, so that ParseSpec reads
+// "nginx:rate=10r/s" wherever it is linked in.
 //
 // One kind, one place: each kind's file holds its algorithm, its spec type (TokenBucketSpec, …:
 // fields, parsing, formatting, validation, bound, natural window, nominal rate, initial
 // permits), its explanation sentence and its registry entry (KindInfo: family, summary,
 // example, State shape, colour, glyph). The registry (Kinds, Lookup) is what the CLI, the
-// TUI, the charts and the golden catalogue read; adding a kind is its file, one line in
-// kind.go's list, and its tests — TestRegistryIsComplete names whatever it lacks.
+// TUI, the charts and the golden catalogue read. Adding a kind is its file, one line (in
+// kind.go's list for this package, in its own package's init through Register elsewhere),
+// and its tests: TestRegistryIsComplete names whatever the entry lacks. What a kind can do
+// beyond the core it declares by implementing small interfaces that the workbench asks for:
+// Fresh (a keyed table may forget it), Gridded (its window boundaries are drawn), Splittable
+// (a fleet may divide it among instances), Reusable (a keyed table may reset it for a new key).
 //
 // The contract has two levels: the core every limiter implements (Limiter: decide n permits
 // at time t, say what it is) and optional capabilities, each a small interface of its own

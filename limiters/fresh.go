@@ -50,10 +50,6 @@ var (
 	_ Fresh = (*FixedWindow)(nil)
 	_ Fresh = (*SlidingWindow)(nil)
 	_ Fresh = (*Concurrency)(nil)
-	_ Fresh = (*Flash5Fixed)(nil)
-	_ Fresh = (*Nginx)(nil)
-	_ Fresh = (*XTimeRate)(nil)
-	_ Fresh = (*Uber)(nil)
 )
 
 // fresh is TAT ≤ now: for every t ≥ now, max(TAT, t) = t, as for a new schedule (TAT 0).
@@ -92,62 +88,3 @@ func (s *SlidingWindow) FreshAt(now time.Duration) bool {
 
 // FreshAt is nothing in flight.
 func (c *Concurrency) FreshAt(time.Duration) bool { return c.inFlight.Load() == 0 }
-
-// FreshAt is a count of 0, or a stored epoch before now's (within the last 2³¹ windows of
-// the 32-bit epoch): Flash5 replaces it at the next request.
-func (f *Flash5Fixed) FreshAt(now time.Duration) bool {
-	if f.windowMs == 0 {
-		return true
-	}
-	s := f.state.Load()
-	if s&math.MaxUint32 == 0 {
-		return true
-	}
-	behind := uint32(f.epoch(now)) - uint32(s>>32)
-	return behind != 0 && behind < 1<<31
-}
-
-// FreshAt is a node nginx has never seen, or one whose excess has decayed at least a whole
-// request below zero by now: excess − rate·(now − last)/1000 + 1000 ≤ 0, so that the next
-// request is accounted at 0, as on a new node. 10r/s, burst=5 nodelay, a node at excess 2000
-// (two in the burst) last seen at 0: fresh from 300ms on, not at 200ms, when its excess has reached 0
-// and the next request would still be accounted at 1000.
-func (l *Nginx) FreshAt(now time.Duration) bool {
-	if l.rate == 0 {
-		return true
-	}
-	l.mu.Lock()
-	node := l.node
-	l.mu.Unlock()
-	if !node.seen {
-		return true
-	}
-	ms := nginxMs(now) - node.last
-	if ms < 0 || uint64(ms) > math.MaxUint64/l.rate {
-		return false // a late caller, or past nginx's own arithmetic
-	}
-	return l.rate*uint64(ms)/1000 >= uint64(node.excess)+1000
-}
-
-// FreshAt is a full bucket at now: the library's tokens clamp to exactly the burst, and stay
-// there for every later time, as a new limiter's do.
-func (x *XTimeRate) FreshAt(now time.Duration) bool {
-	if x.lim == nil {
-		return true
-	}
-	return x.lim.TokensAt(x.at(now)) >= float64(x.spec.Burst)
-}
-
-// FreshAt is never taken, or, without slack, an issue time more than per before now (the
-// library then issues at now, as on its first call). With slack an idle limiter banks up to
-// slack permits that a new one, which issues its first Take at now, does not have.
-func (u *Uber) FreshAt(now time.Duration) bool {
-	if u.lim == nil {
-		return true
-	}
-	s, taken := u.issued()
-	if !taken {
-		return true
-	}
-	return u.spec.Slack == 0 && now-s > u.per
-}

@@ -64,15 +64,6 @@ func (s FixedWindowSpec) Grid() (Grid, bool) {
 	return Grid{Period: s.Window, Parts: 1, What: "window"}, true
 }
 
-// Grid is the windows, aligned to the clock's origin minus Offset: offset=250ms with 1s
-// windows puts the first boundary at 750ms.
-func (s Flash5FixedSpec) Grid() (Grid, bool) {
-	if s.Window <= 0 {
-		return Grid{}, false
-	}
-	return Grid{Period: s.Window, Parts: 1, Phase: (s.Window - s.Offset%s.Window) % s.Window, What: "window"}, true
-}
-
 // Grid is the slots: Slots cuts per window, the window aligned to the clock's origin.
 func (s SlidingWindowSpec) Grid() (Grid, bool) {
 	slots := s.Slots
@@ -80,17 +71,6 @@ func (s SlidingWindowSpec) Grid() (Grid, bool) {
 		slots = DefaultSlots
 	}
 	return Grid{Period: s.Window, Parts: slots, What: "slot"}, true
-}
-
-// Grid is the leap array's 500ms buckets on sentinel's clock, which the run enters Offset
-// after a 10s boundary; with behavior=throttling the rule paces requests and counts nothing,
-// so there is none.
-func (s SentinelSpec) Grid() (Grid, bool) {
-	if s.Behavior != SentinelReject {
-		return Grid{}, false
-	}
-	b := time.Duration(sentinelBucketMs) * time.Millisecond
-	return Grid{Period: b, Parts: 1, Phase: (b - s.Offset%b) % b, What: "bucket"}, true
 }
 
 // Grid is the keyed limiter's: every key's limiter runs on the same clock.

@@ -669,7 +669,7 @@ func (s *keyedShard) add(k *KeyedLimiter, now time.Duration, key string, h uint6
 	}
 	sl.key = append(sl.key[:0], key...)
 	if k.policy == EvictNginx {
-		s.born[i] = nginxMs(now)
+		s.born[i] = zoneMs(now)
 	}
 	s.indexAdd(h, i)
 	s.n++

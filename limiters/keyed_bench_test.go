@@ -1,25 +1,18 @@
-package limiters
+package limiters_test
 
 import (
 	"runtime"
-	"strconv"
 	"testing"
 	"time"
-)
 
-// clientKeys are n distinct keys as a service sees them: "client-0" … "client-999999".
-func clientKeys(n int) []string {
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = "client-" + strconv.Itoa(i)
-	}
-	return keys
-}
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
+)
 
 // BenchmarkKeyedExistingKey is the hot path: a key the table holds, decided at a rising time
 // (admitted about half the time). 0 allocs/op.
 func BenchmarkKeyedExistingKey(b *testing.B) {
-	k := must(NewKeyed(TokenBucketSpec{Capacity: 10, Rate: PerSecond(1_000_000)}, KeyedConfig{MaxKeys: 1 << 20}, zeroClock{}))
+	k := must(limiters.NewKeyed(limiters.TokenBucketSpec{Capacity: 10, Rate: limiters.PerSecond(1_000_000)}, limiters.KeyedConfig{MaxKeys: 1 << 20}, zeroClock{}))
 	k.AcquireKeyAt(0, "client-42", 1)
 	key := []byte("client-42")
 	b.Run("string", func(b *testing.B) {
@@ -61,9 +54,9 @@ func BenchmarkKeyedExistingKey(b *testing.B) {
 func BenchmarkKeyedDistinctKeys(b *testing.B) {
 	const n = 1 << 20
 	keys := clientKeys(n)
-	for _, policy := range []Evict{EvictLRU, EvictFresh} {
+	for _, policy := range []limiters.Evict{limiters.EvictLRU, limiters.EvictFresh} {
 		b.Run(string(policy), func(b *testing.B) {
-			k := must(NewKeyed(TokenBucketSpec{Capacity: 10, Rate: PerSecond(100)}, KeyedConfig{MaxKeys: n, Evict: policy}, zeroClock{}))
+			k := must(limiters.NewKeyed(limiters.TokenBucketSpec{Capacity: 10, Rate: limiters.PerSecond(100)}, limiters.KeyedConfig{MaxKeys: n, Evict: policy}, zeroClock{}))
 			for _, key := range keys {
 				k.AcquireKeyAt(0, key, 1)
 			}
@@ -106,7 +99,7 @@ func BenchmarkKeyedDistinctKeys(b *testing.B) {
 	// evicts one (LRU), the table's worst case. The table is full (one pass over the keys)
 	// before the clock starts.
 	b.Run("lru-churn", func(b *testing.B) {
-		k := must(NewKeyed(TokenBucketSpec{Capacity: 10, Rate: PerSecond(100)}, KeyedConfig{MaxKeys: n / 2}, zeroClock{}))
+		k := must(limiters.NewKeyed(limiters.TokenBucketSpec{Capacity: 10, Rate: limiters.PerSecond(100)}, limiters.KeyedConfig{MaxKeys: n / 2}, zeroClock{}))
 		i := 0
 		for ; i < n; i++ {
 			k.AcquireKeyAt(time.Duration(i)*time.Microsecond, keys[i&(n-1)], 1)
@@ -127,10 +120,10 @@ func BenchmarkKeyedDistinctKeys(b *testing.B) {
 // Run with -benchtime=1x; the number is bytes/key.
 func BenchmarkKeyedMemory(b *testing.B) {
 	const n = 1 << 20
-	for _, spec := range []Spec{
-		TokenBucketSpec{Capacity: 10, Rate: PerSecond(100)},
-		FixedWindowSpec{Limit: 100, Window: time.Second},
-		NginxSpec{Rate: PerSecond(10), Burst: 5},
+	for _, spec := range []limiters.Spec{
+		limiters.TokenBucketSpec{Capacity: 10, Rate: limiters.PerSecond(100)},
+		limiters.FixedWindowSpec{Limit: 100, Window: time.Second},
+		peers.NginxSpec{Rate: limiters.PerSecond(10), Burst: 5},
 	} {
 		b.Run(string(spec.Kind()), func(b *testing.B) {
 			keys := clientKeys(n)
@@ -139,7 +132,7 @@ func BenchmarkKeyedMemory(b *testing.B) {
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
-				k := must(NewKeyed(spec, KeyedConfig{MaxKeys: n}, zeroClock{}))
+				k := must(limiters.NewKeyed(spec, limiters.KeyedConfig{MaxKeys: n}, zeroClock{}))
 				for _, key := range keys {
 					k.AcquireKeyAt(0, key, 1)
 				}

@@ -8,11 +8,28 @@ import "fmt"
 // every call. Another Spec's New may return a limiter it shares or watches (a test's factory
 // does: one limiter for every key), which a reset would wipe under its other holders.
 func reusesLimiters(spec Spec) bool {
-	switch spec.(type) {
-	case TokenBucketSpec, LeakyBucketSpec, FixedWindowSpec, NginxSpec, ConcurrencySpec:
+	switch spec := spec.(type) {
+	case TokenBucketSpec, LeakyBucketSpec, FixedWindowSpec, ConcurrencySpec:
 		return true
+	case ReusableSpec:
+		return spec.ReusesLimiters()
 	}
 	return false
+}
+
+// ReusableSpec is a spec of another package whose New makes a limiter of its own on every
+// call, and whose limiters are Reusable: a keyed table of it resets an evicted key's limiter
+// for the next new key instead of building one (no allocation once the table is full).
+type ReusableSpec interface {
+	Spec
+	ReusesLimiters() bool
+}
+
+// Reusable is a limiter that can put itself back, in place, in the state its spec's New
+// makes; what New sets besides the state (the rate, the clock) stays as it is.
+type Reusable interface {
+	Limiter
+	ResetState()
 }
 
 // resetForReuse puts an evicted key's limiter back in the state its spec's New makes and
@@ -28,12 +45,10 @@ func resetForReuse(l Limiter) bool {
 		l.arrival.Store(0)
 	case *FixedWindow:
 		l.state.Store(0)
-	case *Nginx:
-		l.mu.Lock()
-		l.node, l.undo = nginxNode{}, nginxUndo{}
-		l.mu.Unlock()
 	case *Concurrency:
 		l.inFlight.Store(0)
+	case Reusable:
+		l.ResetState()
 	default:
 		return false
 	}

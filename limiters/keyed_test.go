@@ -346,37 +346,6 @@ func TestKeyedRacesGetExactlyTheLimit(t *testing.T) {
 	}
 }
 
-// A keyed spec reads, prints back, validates and refuses to build one limiter.
-func TestKeyedSpec(t *testing.T) {
-	s, err := ParseKeyedSpec(" keys( max=1000, evict=fresh ) : nginx:rate=10r/s,burst=5")
-	require.NoError(t, err)
-	assert.Equal(t, "keys(max=1000,evict=fresh):nginx:rate=10r/s,burst=5", s.String())
-	again, err := ParseKeyedSpec(s.String())
-	require.NoError(t, err)
-	assert.Equal(t, s, again)
-	assert.Equal(t, KindNginx, s.Kind())
-	assert.NoError(t, s.Validate())
-	_, bounded := s.AdmissionBound(time.Second)
-	assert.False(t, bounded, "no bound over all keys")
-	assert.Equal(t, s.Spec.InitialPermits(), s.InitialPermits())
-	_, err = s.New(zeroClock{})
-	assert.ErrorContains(t, err, "NewKeyed")
-	assert.True(t, IsKeyedSpec(s.String()))
-	assert.False(t, IsKeyedSpec("token-bucket:capacity=1,rate=1/1s"))
-	for text, want := range map[string]string{
-		"keys(max=10:token-bucket:capacity=1,rate=1/1s": "no closing )",
-		"keys(max=10)token-bucket:capacity=1,rate=1/1s": "expected : and the limiter",
-		"keys(max=0):token-bucket:capacity=1,rate=1/1s": "max=0",
-		"keys(max=10):token-bucket:capacity=1":          "rate=: missing",
-		"token-bucket:capacity=1,rate=1/1s":             "starts with keys(",
-	} {
-		_, err := ParseKeyedSpec(text)
-		if assert.Error(t, err, text) {
-			assert.Contains(t, err.Error(), want, text)
-		}
-	}
-}
-
 // checkKeyedTable holds a table's structure to its counts: in each shard the recency list
 // from head to tail and back holds n slots, each found through the index under its own key,
 // the index holds n words, and the free slots and the held ones are all the slots; over the
@@ -494,7 +463,7 @@ func TestKeyedResetIsNew(t *testing.T) {
 		require.True(t, resetForReuse(used), text)
 		assert.Equal(t, fresh, used, text)
 	}
-	for _, spec := range []Spec{SlidingWindowSpec{Limit: 3, Window: time.Second, Slots: 10}, XTimeRateSpec{Rate: PerSecond(10), Burst: 3}, nil} {
+	for _, spec := range []Spec{SlidingWindowSpec{Limit: 3, Window: time.Second, Slots: 10}, nil} {
 		assert.False(t, reusesLimiters(spec), "%v", spec)
 	}
 	assert.False(t, resetForReuse(must(SlidingWindowSpec{Limit: 3, Window: time.Second, Slots: 10}.New(clock))))

@@ -90,8 +90,10 @@ type FieldInfo struct {
 	Meaning  string // what the value means, for usage text
 }
 
-// kinds is the registry: every kind, in the order ratelab shows them. Adding a kind is one
-// line here and its own file (its spec type, its limiter and its KindInfo).
+// kinds is the registry: every kind, in the order ratelab shows them. This package's kinds
+// are listed here; a kind of another package is added by Register (limiters/peers registers
+// the peer libraries' models so). Adding a kind is its own file (its spec type, its limiter
+// and its KindInfo) and one line: here, or in its package's registration.
 var kinds = []*KindInfo{
 	&tokenBucketKind,
 	&leakyBucketKind,
@@ -99,16 +101,23 @@ var kinds = []*KindInfo{
 	&fixedWindowKind,
 	&warmUpKind,
 	&concurrencyKind,
-	&flash5FixedKind,
-	&flash5TokenKind,
-	&xTimeRateKind,
-	&uberKind,
-	&nginxKind,
-	&guavaBurstyKind,
-	&guavaWarmUpKind,
-	&sentinelKind,
-	&resilience4jKind,
-	&twoCounterKind,
+}
+
+// Register adds a kind to the registry after those already there, so that ParseSpec reads
+// its specs and Kinds, Lookup and everything built on them know it as they know this
+// package's own: the way a kind in another package joins, as an image format joins package
+// image with image.RegisterFormat. Call it from an init function (the registry is not
+// locked); limiters/peers does, once for each peer library's model, in the order they are
+// shown. It panics when the entry is incomplete (Missing says what it lacks) or its kind's
+// name is taken: registering a kind twice is a program's error, not a run's.
+func Register(info KindInfo) {
+	if missing := info.Missing(); missing != "" {
+		panic("limiters: Register: " + missing)
+	}
+	if lookup(info.Kind) != nil {
+		panic(fmt.Sprintf("limiters: Register: kind %q is registered already", info.Kind))
+	}
+	kinds = append(kinds, &info)
 }
 
 // Kinds lists every kind, in the order ratelab shows them.

@@ -66,7 +66,7 @@ func (s LeakyBucketSpec) String() string { return FormatSpec(KindLeakyBucket, s.
 
 // Validate refuses the bad rates TokenBucketSpec refuses and an emission interval beyond 2⁶² ns.
 func (s LeakyBucketSpec) Validate() error {
-	if err := s.Rate.validate(KindLeakyBucket); err != nil {
+	if err := s.Rate.Validate(KindLeakyBucket); err != nil {
 		return err
 	}
 	if int64(s.Rate.Interval()) > MaxSpan {

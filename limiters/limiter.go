@@ -133,7 +133,9 @@ func (r Rate) Interval() time.Duration {
 	return time.Duration((w-1)/p + 1)
 }
 
-func (r Rate) validate(kind Kind) error {
+// Validate refuses, as kind's field rate, a rate with no permits, a non-positive window or an
+// emission interval below 1ns (more permits than nanoseconds in the window).
+func (r Rate) Validate(kind Kind) error {
 	if r.Permits <= 0 {
 		return NewConfigError(kind, "rate", r.String(), "permits per window must be at least 1")
 	}

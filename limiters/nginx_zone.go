@@ -66,6 +66,13 @@ const EvictNginx Evict = "nginx"
 // nginxIdle is the 60s (in ms) a node must have been idle before expire removes it.
 const nginxIdle = 60_000
 
+// nginxKindName is the nginx kind's name (limiters/peers), the only kind whose limiters are
+// NginxZoned.
+const nginxKindName Kind = "nginx"
+
+// zoneMs is now in whole milliseconds, nginx's ngx_current_msec, as the nginx kind counts it.
+func zoneMs(now time.Duration) int64 { return max(int64(now), 0) / int64(time.Millisecond) }
+
 // NginxNode is what nginx's zone reads of a key's node when it expires nodes.
 type NginxNode struct {
 	Seen   bool  // a request has been accounted on it (false: the key's first is still to come)
@@ -79,21 +86,11 @@ type NginxZoned interface {
 	ZoneNode() NginxNode
 }
 
-var _ NginxZoned = (*Nginx)(nil)
-
-// ZoneNode is the key's node: excess and last as nginx stores them.
-func (l *Nginx) ZoneNode() NginxNode {
-	l.mu.Lock()
-	node := l.node
-	l.mu.Unlock()
-	return NginxNode{Seen: node.seen, Excess: node.excess, Last: node.last, Rate: int64(l.rate)}
-}
-
 // checkNginxZone refuses evict=nginx for a spec that is not nginx:…, naming the field evict:
 // the rule reads an nginx node's excess and last, and its 60s means nothing to another kind
 // (whose idle state lru or fresh already handle).
 func checkNginxZone(spec Spec) error {
-	if k := spec.Kind(); k != KindNginx {
+	if k := spec.Kind(); k != nginxKindName {
 		return NewConfigError("keys", "evict", string(EvictNginx),
 			fmt.Sprintf("is nginx's zone expiry, which reads an nginx node's excess and last: it needs an nginx:… limiter, not %s (lru and fresh work with every kind)", k))
 	}
@@ -104,7 +101,7 @@ func checkNginxZone(spec Spec) error {
 // allocating a node for a new key at now: expire(1), and expire(0) when the zone is still
 // full. It returns how many nodes it removed; afterwards the table has room.
 func (k *KeyedLimiter) nginxAllocate(s *keyedShard, now time.Duration) int {
-	ms := nginxMs(now)
+	ms := zoneMs(now)
 	removed := s.nginxExpire(ms, 1)
 	if int64(s.n) >= k.maxKeys {
 		removed += s.nginxExpire(ms, 0)

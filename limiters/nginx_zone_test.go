@@ -1,4 +1,4 @@
-package limiters
+package limiters_test
 
 import (
 	"errors"
@@ -9,12 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // zoneHolds is the keys of names the table holds, in the order given.
-func zoneHolds(k *KeyedLimiter, names ...string) []string {
+func zoneHolds(k *limiters.KeyedLimiter, names ...string) []string {
 	var held []string
 	for _, name := range names {
 		if _, ok := k.Peek(name); ok {
@@ -31,21 +34,21 @@ func zoneHolds(k *KeyedLimiter, names ...string) []string {
 // in a zone of 3 it is accounted at 0 − 600 + 1000 = 400 > burst 0 and refused.
 func TestNginxZoneFullForgetsTheLRUNodeBefore60s(t *testing.T) {
 	k := keyed(t, "nginx:rate=1r/s", "max=2,evict=nginx", zeroClock{})
-	get := func(at time.Duration, key string) KeyOutcome { _, o := k.Get(at, key); return o }
-	assert.Equal(t, KeyCreated, get(0, "a"))
-	assert.Equal(t, KeyCreated, get(0, "b"))
-	assert.Equal(t, KeyEvicted, get(30*time.Second, "c"), "the zone is full: expire(0)")
+	get := func(at time.Duration, key string) limiters.KeyOutcome { _, o := k.Get(at, key); return o }
+	assert.Equal(t, limiters.KeyCreated, get(0, "a"))
+	assert.Equal(t, limiters.KeyCreated, get(0, "b"))
+	assert.Equal(t, limiters.KeyEvicted, get(30*time.Second, "c"), "the zone is full: expire(0)")
 	assert.Equal(t, []string{"b", "c"}, zoneHolds(k, "a", "b", "c"), "a went though seen 30s ago; b, as recent, stayed")
-	assert.Equal(t, KeyedStats{Keys: 2, Created: 3, Evicted: 1}, k.Stats(), "never Full: expire(0) always frees a node")
+	assert.Equal(t, limiters.KeyedStats{Keys: 2, Created: 3, Evicted: 1}, k.Stats(), "never Full: expire(0) always frees a node")
 
 	for _, c := range []struct {
 		max  string
-		want Decision
-	}{{"max=2,evict=nginx", Admitted}, {"max=3,evict=nginx", Rejected}} {
+		want limiters.Decision
+	}{{"max=2,evict=nginx", limiters.Admitted}, {"max=3,evict=nginx", limiters.Rejected}} {
 		k := keyed(t, "nginx:rate=1r/s", c.max, zeroClock{})
-		require.Equal(t, Admitted, k.AcquireKeyAt(0, "a", 1))
-		require.Equal(t, Admitted, k.AcquireKeyAt(0, "b", 1))
-		require.Equal(t, Admitted, k.AcquireKeyAt(500*time.Millisecond, "c", 1))
+		require.Equal(t, limiters.Admitted, k.AcquireKeyAt(0, "a", 1))
+		require.Equal(t, limiters.Admitted, k.AcquireKeyAt(0, "b", 1))
+		require.Equal(t, limiters.Admitted, k.AcquireKeyAt(500*time.Millisecond, "c", 1))
 		assert.Equal(t, c.want, k.AcquireKeyAt(600*time.Millisecond, "a", 1), c.max)
 	}
 }
@@ -59,19 +62,19 @@ func TestNginxZoneExpiresIdleNodesOnANewKey(t *testing.T) {
 	k := keyed(t, "nginx:rate=1r/s", "max=5,evict=nginx", zeroClock{})
 	names := []string{"a", "b", "c", "x", "d", "f"}
 	for i, key := range []string{"a", "b", "c", "x"} {
-		require.Equal(t, Admitted, k.AcquireKeyAt(time.Duration(i)*time.Second, key, 1))
+		require.Equal(t, limiters.Admitted, k.AcquireKeyAt(time.Duration(i)*time.Second, key, 1))
 	}
-	assert.Equal(t, Admitted, k.AcquireKeyAt(100*time.Second, "x", 1))
+	assert.Equal(t, limiters.Admitted, k.AcquireKeyAt(100*time.Second, "x", 1))
 	assert.Equal(t, []string{"a", "b", "c", "x"}, zoneHolds(k, names...), "a hit expires nothing")
 	_, outcome := k.Get(100*time.Second, "d")
-	assert.Equal(t, KeyEvicted, outcome, "the zone had room (4 of 5): expire(1) runs anyway")
+	assert.Equal(t, limiters.KeyEvicted, outcome, "the zone had room (4 of 5): expire(1) runs anyway")
 	assert.Equal(t, []string{"c", "x", "d"}, zoneHolds(k, names...), "two at most per lookup: c stays")
 	_, outcome = k.Get(100*time.Second, "f")
-	assert.Equal(t, KeyEvicted, outcome)
+	assert.Equal(t, limiters.KeyEvicted, outcome)
 	assert.Equal(t, []string{"x", "d", "f"}, zoneHolds(k, names...), "c removed; x, the next tail, was seen at 100s")
-	assert.Equal(t, KeyedStats{Keys: 3, Created: 6, Evicted: 3}, k.Stats())
+	assert.Equal(t, limiters.KeyedStats{Keys: 3, Created: 6, Evicted: 3}, k.Stats())
 	_, outcome = k.Get(159999*time.Millisecond, "g")
-	assert.Equal(t, KeyCreated, outcome, "x is idle 59.999s: nothing goes")
+	assert.Equal(t, limiters.KeyCreated, outcome, "x is idle 59.999s: nothing goes")
 }
 
 // (iii) A node whose excess has not decayed to 0 is kept, however long idle. At 1r/s,
@@ -85,17 +88,17 @@ func TestNginxZoneKeepsANodeWithExcess(t *testing.T) {
 	}{{60 * time.Second, true}, {99999 * time.Millisecond, true}, {100 * time.Second, false}} {
 		k := keyed(t, "nginx:rate=1r/s,burst=100,delay=nodelay", "max=10,evict=nginx", zeroClock{})
 		for i := range 101 {
-			require.Equal(t, Admitted, k.AcquireKeyAt(0, "k", 1), "k's %d", i+1)
+			require.Equal(t, limiters.Admitted, k.AcquireKeyAt(0, "k", 1), "k's %d", i+1)
 		}
 		k.AcquireKeyAt(c.at, "new", 1)
 		_, kept := k.Peek("k")
 		assert.Equal(t, c.kept, kept, "at %s", c.at)
 		if c.at == 100*time.Second {
-			lim := must(NginxSpec{Rate: PerSecond(1), Burst: 100, NoDelay: true}.New(zeroClock{}))
+			lim := must(peers.NginxSpec{Rate: limiters.PerSecond(1), Burst: 100, NoDelay: true}.New(zeroClock{}))
 			for range 101 {
 				lim.AcquireAt(0, 1)
 			}
-			assert.False(t, lim.(Fresh).FreshAt(c.at), "removed at 0, but not yet fresh")
+			assert.False(t, lim.(limiters.Fresh).FreshAt(c.at), "removed at 0, but not yet fresh")
 		}
 	}
 }
@@ -107,22 +110,22 @@ func TestNginxZoneKeepsANodeWithExcess(t *testing.T) {
 func TestNginxZoneExpiryDecidesAt1PerMinute(t *testing.T) {
 	alone := keyed(t, "nginx:rate=1r/m", "max=10,evict=nginx", zeroClock{})
 	crowd := keyed(t, "nginx:rate=1r/m", "max=10,evict=nginx", zeroClock{})
-	for _, k := range []*KeyedLimiter{alone, crowd} {
-		require.Equal(t, Admitted, k.AcquireKeyAt(0, "a", 1))
+	for _, k := range []*limiters.KeyedLimiter{alone, crowd} {
+		require.Equal(t, limiters.Admitted, k.AcquireKeyAt(0, "a", 1))
 	}
-	assert.Equal(t, Admitted, crowd.AcquireKeyAt(time.Minute, "b", 1))
-	assert.Equal(t, Rejected, alone.AcquireKeyAt(time.Minute, "a", 1), "one per 62.5s: refused at 60s")
-	assert.Equal(t, Admitted, crowd.AcquireKeyAt(time.Minute, "a", 1), "b's arrival expired a's node")
+	assert.Equal(t, limiters.Admitted, crowd.AcquireKeyAt(time.Minute, "b", 1))
+	assert.Equal(t, limiters.Rejected, alone.AcquireKeyAt(time.Minute, "a", 1), "one per 62.5s: refused at 60s")
+	assert.Equal(t, limiters.Admitted, crowd.AcquireKeyAt(time.Minute, "a", 1), "b's arrival expired a's node")
 }
 
 // A node made but never accounted (its first request, of 2 at burst=1 without nodelay, held
 // by nginx and so refused to a caller that cannot wait) is expired by its arrival time.
 func TestNginxZoneExpiresAnUnaccountedNodeByItsArrival(t *testing.T) {
 	k := keyed(t, "nginx:rate=1r/s,burst=1", "max=10,evict=nginx", zeroClock{})
-	assert.Equal(t, Rejected, k.AcquireKeyAt(time.Second, "a", 2), "nginx would hold the 2nd for 1s")
+	assert.Equal(t, limiters.Rejected, k.AcquireKeyAt(time.Second, "a", 2), "nginx would hold the 2nd for 1s")
 	a, ok := k.Peek("a")
 	require.True(t, ok)
-	node := a.(NginxZoned).ZoneNode()
+	node := a.(limiters.NginxZoned).ZoneNode()
 	assert.False(t, node.Seen)
 	k.AcquireKeyAt(60999*time.Millisecond, "b", 1)
 	assert.Equal(t, []string{"a", "b"}, zoneHolds(k, "a", "b"), "a arrived 59.999s ago")
@@ -133,33 +136,33 @@ func TestNginxZoneExpiresAnUnaccountedNodeByItsArrival(t *testing.T) {
 // evict=nginx is nginx's rule: refused over another kind (naming evict), with more than one
 // shard (naming shards), everywhere a table is made.
 func TestNginxZoneConfigErrors(t *testing.T) {
-	_, err := NewKeyed(TokenBucketSpec{Capacity: 1, Rate: PerSecond(1)}, KeyedConfig{MaxKeys: 10, Evict: EvictNginx}, zeroClock{})
-	var ce *ConfigError
+	_, err := limiters.NewKeyed(limiters.TokenBucketSpec{Capacity: 1, Rate: limiters.PerSecond(1)}, limiters.KeyedConfig{MaxKeys: 10, Evict: limiters.EvictNginx}, zeroClock{})
+	var ce *limiters.ConfigError
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, "evict", ce.Field)
 	assert.ErrorContains(t, err, "evict=nginx: is nginx's zone expiry, which reads an nginx node's excess and last: it needs an nginx:… limiter, not token-bucket")
-	_, err = ParseKeyedSpec("keys(max=10,evict=nginx):fixed-window:limit=1,window=1s")
+	_, err = limiters.ParseKeyedSpec("keys(max=10,evict=nginx):fixed-window:limit=1,window=1s")
 	assert.ErrorContains(t, err, "evict=nginx: is nginx's zone expiry")
-	assert.ErrorContains(t, KeyedSpec{Spec: TokenBucketSpec{Capacity: 1, Rate: PerSecond(1)}, Keys: KeyedConfig{MaxKeys: 1, Evict: EvictNginx}}.Validate(), "not token-bucket")
-	_, err = ParseKeyedConfig("max=100,evict=nginx,shards=2")
+	assert.ErrorContains(t, limiters.KeyedSpec{Spec: limiters.TokenBucketSpec{Capacity: 1, Rate: limiters.PerSecond(1)}, Keys: limiters.KeyedConfig{MaxKeys: 1, Evict: limiters.EvictNginx}}.Validate(), "not token-bucket")
+	_, err = limiters.ParseKeyedConfig("max=100,evict=nginx,shards=2")
 	assert.ErrorContains(t, err, "shards=2: must be 1 (or 0) with evict=nginx")
 
-	s, err := ParseKeyedSpec("keys(max=80000,evict=nginx):nginx:rate=10r/s,burst=5")
+	s, err := limiters.ParseKeyedSpec("keys(max=80000,evict=nginx):nginx:rate=10r/s,burst=5")
 	require.NoError(t, err)
 	assert.Equal(t, "keys(max=80000,evict=nginx):nginx:rate=10r/s,burst=5", s.String())
-	k, err := NewKeyed(s.Spec, s.Keys, zeroClock{})
+	k, err := limiters.NewKeyed(s.Spec, s.Keys, zeroClock{})
 	require.NoError(t, err)
-	assert.Len(t, k.shards, 1, "one queue at any size, as a zone")
-	_, err = NewKeyed(nginxOpaque{s.Spec}, s.Keys, zeroClock{})
+	assert.Equal(t, 1, limiters.ShardCount(k), "one queue at any size, as a zone")
+	_, err = limiters.NewKeyed(nginxOpaque{s.Spec}, s.Keys, zeroClock{})
 	assert.ErrorContains(t, err, "needs a limiter whose node the zone can read")
 }
 
 // nginxOpaque is an nginx spec whose limiter hides its node.
-type nginxOpaque struct{ Spec }
+type nginxOpaque struct{ limiters.Spec }
 
-func (s nginxOpaque) New(c Clock) (Limiter, error) {
+func (s nginxOpaque) New(c limiters.Clock) (limiters.Limiter, error) {
 	l, err := s.Spec.New(c)
-	return struct{ Limiter }{l}, err
+	return struct{ limiters.Limiter }{l}, err
 }
 
 // An existing key's decision in an nginx zone allocates nothing: a hit expires nothing.
@@ -193,27 +196,27 @@ type refNode struct {
 }
 
 // acquire is n requests of key at ns now.
-func (z *zoneRef) acquire(nowNs time.Duration, key string, n int) Decision {
+func (z *zoneRef) acquire(nowNs time.Duration, key string, n int) limiters.Decision {
 	now := max(int64(nowNs), 0) / 1e6
 	i := slices.IndexFunc(z.nodes, func(nd refNode) bool { return nd.key == key })
 	never := n > int(z.burst/1000)+1
 	switch {
 	case i < 0 && never:
-		return Never // no node made for what no node could grant
+		return limiters.Never // no node made for what no node could grant
 	case i < 0:
 		z.expire(now, 1)
 		if len(z.nodes) >= z.max {
 			z.expire(now, 0)
 		}
 		if len(z.nodes) >= z.max {
-			return Rejected // "could not allocate node"
+			return limiters.Rejected // "could not allocate node"
 		}
 		z.nodes = slices.Insert(z.nodes, 0, refNode{key: key, last: now})
 	default:
 		nd := z.nodes[i]
 		z.nodes = slices.Insert(slices.Delete(z.nodes, i, i+1), 0, nd)
 		if never {
-			return Never // the lookup found the node and moved it to the head
+			return limiters.Never // the lookup found the node and moved it to the head
 		}
 	}
 	nd := &z.nodes[0]
@@ -229,17 +232,17 @@ func (z *zoneRef) acquire(nowNs time.Duration, key string, n int) Decision {
 	}
 	excess += int64(n-1) * 1000
 	if excess > z.burst {
-		return Rejected
+		return limiters.Rejected
 	}
 	if z.delay >= 0 && excess > z.delay && (excess-z.delay)*1000/z.R > 0 {
-		return Rejected // held by nginx
+		return limiters.Rejected // held by nginx
 	}
 	nd.excess = excess
 	if !nd.accounted || ms != 0 {
 		nd.last = now
 	}
 	nd.accounted = true
-	return Admitted
+	return limiters.Admitted
 }
 
 func (z *zoneRef) expire(now int64, n int) {
@@ -281,7 +284,7 @@ func TestNginxZoneMatchesReference(t *testing.T) {
 	checked, removed := 0, 0
 	for run := range 300 {
 		text := specs[run%len(specs)]
-		spec := must(ParseSpec(text)).(NginxSpec)
+		spec := must(limiters.ParseSpec(text)).(peers.NginxSpec)
 		zone := 1 + rng.IntN(5)
 		k := keyed(t, text, fmt.Sprintf("max=%d,evict=nginx", zone), zeroClock{})
 		ref := &zoneRef{max: zone, R: spec.MilliRate(), burst: int64(spec.Burst) * 1000, delay: int64(spec.Delay) * 1000}
@@ -329,7 +332,7 @@ func TestNginxZoneMatchesReference(t *testing.T) {
 // idle nodes as well, by the same counts.
 func TestNginxZoneRaces(t *testing.T) {
 	const workers, keysEach, asks = 8, 100, 4
-	race := func(k *KeyedLimiter, at time.Duration, prefix string) [][]int {
+	race := func(k *limiters.KeyedLimiter, at time.Duration, prefix string) [][]int {
 		admitted := make([][]int, workers)
 		var wg sync.WaitGroup
 		for w := range workers {
@@ -338,7 +341,7 @@ func TestNginxZoneRaces(t *testing.T) {
 				for i := range keysEach {
 					key := fmt.Sprintf("%s%d-%d", prefix, w, i)
 					for range asks {
-						if k.AcquireKeyAt(at, key, 1) == Admitted {
+						if k.AcquireKeyAt(at, key, 1) == limiters.Admitted {
 							admitted[w][i]++
 						}
 						if k.Len() > k.Config().MaxKeys {
@@ -358,7 +361,7 @@ func TestNginxZoneRaces(t *testing.T) {
 			require.Equal(t, 3, n, "worker %d key %d", w, i)
 		}
 	}
-	assert.Equal(t, KeyedStats{Keys: workers * keysEach, Created: workers * keysEach}, roomy.Stats())
+	assert.Equal(t, limiters.KeyedStats{Keys: workers * keysEach, Created: workers * keysEach}, roomy.Stats())
 
 	small := keyed(t, spec, "max=16,evict=nginx", zeroClock{})
 	for _, at := range []time.Duration{0, 61 * time.Second} {

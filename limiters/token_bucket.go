@@ -83,7 +83,7 @@ func (s TokenBucketSpec) Validate() error {
 	if s.Capacity < 1 {
 		return NewConfigError(KindTokenBucket, "capacity", fmt.Sprint(s.Capacity), "must be at least 1")
 	}
-	if err := s.Rate.validate(KindTokenBucket); err != nil {
+	if err := s.Rate.Validate(KindTokenBucket); err != nil {
 		return err
 	}
 	if int64(s.Capacity) > MaxSpan/int64(s.Rate.Interval()) {

@@ -102,7 +102,7 @@ func (s WarmUpSpec) Validate() error {
 	if s.Capacity < 1 {
 		return NewConfigError(KindWarmUpTokenBucket, "capacity", fmt.Sprint(s.Capacity), "must be at least 1")
 	}
-	if err := s.Rate.validate(KindWarmUpTokenBucket); err != nil {
+	if err := s.Rate.Validate(KindWarmUpTokenBucket); err != nil {
 		return err
 	}
 	if s.WarmUp <= 0 || int64(s.WarmUp) > MaxSpan {

@@ -1,4 +1,4 @@
-package limiters
+package limiters_test
 
 import (
 	"go/ast"
@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/peers"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,31 +21,31 @@ import (
 // calls each method of each one's zero value. TestZeroValueTableIsComplete keeps the list
 // whole, so that a new exported type is walked without anyone remembering to add it.
 var zeroValueTypes = map[string]reflect.Type{
-	"TokenBucket": reflect.TypeFor[TokenBucket](), "LeakyBucket": reflect.TypeFor[LeakyBucket](),
-	"SlidingWindow": reflect.TypeFor[SlidingWindow](), "FixedWindow": reflect.TypeFor[FixedWindow](),
-	"WarmUpTokenBucket": reflect.TypeFor[WarmUpTokenBucket](), "Concurrency": reflect.TypeFor[Concurrency](),
-	"Flash5Fixed": reflect.TypeFor[Flash5Fixed](), "Flash5Token": reflect.TypeFor[Flash5Token](),
-	"XTimeRate": reflect.TypeFor[XTimeRate](), "Uber": reflect.TypeFor[Uber](), "Nginx": reflect.TypeFor[Nginx](),
-	"GuavaBursty": reflect.TypeFor[GuavaBursty](), "GuavaWarmingUp": reflect.TypeFor[GuavaWarmingUp](),
-	"Sentinel": reflect.TypeFor[Sentinel](), "Resilience4j": reflect.TypeFor[Resilience4j](),
-	"TwoCounter": reflect.TypeFor[TwoCounter](), "KeyedLimiter": reflect.TypeFor[KeyedLimiter](),
-	"MonotonicClock": reflect.TypeFor[MonotonicClock](),
+	"TokenBucket": reflect.TypeFor[limiters.TokenBucket](), "LeakyBucket": reflect.TypeFor[limiters.LeakyBucket](),
+	"SlidingWindow": reflect.TypeFor[limiters.SlidingWindow](), "FixedWindow": reflect.TypeFor[limiters.FixedWindow](),
+	"WarmUpTokenBucket": reflect.TypeFor[limiters.WarmUpTokenBucket](), "Concurrency": reflect.TypeFor[limiters.Concurrency](),
+	"Flash5Fixed": reflect.TypeFor[peers.Flash5Fixed](), "Flash5Token": reflect.TypeFor[peers.Flash5Token](),
+	"XTimeRate": reflect.TypeFor[peers.XTimeRate](), "Uber": reflect.TypeFor[peers.Uber](), "Nginx": reflect.TypeFor[peers.Nginx](),
+	"GuavaBursty": reflect.TypeFor[peers.GuavaBursty](), "GuavaWarmingUp": reflect.TypeFor[peers.GuavaWarmingUp](),
+	"Sentinel": reflect.TypeFor[peers.Sentinel](), "Resilience4j": reflect.TypeFor[peers.Resilience4j](),
+	"TwoCounter": reflect.TypeFor[peers.TwoCounter](), "KeyedLimiter": reflect.TypeFor[limiters.KeyedLimiter](),
+	"MonotonicClock": reflect.TypeFor[limiters.MonotonicClock](),
 
-	"TokenBucketSpec": reflect.TypeFor[TokenBucketSpec](), "LeakyBucketSpec": reflect.TypeFor[LeakyBucketSpec](),
-	"SlidingWindowSpec": reflect.TypeFor[SlidingWindowSpec](), "FixedWindowSpec": reflect.TypeFor[FixedWindowSpec](),
-	"WarmUpSpec": reflect.TypeFor[WarmUpSpec](), "ConcurrencySpec": reflect.TypeFor[ConcurrencySpec](),
-	"Flash5FixedSpec": reflect.TypeFor[Flash5FixedSpec](), "Flash5TokenSpec": reflect.TypeFor[Flash5TokenSpec](),
-	"XTimeRateSpec": reflect.TypeFor[XTimeRateSpec](), "UberSpec": reflect.TypeFor[UberSpec](),
-	"NginxSpec": reflect.TypeFor[NginxSpec](), "GuavaBurstySpec": reflect.TypeFor[GuavaBurstySpec](),
-	"GuavaWarmUpSpec": reflect.TypeFor[GuavaWarmUpSpec](), "SentinelSpec": reflect.TypeFor[SentinelSpec](),
-	"Resilience4jSpec": reflect.TypeFor[Resilience4jSpec](), "TwoCounterSpec": reflect.TypeFor[TwoCounterSpec](),
-	"KeyedSpec": reflect.TypeFor[KeyedSpec](), "KeyedConfig": reflect.TypeFor[KeyedConfig](),
+	"TokenBucketSpec": reflect.TypeFor[limiters.TokenBucketSpec](), "LeakyBucketSpec": reflect.TypeFor[limiters.LeakyBucketSpec](),
+	"SlidingWindowSpec": reflect.TypeFor[limiters.SlidingWindowSpec](), "FixedWindowSpec": reflect.TypeFor[limiters.FixedWindowSpec](),
+	"WarmUpSpec": reflect.TypeFor[limiters.WarmUpSpec](), "ConcurrencySpec": reflect.TypeFor[limiters.ConcurrencySpec](),
+	"Flash5FixedSpec": reflect.TypeFor[peers.Flash5FixedSpec](), "Flash5TokenSpec": reflect.TypeFor[peers.Flash5TokenSpec](),
+	"XTimeRateSpec": reflect.TypeFor[peers.XTimeRateSpec](), "UberSpec": reflect.TypeFor[peers.UberSpec](),
+	"NginxSpec": reflect.TypeFor[peers.NginxSpec](), "GuavaBurstySpec": reflect.TypeFor[peers.GuavaBurstySpec](),
+	"GuavaWarmUpSpec": reflect.TypeFor[peers.GuavaWarmUpSpec](), "SentinelSpec": reflect.TypeFor[peers.SentinelSpec](),
+	"Resilience4jSpec": reflect.TypeFor[peers.Resilience4jSpec](), "TwoCounterSpec": reflect.TypeFor[peers.TwoCounterSpec](),
+	"KeyedSpec": reflect.TypeFor[limiters.KeyedSpec](), "KeyedConfig": reflect.TypeFor[limiters.KeyedConfig](),
 
-	"KindInfo": reflect.TypeFor[KindInfo](), "State": reflect.TypeFor[State](), "FailurePolicy": reflect.TypeFor[FailurePolicy](),
-	"Rate": reflect.TypeFor[Rate](), "Capabilities": reflect.TypeFor[Capabilities](), "SpecError": reflect.TypeFor[SpecError](),
-	"SentinelStrategy": reflect.TypeFor[SentinelStrategy](), "SentinelBehavior": reflect.TypeFor[SentinelBehavior](),
-	"Grid": reflect.TypeFor[Grid](), "FailureMode": reflect.TypeFor[FailureMode](), "Decision": reflect.TypeFor[Decision](),
-	"ConfigError": reflect.TypeFor[ConfigError](), "CapabilityError": reflect.TypeFor[CapabilityError](),
+	"KindInfo": reflect.TypeFor[limiters.KindInfo](), "State": reflect.TypeFor[limiters.State](), "FailurePolicy": reflect.TypeFor[limiters.FailurePolicy](),
+	"Rate": reflect.TypeFor[limiters.Rate](), "Capabilities": reflect.TypeFor[limiters.Capabilities](), "SpecError": reflect.TypeFor[limiters.SpecError](),
+	"SentinelStrategy": reflect.TypeFor[peers.SentinelStrategy](), "SentinelBehavior": reflect.TypeFor[peers.SentinelBehavior](),
+	"Grid": reflect.TypeFor[limiters.Grid](), "FailureMode": reflect.TypeFor[limiters.FailureMode](), "Decision": reflect.TypeFor[limiters.Decision](),
+	"ConfigError": reflect.TypeFor[limiters.ConfigError](), "CapabilityError": reflect.TypeFor[limiters.CapabilityError](),
 }
 
 // misuse is the methods documented to panic on a caller's error, as sync.Mutex.Unlock of an
@@ -109,8 +112,8 @@ func TestZeroValuesOfTheExportedAPI(t *testing.T) {
 					var out []reflect.Value
 					require.NotPanics(t, func() { out = recv.Method(i).Call(args) }, "(%s).%s(small=%v) on the zero value", recv.Type(), method.Name, small)
 					for _, v := range out {
-						if d, ok := v.Interface().(Decision); ok {
-							require.NotEqual(t, Admitted, d, "(%s).%s on the zero value admitted", recv.Type(), method.Name)
+						if d, ok := v.Interface().(limiters.Decision); ok {
+							require.NotEqual(t, limiters.Admitted, d, "(%s).%s on the zero value admitted", recv.Type(), method.Name)
 						}
 					}
 					if strings.HasPrefix(method.Name, "TryAcquire") {
@@ -153,12 +156,12 @@ func zeroArgs(m reflect.Type, small, _ bool) []reflect.Value {
 
 // Constructors refuse nil arguments with an error rather than a panic.
 func TestConstructorsRefuseNil(t *testing.T) {
-	_, err := NewKeyed(nil, KeyedConfig{MaxKeys: 10}, zeroClock{})
+	_, err := limiters.NewKeyed(nil, limiters.KeyedConfig{MaxKeys: 10}, zeroClock{})
 	require.ErrorContains(t, err, "spec")
-	_, err = NewKeyed(TokenBucketSpec{Capacity: 3, Rate: PerSecond(100)}, KeyedConfig{MaxKeys: 10}, nil)
+	_, err = limiters.NewKeyed(limiters.TokenBucketSpec{Capacity: 3, Rate: limiters.PerSecond(100)}, limiters.KeyedConfig{MaxKeys: 10}, nil)
 	require.Error(t, err)
-	for _, k := range Kinds() {
-		spec, err := ParseSpec(k.Example)
+	for _, k := range limiters.Kinds() {
+		spec, err := limiters.ParseSpec(k.Example)
 		require.NoError(t, err)
 		if spec.NaturalWindow() == 0 {
 			continue // no time axis: no clock needed

@@ -1,0 +1,76 @@
+package limiters
+
+import (
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The helpers package limiters' tests share; helpers_ext_test.go has the same for the tests
+// of package limiters_test, which import limiters/peers (an internal test cannot: peers
+// imports limiters).
+
+func must[L any](l L, err error) L {
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+var benchClock = NewMonotonicClock()
+
+// zeroClock is a clock stuck at 0, so that warm-up limiters are born at 0.
+type zeroClock struct{}
+
+func (zeroClock) Now() time.Duration { return 0 }
+
+// fixedClock is a clock stuck at its value: a limiter made on it is born then.
+type fixedClock time.Duration
+
+func (c fixedClock) Now() time.Duration { return time.Duration(c) }
+
+// benchStart is the first time used: past every warm-up of 1ms.
+const benchStart = time.Second
+
+func reportAdmits(b *testing.B, admits int64) {
+	b.ReportMetric(float64(admits)/float64(b.N), "admits/op")
+}
+
+// startGate releases goroutines together: wait blocks on a channel until open closes it, and
+// then spins (yielding) until every goroutine has passed the channel, so that they start
+// taking permits at the same moment rather than in the order the scheduler woke them.
+type startGate struct {
+	ch      chan struct{}
+	arrived atomic.Int32
+	n       int32
+}
+
+func newStartGate(n int) *startGate { return &startGate{ch: make(chan struct{}), n: int32(n)} }
+
+func (g *startGate) open() { close(g.ch) }
+
+func (g *startGate) wait() {
+	<-g.ch
+	g.arrived.Add(1)
+	for g.arrived.Load() < g.n {
+		runtime.Gosched()
+	}
+}
+
+// testLimiter is every form ratelab's own kinds offer: the core, the clocked forms and
+// TryAcquireAt.
+type testLimiter interface {
+	Clocked
+	TryAcquireAt(now time.Duration, n int) bool
+}
+
+// clientKeys are n distinct keys as a service sees them: "client-0" … "client-999999".
+func clientKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "client-" + strconv.Itoa(i)
+	}
+	return keys
+}
