@@ -291,6 +291,20 @@ func (r *recorder) completed() {
 	r.cur.Completed++
 }
 
+// serverError counts an admitted request a server failed at once (an error burst).
+func (r *recorder) serverError() {
+	r.result.Totals.ServerErrors++
+	r.failed()
+}
+
+// serverTimeout counts an admitted request a server did not answer within its caller's
+// timeout, after service ns at the downstream (part of W in Little's law).
+func (r *recorder) serverTimeout(service int64) {
+	r.svc.abandoned.add(service, 1)
+	r.result.Totals.ServerTimeouts++
+	r.failed()
+}
+
 // failed counts an admitted request the downstream refused: its pool was full.
 func (r *recorder) failed() {
 	r.result.Totals.Failed++
