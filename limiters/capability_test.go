@@ -29,6 +29,10 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		KindSentinel:          {CapRetryAfter, CapReserve, CapRefund},
 		KindResilience4j:      {CapRetryAfter, CapReserve},
 		KindTwoCounter:        {CapRetryAfter, CapRefund},
+		KindAIMD:              {CapRelease, CapFeedback},
+		KindVegas:             {CapRelease, CapFeedback},
+		KindGradient:          {CapRelease, CapFeedback},
+		KindGradient2:         {CapRelease, CapFeedback},
 	}
 	for _, info := range Kinds() {
 		l, err := Parse(info.Example, zeroClock{})

@@ -38,11 +38,15 @@ const (
 	// permits", "tokens", "excess"), and NextFree, when the next request can pass: the
 	// peers that keep a (fractional) count of tokens instead of a schedule.
 	ShapeLevel Shape = "level"
+	// ShapeAdaptive: a bulkhead whose max moves — InFlight and Max (the limit now), plus RTT
+	// (the last sample or window the rule heard), RTTNoLoad (what it compares it with) and
+	// Probes (no-load RTT probes so far): the adaptive concurrency limits.
+	ShapeAdaptive Shape = "adaptive"
 )
 
 // Shapes lists every shape, in the order documentation shows them.
 func Shapes() []Shape {
-	return []Shape{ShapeSchedule, ShapeRamp, ShapeWindow, ShapeSlots, ShapeBulkhead, ShapeLevel}
+	return []Shape{ShapeSchedule, ShapeRamp, ShapeWindow, ShapeSlots, ShapeBulkhead, ShapeLevel, ShapeAdaptive}
 }
 
 // KindInfo is everything ratelab knows about one kind apart from its algorithm: the registry
@@ -109,6 +113,10 @@ var kinds = []*KindInfo{
 	&sentinelKind,
 	&resilience4jKind,
 	&twoCounterKind,
+	&aimdKind,
+	&vegasKind,
+	&gradientKind,
+	&gradient2Kind,
 }
 
 // Kinds lists every kind, in the order ratelab shows them.

@@ -26,7 +26,9 @@ var zeroValueTypes = map[string]reflect.Type{
 	"GuavaBursty": reflect.TypeFor[GuavaBursty](), "GuavaWarmingUp": reflect.TypeFor[GuavaWarmingUp](),
 	"Sentinel": reflect.TypeFor[Sentinel](), "Resilience4j": reflect.TypeFor[Resilience4j](),
 	"TwoCounter": reflect.TypeFor[TwoCounter](), "KeyedLimiter": reflect.TypeFor[KeyedLimiter](),
-	"MonotonicClock": reflect.TypeFor[MonotonicClock](),
+	"MonotonicClock": reflect.TypeFor[MonotonicClock](), "AdaptiveLimiter": reflect.TypeFor[AdaptiveLimiter](),
+	"AIMDSpec": reflect.TypeFor[AIMDSpec](), "VegasSpec": reflect.TypeFor[VegasSpec](),
+	"GradientSpec": reflect.TypeFor[GradientSpec](), "Gradient2Spec": reflect.TypeFor[Gradient2Spec](),
 
 	"TokenBucketSpec": reflect.TypeFor[TokenBucketSpec](), "LeakyBucketSpec": reflect.TypeFor[LeakyBucketSpec](),
 	"SlidingWindowSpec": reflect.TypeFor[SlidingWindowSpec](), "FixedWindowSpec": reflect.TypeFor[FixedWindowSpec](),
@@ -47,7 +49,7 @@ var zeroValueTypes = map[string]reflect.Type{
 
 // misuse is the methods documented to panic on a caller's error, as sync.Mutex.Unlock of an
 // unlocked mutex does: releasing permits that are not held.
-var misuse = map[string]bool{"Concurrency.Release": true}
+var misuse = map[string]bool{"Concurrency.Release": true, "AdaptiveLimiter.Release": true}
 
 // Every exported type with a method (in the package's own files, tests aside) is in
 // zeroValueTypes.
