@@ -431,6 +431,9 @@ func (l *Lane) Result() LaneResult {
 		l.rec.svc.advance(l.now, l.down.busy)
 		res.Service = l.rec.svc.report(l.now, inService, residual)
 	}
+	if l.stack.adaptive() != nil && l.done {
+		res.Adaptive = adaptiveReport(&res, l.down.cfg, l.rec.binWidth, time.Duration(l.horizon))
+	}
 	if l.fleet != nil {
 		l.fleet.runUntil(time.Duration(l.now))
 		res.Fleet = l.fleet.report(res.Windows)

@@ -86,18 +86,22 @@ type Bin struct {
 	Delayed  int64         `json:"delayed,omitempty"`
 	// Refused, TimedOut and GaveUp are requests that ended so in the bin (see Totals);
 	// RefusedAttempts the attempts refused in it.
-	Refused         int64         `json:"refused"`
-	TimedOut        int64         `json:"timed_out"`
-	GaveUp          int64         `json:"gave_up"`
-	RefusedAttempts int64         `json:"refused_attempts"`
-	Completed       int64         `json:"completed"`
-	Failed          int64         `json:"failed"`
-	MaxInFlight     int           `json:"max_in_flight"`
-	MaxQueue        int           `json:"max_queue"`
-	Available       []int         `json:"available"` // each stage's available permits at the bin's end
-	WaitP50         time.Duration `json:"wait_p50_ns"`
-	WaitP99         time.Duration `json:"wait_p99_ns"`
-	WaitMax         time.Duration `json:"wait_max_ns"`
+	Refused         int64 `json:"refused"`
+	TimedOut        int64 `json:"timed_out"`
+	GaveUp          int64 `json:"gave_up"`
+	RefusedAttempts int64 `json:"refused_attempts"`
+	Completed       int64 `json:"completed"`
+	Failed          int64 `json:"failed"`
+	MaxInFlight     int   `json:"max_in_flight"`
+	MaxQueue        int   `json:"max_queue"`
+	Available       []int `json:"available"` // each stage's available permits at the bin's end
+	// Limit is an adaptive stage's limit at the bin's end (the first such stage's), and
+	// Probes its no-load RTT probes during the bin; 0 for lanes without one.
+	Limit   int           `json:"limit,omitempty"`
+	Probes  int           `json:"probes,omitempty"`
+	WaitP50 time.Duration `json:"wait_p50_ns"`
+	WaitP99 time.Duration `json:"wait_p99_ns"`
+	WaitMax time.Duration `json:"wait_max_ns"`
 }
 
 // Wait summarises the time from a request's arrival to its admission (retries and queueing
