@@ -33,7 +33,7 @@ func demand(mean time.Duration) engine.Distribution {
 func adaptiveScenarios() []*engine.Scenario {
 	return []*engine.Scenario{
 		{
-			Name: "adaptive-slowdown",
+			Name: "server-slowdown",
 			Description: "A drastic slowdown and recovery. 200 requests per second (Poisson) against 16 cores " +
 				"behind a 100ms network, 100ms of work each (exponential): 160 answers per second at most, and " +
 				"the best concurrency is 16·(100+100)/100 = 32 in flight. From 20s each request needs 400ms " +
@@ -49,7 +49,7 @@ func adaptiveScenarios() []*engine.Scenario {
 				engine.Phase{From: 40 * s, Service: demand(100 * ms)}),
 		},
 		{
-			Name: "adaptive-black-hole",
+			Name: "black-hole",
 			Description: "A black hole. 120 requests per second against the same 16-core server (160 per " +
 				"second at most, reference 32); from 10s to 15s it answers nothing and callers give up after " +
 				"2s. Every limit fills with requests that will time out: the bulkhead stays full of them until " +
@@ -63,7 +63,7 @@ func adaptiveScenarios() []*engine.Scenario {
 				engine.Phase{From: 15 * s, Service: demand(100 * ms)}),
 		},
 		{
-			Name: "adaptive-mild-overload",
+			Name: "mild-overload",
 			Description: "A mild sustained overload: 176 requests per second, 110% of what the 16-core server " +
 				"answers (160 per second, reference 32), for two minutes. Does the limit find 32 and stay, " +
 				"or creep up as the queue it tolerates becomes the new normal? Gradient2's long-term RTT " +
@@ -73,7 +73,7 @@ func adaptiveScenarios() []*engine.Scenario {
 			Downstream: adaptiveServer(5*s, engine.Phase{Service: demand(100 * ms)}),
 		},
 		{
-			Name: "adaptive-spike",
+			Name: "spike-then-quiet",
 			Description: "A spike, then quiet: 80 requests per second (half of what the 16-core server answers), " +
 				"400 per second for 5s from 10s, then 80 again. During the spike the limits should hold " +
 				"near 32; after it, does each recover its headroom, or stay stuck low (Vegas after a spike is " +
