@@ -39,8 +39,8 @@ func adaptiveScenarios() []*engine.Scenario {
 				"the best concurrency is 16·(100+100)/100 = 32 in flight. From 20s each request needs 400ms " +
 				"(40 per second, best concurrency 16·500/400 = 20); from 40s, 100ms again. Callers give up after 5s. The bulkhead of 32 keeps " +
 				"32 in flight whatever the server does, so after the slowdown its requests queue inside the " +
-				"server; the adaptive limits move towards the new reference and back. The table's converge " +
-				"and oscillation columns say how fast and how steadily.",
+				"server; the adaptive limits move towards the new reference and back. The server section under " +
+				"the run table says how fast and how steadily.",
 			Seed: 1, Horizon: 60 * s, Bins: 600, Client: drop, Lanes: adaptiveLanes(),
 			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 200}},
 			Downstream: adaptiveServer(5*s,

@@ -16,7 +16,11 @@ import (
 //
 //	server (reference: the in-flight count c·(S+network)/S that keeps the cores busy with no queue)
 //	  concurrency:max=32  answered 108.3/s, mean 280ms
-//	  vegas:…             answered 52.2/s, mean 230ms  [0s,20s) ref 32: within 10% after 6.8s, then sd 17% of ref, limit 14.9 (7–33)  …  probes 15 (267 refused in their bins)
+//	  vegas:…             answered 52.2/s, mean 230ms  [0s,20s) ref 32: in 10% at 6.8s, sd 17%, limit 14.9 (7–33)  …  probes 15 (267 refused in their bins)
+//
+// "in 10% at" is the time from the phase's start to the first bin whose limit is within 10%
+// of the reference; "sd" the limit's standard deviation from there to the phase's end, as a
+// share of the reference.
 func serverSection(sc *engine.Scenario, res *engine.Results, width int) string {
 	if sc.Downstream == nil || sc.Downstream.Server == nil {
 		return ""
@@ -41,9 +45,9 @@ func serverSection(sc *engine.Scenario, res *engine.Results, width int) string {
 			if p.Reference > 0 {
 				fmt.Fprintf(&b, "ref %.0f: ", p.Reference)
 				if p.ConvergedAfter >= 0 {
-					fmt.Fprintf(&b, "within 10%% after %s, then sd %.0f%% of ref, ", roundedDuration(p.ConvergedAfter), 100*p.Oscillation)
+					fmt.Fprintf(&b, "in 10%% at %s, sd %.0f%%, ", roundedDuration(p.ConvergedAfter), 100*p.Oscillation)
 				} else {
-					b.WriteString("never within 10%, ")
+					b.WriteString("never in 10%, ")
 				}
 			} else {
 				b.WriteString("no reference: ")
