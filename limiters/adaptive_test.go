@@ -21,7 +21,7 @@ type sample struct {
 	why      string // the step of the rule it exercises
 }
 
-func newAdaptiveFor(t *testing.T, spec string) *AdaptiveLimiter {
+func newAdaptiveFor(t testing.TB, spec string) *AdaptiveLimiter {
 	t.Helper()
 	l, err := Parse(spec, zeroClock{})
 	require.NoError(t, err)
@@ -323,7 +323,7 @@ func ExampleAdaptiveLimiter() {
 func BenchmarkAdaptiveAcquireRelease(b *testing.B) {
 	for _, spec := range []string{"aimd:initial=1000,min=20,max=2000", "gradient2:initial=1000,min=20,max=2000"} {
 		b.Run(spec, func(b *testing.B) {
-			l := newAdaptiveFor(&testing.T{}, spec)
+			l := newAdaptiveFor(b, spec)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
