@@ -12,12 +12,40 @@ import (
 type downstream struct {
 	cfg   *Downstream // nil: admitted requests complete at once
 	rng   *rand.Rand
-	phase int // cfg.Phases[phase] is in force
-	busy  int // requests in service
+	phase int     // cfg.Phases[phase] is in force
+	busy  int     // requests in service
+	srv   *server // cfg.Server as it runs, nil without one
 }
 
 func newDownstream(cfg *Downstream, seed uint64) downstream {
-	return downstream{cfg: cfg, rng: newRand(seed, 0x5e41ce)}
+	d := downstream{cfg: cfg, rng: newRand(seed, 0x5e41ce)}
+	if cfg != nil && cfg.Server != nil {
+		d.srv = newServer(cfg.Server)
+		p := cfg.Phases[0]
+		d.srv.cores, d.srv.black = cfg.coresIn(p), p.BlackHole
+	}
+	return d
+}
+
+// sync moves to the phase in force at now; a server takes each phase's cores and black hole
+// from the instant the phase starts.
+func (d *downstream) sync(now int64) {
+	phases := d.cfg.Phases
+	for d.phase+1 < len(phases) && int64(phases[d.phase+1].From) <= now {
+		d.phase++
+		if d.srv != nil {
+			p := phases[d.phase]
+			d.srv.setPhase(int64(p.From), d.cfg.coresIn(p), p.BlackHole)
+		}
+	}
+}
+
+// nextBoundary is when the next phase starts, math.MaxInt64 when none is left.
+func (d *downstream) nextBoundary() int64 {
+	if d.phase+1 < len(d.cfg.Phases) {
+		return int64(d.cfg.Phases[d.phase+1].From)
+	}
+	return math.MaxInt64
 }
 
 // full reports whether a pool is set and every connection of it is busy.
@@ -34,11 +62,8 @@ func (d *downstream) done() { d.busy-- }
 
 // serviceTime draws a service time from the phase in force at now. now must not go back.
 func (d *downstream) serviceTime(now int64) int64 {
-	phases := d.cfg.Phases
-	for d.phase+1 < len(phases) && int64(phases[d.phase+1].From) <= now {
-		d.phase++
-	}
-	return drawDuration(d.rng, phases[d.phase].Service)
+	d.sync(now)
+	return drawDuration(d.rng, d.cfg.Phases[d.phase].Service)
 }
 
 // drawDuration is one duration of dist from rng, in nanoseconds: a service time, or a store's round

@@ -10,6 +10,8 @@ const (
 	evTimeout                    // request req gives up waiting in the queue
 	evQueueWake                  // the queue's head may fit now
 	evProceed                    // request req's reservation is due: it goes on to the downstream
+	evServer                     // the server's next completion or phase change (gen: the server's epoch)
+	evDeadline                   // request req's caller stops waiting for the server's answer
 )
 
 // event is one scheduled happening. 32 bytes, no pointers: the heap is a plain slice the

@@ -21,6 +21,17 @@ const (
 	reqDelayed                   // admitted after a wait, which has not ended yet
 )
 
+// place is where a request in service is at a server downstream (server.go).
+type place uint8
+
+const (
+	placeNone      place = iota // not at a server (a pool downstream, or not in service)
+	placeCore                   // receiving work
+	placeQueue                  // FIFO: waiting for a core
+	placeReturning              // answered; the response is on the network
+	placeLost                   // answered too late: its caller's deadline comes first
+)
+
 // request is one offered request while it lives, in a slot of Lane.reqs that is reused once
 // it ends. gen counts the slot's uses: an event or queue entry made for an earlier use is
 // stale and skipped.
@@ -29,6 +40,7 @@ type request struct {
 	gen       uint32
 	state     reqState
 	retryCost uint8 // aws-standard: the quota tokens its latest retry took (5), refunded if it succeeds
+	place     place // where an in-service request is at a server downstream
 	attempts  int
 	permits   int
 	arrived   int64
@@ -297,15 +309,13 @@ func (l *Lane) runEvent(e event) {
 			l.attempt(e.req)
 		}
 	case evComplete:
-		r := &l.reqs[e.req]
-		l.rec.svc.advance(l.now, l.down.busy) // the busy area changes slope here only
-		l.down.done()
-		l.rec.served(l.now - r.started)
-		l.trace(r, OutcomeCompleted, -1, nil, "")
-		l.bindHeld(r)
-		l.stack.Complete(time.Duration(l.now), r.permits, time.Duration(l.now-r.started), true)
-		l.freeReq(e.req)
-		l.drainQueue()
+		l.complete(e.req)
+	case evServer:
+		l.serverEvent(e.gen)
+	case evDeadline:
+		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqInService {
+			l.deadline(e.req)
+		}
 	case evTimeout:
 		if r := &l.reqs[e.req]; r.gen == e.gen && r.state == reqQueued {
 			l.timeOut(e.req)
@@ -321,6 +331,20 @@ func (l *Lane) runEvent(e event) {
 			l.admitted(e.req)
 		}
 	}
+}
+
+// complete ends request i's service at now: answered, in its time.
+func (l *Lane) complete(i int32) {
+	r := &l.reqs[i]
+	l.rec.svc.advance(l.now, l.down.busy) // the busy area changes slope here only
+	l.down.done()
+	l.rec.served(l.now - r.started)
+	l.trace(r, OutcomeCompleted, -1, nil, "")
+	l.bindHeld(r)
+	r.place = placeNone
+	l.stack.Complete(time.Duration(l.now), r.permits, time.Duration(l.now-r.started), true)
+	l.freeReq(i)
+	l.drainQueue()
 }
 
 // RunUntil runs every event before t (or to the horizon, if sooner), then moves the lane's
@@ -406,6 +430,9 @@ func (l *Lane) Result() LaneResult {
 		}
 		l.rec.svc.advance(l.now, l.down.busy)
 		res.Service = l.rec.svc.report(l.now, inService, residual)
+	}
+	if l.stack.adaptive() != nil && l.done {
+		res.Adaptive = adaptiveReport(&res, l.down.cfg, l.rec.binWidth, time.Duration(l.horizon))
 	}
 	if l.fleet != nil {
 		l.fleet.runUntil(time.Duration(l.now))
@@ -612,8 +639,8 @@ func (l *Lane) admitted(i int32) {
 	kc.Admitted++
 	kc.Permits += int64(r.permits)
 	l.bindHeld(r)
-	if l.down.cfg == nil || !l.down.full() {
-		l.client.succeeded(r) // a failure at a full pool is no success for the client
+	if l.down.cfg == nil || (!l.down.full() && l.down.srv == nil) {
+		l.client.succeeded(r) // a failure at a full pool is no success for the client; a server's answer comes later
 	}
 	if l.down.cfg == nil {
 		l.rec.completed()
@@ -628,6 +655,10 @@ func (l *Lane) admitted(i int32) {
 		}
 		l.stack.Complete(time.Duration(l.now), r.permits, 0, false)
 		l.freeReq(i)
+		return
+	}
+	if l.down.srv != nil {
+		l.toServer(i)
 		return
 	}
 	r.started = l.now

@@ -29,14 +29,18 @@ type Totals struct {
 	Retried         int64 `json:"retried"`          // attempts after the first
 	RefusedAttempts int64 `json:"refused_attempts"` // attempts refused by a stage
 
-	Delayed     int64 `json:"delayed,omitempty"` // admitted requests that went on after a reservation's wait (LaneSpec.MaxWait)
-	Never       int64 `json:"never"`             // refused requests larger than a stage can ever grant (part of Refused)
-	Queued      int64 `json:"queued"`            // requests that waited in the client queue
-	Completed   int64 `json:"completed"`         // admitted requests the downstream served
-	Failed      int64 `json:"failed"`            // admitted requests the downstream refused: pool full
-	Wasted      int64 `json:"wasted"`            // permits earlier stages kept (no refund, or refund: false) when a later stage refused
-	MaxInFlight int   `json:"max_in_flight"`     // the most requests at the downstream at once
-	MaxQueue    int   `json:"max_queue"`         // the longest the client queue got
+	Delayed   int64 `json:"delayed,omitempty"` // admitted requests that went on after a reservation's wait (LaneSpec.MaxWait)
+	Never     int64 `json:"never"`             // refused requests larger than a stage can ever grant (part of Refused)
+	Queued    int64 `json:"queued"`            // requests that waited in the client queue
+	Completed int64 `json:"completed"`         // admitted requests the downstream served
+	Failed    int64 `json:"failed"`            // admitted requests the downstream failed: pool full, or a server's error or timeout
+	// ServerErrors and ServerTimeouts are the failures of a server downstream (part of
+	// Failed): failed at once in an error burst, and not answered within the callers' timeout.
+	ServerErrors   int64 `json:"server_errors,omitempty"`
+	ServerTimeouts int64 `json:"server_timeouts,omitempty"`
+	Wasted         int64 `json:"wasted"`        // permits earlier stages kept (no refund, or refund: false) when a later stage refused
+	MaxInFlight    int   `json:"max_in_flight"` // the most requests at the downstream at once
+	MaxQueue       int   `json:"max_queue"`     // the longest the client queue got
 }
 
 // Ended is the requests that have ended: admitted, refused, timed out or given up.
@@ -82,18 +86,22 @@ type Bin struct {
 	Delayed  int64         `json:"delayed,omitempty"`
 	// Refused, TimedOut and GaveUp are requests that ended so in the bin (see Totals);
 	// RefusedAttempts the attempts refused in it.
-	Refused         int64         `json:"refused"`
-	TimedOut        int64         `json:"timed_out"`
-	GaveUp          int64         `json:"gave_up"`
-	RefusedAttempts int64         `json:"refused_attempts"`
-	Completed       int64         `json:"completed"`
-	Failed          int64         `json:"failed"`
-	MaxInFlight     int           `json:"max_in_flight"`
-	MaxQueue        int           `json:"max_queue"`
-	Available       []int         `json:"available"` // each stage's available permits at the bin's end
-	WaitP50         time.Duration `json:"wait_p50_ns"`
-	WaitP99         time.Duration `json:"wait_p99_ns"`
-	WaitMax         time.Duration `json:"wait_max_ns"`
+	Refused         int64 `json:"refused"`
+	TimedOut        int64 `json:"timed_out"`
+	GaveUp          int64 `json:"gave_up"`
+	RefusedAttempts int64 `json:"refused_attempts"`
+	Completed       int64 `json:"completed"`
+	Failed          int64 `json:"failed"`
+	MaxInFlight     int   `json:"max_in_flight"`
+	MaxQueue        int   `json:"max_queue"`
+	Available       []int `json:"available"` // each stage's available permits at the bin's end
+	// Limit is an adaptive stage's limit at the bin's end (the first such stage's), and
+	// Probes its no-load RTT probes during the bin; 0 for lanes without one.
+	Limit   int           `json:"limit,omitempty"`
+	Probes  int           `json:"probes,omitempty"`
+	WaitP50 time.Duration `json:"wait_p50_ns"`
+	WaitP99 time.Duration `json:"wait_p99_ns"`
+	WaitMax time.Duration `json:"wait_max_ns"`
 }
 
 // Wait summarises the time from a request's arrival to its admission (retries and queueing

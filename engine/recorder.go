@@ -61,11 +61,12 @@ type LaneResult struct {
 	Truncated     bool          `json:"trace_truncated,omitempty"`
 	// TraceFrom and TraceTo are the window the trace covers when the scenario narrowed it
 	// (Scenario.TraceFrom, TraceTo); both 0 when it covers the whole run.
-	TraceFrom time.Duration `json:"trace_from_ns,omitempty"`
-	TraceTo   time.Duration `json:"trace_to_ns,omitempty"`
-	Keys      *KeyResults   `json:"keys,omitempty"`    // per key, when requests carry more than one key or a stage is keyed
-	Service   *Service      `json:"service,omitempty"` // the downstream's Little's-law measurements, when the scenario has one
-	Fleet     *FleetResult  `json:"fleet,omitempty"`   // a fleet lane's instances and store
+	TraceFrom time.Duration   `json:"trace_from_ns,omitempty"`
+	TraceTo   time.Duration   `json:"trace_to_ns,omitempty"`
+	Keys      *KeyResults     `json:"keys,omitempty"`     // per key, when requests carry more than one key or a stage is keyed
+	Service   *Service        `json:"service,omitempty"`  // the downstream's Little's-law measurements, when the scenario has one
+	Adaptive  *AdaptiveResult `json:"adaptive,omitempty"` // an adaptive limit against the server's reference, when a stage is one
+	Fleet     *FleetResult    `json:"fleet,omitempty"`    // a fleet lane's instances and store
 }
 
 // recorder is what a lane measures: totals and per-bin counts, the wait histograms, the
@@ -97,6 +98,7 @@ type recorder struct {
 	herdCount   int64
 	tracing     bool
 	traceLimit  int
+	probes      int // the adaptive stage's probes at the last bin's end
 }
 
 // newRecorder prepares the measurements of sc's lane spec, whose stack has stages stages.
@@ -291,6 +293,20 @@ func (r *recorder) completed() {
 	r.cur.Completed++
 }
 
+// serverError counts an admitted request a server failed at once (an error burst).
+func (r *recorder) serverError() {
+	r.result.Totals.ServerErrors++
+	r.failed()
+}
+
+// serverTimeout counts an admitted request a server did not answer within its caller's
+// timeout, after service ns at the downstream (part of W in Little's law).
+func (r *recorder) serverTimeout(service int64) {
+	r.svc.abandoned.add(service, 1)
+	r.result.Totals.ServerTimeouts++
+	r.failed()
+}
+
 // failed counts an admitted request the downstream refused: its pool was full.
 func (r *recorder) failed() {
 	r.result.Totals.Failed++
@@ -331,6 +347,11 @@ func (r *recorder) closeBin(stack *Stack, busy, queued int) {
 	end := time.Duration(min(r.binEnd, r.horizon))
 	for k, s := range stack.Stages() {
 		b.Available[k] = s.AvailableAt(end)
+	}
+	if a := stack.adaptive(); a != nil {
+		p := a.Probes()
+		b.Limit, b.Probes = a.Limit(), p-r.probes
+		r.probes = p
 	}
 	b.WaitP50, b.WaitP99, b.WaitMax = r.binHist.quantile(0.50), r.binHist.quantile(0.99), time.Duration(r.binHist.max)
 	r.binHist.reset()

@@ -285,16 +285,25 @@ func (c Client) WithDefaults() Client {
 }
 
 // Downstream is the service behind the limiters: Pool connections (0: unlimited) and a
-// service time distribution that may change over time.
+// service time distribution that may change over time. With a Server the distribution is each
+// request's service demand on the server's cores, and the time a request takes depends on
+// what else is there (server.go); without one it is the time itself.
 type Downstream struct {
 	Pool   int
 	Phases []Phase // sorted by From; the first must start at 0
+	Server *Server // nil: every request takes its drawn time, whatever else is in service
 }
 
-// Phase is the service time distribution from From on.
+// Phase is the service time distribution from From on, and, for a Server, the machine's
+// state: its cores (a brown-out has fewer), whether it answers at all (a black hole does not:
+// its cores make no progress, callers wait out their timeout), and the fraction of requests
+// it fails at once (an error burst).
 type Phase struct {
-	From    time.Duration
-	Service Distribution
+	From      time.Duration
+	Service   Distribution
+	Cores     int     // server: cores in this phase; 0: Server.Cores
+	BlackHole bool    // server: no progress, no answers; requests end at the callers' timeout
+	Errors    float64 // server: fraction of admitted requests failed at once, in [0, 1]
 }
 
 // DistKind names a service time distribution.
@@ -446,6 +455,11 @@ func (sc *Scenario) Validate() error {
 		if len(d.Phases) == 0 {
 			return fieldErr("downstream.service", "a service time is required")
 		}
+		if d.Server != nil {
+			if err := d.Server.validate("downstream.server"); err != nil {
+				return err
+			}
+		}
 		for i, p := range d.Phases {
 			field := fmt.Sprintf("downstream.phases[%d]", i)
 			if i == 0 && p.From != 0 {
@@ -458,6 +472,9 @@ func (sc *Scenario) Validate() error {
 				return err
 			}
 			if err := p.Service.validate(field + ".service"); err != nil {
+				return err
+			}
+			if err := d.validatePhase(field, p); err != nil {
 				return err
 			}
 		}

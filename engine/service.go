@@ -11,7 +11,8 @@ import (
 //	L = MeanInService: the time-average of the requests in service, ∫ busy(t) dt / E
 //	λ = ArrivalRate:   the requests that went into service, per second of E
 //	W = MeanTime:      their mean time in service; one still in service at E counts the
-//	                   time it has had so far
+//	                   time it has had so far, one a server never answered the time until
+//	                   its caller's timeout
 //
 // Counted so, the law holds exactly on every run, not only on average: both sides are the
 // same area, summed once over time by the recorder (busy × the gap between events) and once
@@ -57,6 +58,7 @@ type serviceMeter struct {
 	at        int64   // the time the busy area reaches
 	busyArea  wideSum // ∫ busy dt over [0, at]
 	served    wideSum // Σ service time of the completed requests
+	abandoned wideSum // Σ time at the downstream of requests a server did not answer in time
 	completed int64
 	started   int64
 }
@@ -75,7 +77,7 @@ func (m *serviceMeter) advance(t int64, busy int) {
 // residual so far.
 func (m *serviceMeter) report(now int64, inService int64, residual wideSum) *Service {
 	s := &Service{Started: m.started, StillInService: inService}
-	total := m.served.plus(residual)
+	total := m.served.plus(m.abandoned).plus(residual)
 	if now > 0 {
 		s.MeanInService = m.busyArea.float() / float64(now)
 		s.ArrivalRate = float64(m.started) / time.Duration(now).Seconds()

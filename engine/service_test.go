@@ -53,9 +53,10 @@ func checkLittle(t *testing.T, l *Lane, what string) {
 		}
 	}
 	m := l.rec.svc
-	require.Equal(t, m.busyArea, m.served.plus(residual), "%s: busy area ≠ Σ time in service", what)
+	require.Equal(t, m.busyArea, m.served.plus(m.abandoned).plus(residual), "%s: busy area ≠ Σ time in service", what)
 	require.Equal(t, res.Totals.Completed, m.completed, what)
-	require.Equal(t, s.Started, s.StillInService+res.Totals.Completed, "%s: started = completed + still in service", what)
+	require.Equal(t, s.Started, s.StillInService+res.Totals.Completed+res.Totals.ServerTimeouts,
+		"%s: started = completed + timed out at the server + still in service", what)
 	require.Equal(t, int64(l.InFlight()), s.StillInService, what)
 	require.Positive(t, s.Started, what)
 	lambdaW := s.ArrivalRate * s.MeanTime.Seconds()

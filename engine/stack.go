@@ -310,3 +310,13 @@ func (s *Stack) BulkheadFull(now time.Duration, permits int) bool {
 	}
 	return false
 }
+
+// adaptive is the first stage whose limit moves (limiters.Adaptive), nil when none does.
+func (s *Stack) adaptive() limiters.Adaptive {
+	for _, lim := range s.stages {
+		if a, ok := lim.(limiters.Adaptive); ok {
+			return a
+		}
+	}
+	return nil
+}

@@ -151,6 +151,49 @@ func (w *slidingNoRollback) Snapshot(now time.Duration) limiters.State {
 		Limit: w.cfg.Limit, Count: count, Window: w.cfg.Window, SlotLength: w.slot}
 }
 
+// leakyAdaptive is an adaptive limit that admits every 5th request it would refuse: it
+// counts those permits itself (extra), so its in flight stays right and only the limit leaks.
+type leakyAdaptive struct {
+	*limiters.AdaptiveLimiter
+	mu             sync.Mutex
+	refused, extra int
+}
+
+func (a *leakyAdaptive) AcquireAt(now time.Duration, n int) limiters.Decision {
+	d := a.AdaptiveLimiter.AcquireAt(now, n)
+	if d != limiters.Rejected {
+		return d
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.refused++
+	if a.refused%5 == 0 {
+		a.extra += n
+		return limiters.Admitted
+	}
+	return d
+}
+
+func (a *leakyAdaptive) Release(n int) {
+	a.mu.Lock()
+	if a.extra >= n {
+		a.extra -= n
+		a.mu.Unlock()
+		return
+	}
+	a.mu.Unlock()
+	a.AdaptiveLimiter.Release(n)
+}
+
+func (a *leakyAdaptive) Snapshot(now time.Duration) limiters.State {
+	st := a.AdaptiveLimiter.Snapshot(now)
+	a.mu.Lock()
+	st.InFlight += a.extra
+	a.mu.Unlock()
+	st.Available = max(st.Max-st.InFlight, 0)
+	return st
+}
+
 // forgetfulConcurrency is a bulkhead that forgets every 7th release.
 type forgetfulConcurrency struct {
 	*limiters.Concurrency
@@ -453,6 +496,15 @@ var brokenCases = []brokenCase{
 	}), map[string][]string{
 		"sentinel-flow": {"sentinel:threshold=3,behavior=throttling,max_queue=1s: 4 at 0 waited [0s 333.333333ms 666.666666ms 999.999999ms] " +
 			"and 0 were blocked: the bound is exactly waits [0s 333.333334ms 666.666668ms] and 1 blocked"},
+	}},
+	{"an adaptive limit that lets every 5th refused request through anyway", func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
+		l, err := s.New(c)
+		if a, ok := l.(*limiters.AdaptiveLimiter); ok {
+			return &leakyAdaptive{AdaptiveLimiter: a}, err
+		}
+		return l, err
+	}, map[string][]string{
+		"adaptive-limit-holds": {"aimd:initial=20,min=20,max=200: at", "in flight + n must not pass the limit"},
 	}},
 	{"a limiter that allocates per decision", func(s limiters.Spec, c limiters.Clock) (limiters.Limiter, error) {
 		l, err := s.New(c)

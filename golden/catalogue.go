@@ -25,6 +25,7 @@ func Catalogue() []*Guarantee {
 		warmUpCapacityOne,
 		concurrencyInFlight,
 		slowDownstream,
+		adaptiveLimitHolds,
 		stackRefunds,
 		retryAfterAdmits,
 		slidingFailsClosed,

@@ -205,13 +205,14 @@ var allocSpecs = append(append([]string{}, rateSpecs...), "concurrency:max=5", "
 	"x-time-rate:rate=100/1s,burst=3", "uber:rate=100/1s", "nginx:rate=100r/s,burst=20,delay=5",
 	"guava-bursty:rate=100/1s", "guava-warmup:rate=100/1s,warmup=1s",
 	"sentinel:threshold=100", "sentinel:threshold=100,strategy=warmup,warmup=10s,behavior=throttling,max_queue=500ms",
-	"resilience4j:limit=50,period=500ms", "two-counter:limit=100,window=1s")
+	"resilience4j:limit=50,period=500ms", "two-counter:limit=100,window=1s",
+	"aimd:initial=5,min=1,max=200", "vegas:initial=5,max=1000", "gradient:initial=5,min=1,max=1000", "gradient2:initial=5,min=1,max=200")
 
 var noAlloc = &Guarantee{
 	ID:         "no-alloc",
 	Algorithms: kindsOf(allocSpecs),
 	Claim:      "no limiter allocates per decision",
-	Scenario:   "one limiter of each kind at 100/s (concurrency: max 5; nginx: 100r/s, burst 20, delay 5; sentinel: reject, and warm-up throttling with a 500ms queue) asked 1000 times, on a time advancing 1ms per call, for AcquireAt, AvailableAt, RetryAfterAt (or Release)",
+	Scenario:   "one limiter of each kind at 100/s (concurrency: max 5; the adaptive kinds: a limit of 5; nginx: 100r/s, burst 20, delay 5; sentinel: reject, and warm-up throttling with a 500ms queue) asked 1000 times, on a time advancing 1ms per call, for AcquireAt, AvailableAt, RetryAfterAt (or Release)",
 	Bound:      "0 allocations per call of each method",
 	Checker:    "heap allocations per call counted like testing.AllocsPerRun (runtime.MemStats.Mallocs around 1000 calls on one P)",
 	serial:     true,

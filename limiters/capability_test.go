@@ -32,6 +32,10 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		peers.KindSentinel:             {limiters.CapRetryAfter, limiters.CapReserve, limiters.CapRefund},
 		peers.KindResilience4j:         {limiters.CapRetryAfter, limiters.CapReserve},
 		peers.KindTwoCounter:           {limiters.CapRetryAfter, limiters.CapRefund},
+		limiters.KindAIMD:              {limiters.CapRelease, limiters.CapFeedback},
+		limiters.KindVegas:             {limiters.CapRelease, limiters.CapFeedback},
+		limiters.KindGradient:          {limiters.CapRelease, limiters.CapFeedback},
+		limiters.KindGradient2:         {limiters.CapRelease, limiters.CapFeedback},
 	}
 	for _, info := range limiters.Kinds() {
 		l, err := limiters.Parse(info.Example, zeroClock{})

@@ -24,6 +24,10 @@
 //	WarmUpTokenBucket  token bucket ramping 1/3 → 1       capacity/3 → capacity  one int64 + birth
 //	Concurrency        max held at once (bulkhead)        no time axis           one int32
 //
+// and the adaptive concurrency limits (AdaptiveLimiter, kinds aimd, vegas, gradient and
+// gradient2): a bulkhead whose limit follows Netflix concurrency-limits' rules from the
+// latency and outcome of the work it admitted (Feedback).
+//
 // Beside them, package limiters/peers holds the models of the products people run (NGINX's
 // limit_req, Guava, Sentinel, resilience4j, Flash5, the two-counter estimate) and the real
 // x/time/rate and uber libraries driven at virtual time; it registers them (Register) when it

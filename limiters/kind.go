@@ -38,11 +38,15 @@ const (
 	// permits", "tokens", "excess"), and NextFree, when the next request can pass: the
 	// peers that keep a (fractional) count of tokens instead of a schedule.
 	ShapeLevel Shape = "level"
+	// ShapeAdaptive: a bulkhead whose max moves — InFlight and Max (the limit now), plus RTT
+	// (the last sample or window the rule heard), RTTNoLoad (what it compares it with) and
+	// Probes (no-load RTT probes so far): the adaptive concurrency limits.
+	ShapeAdaptive Shape = "adaptive"
 )
 
 // Shapes lists every shape, in the order documentation shows them.
 func Shapes() []Shape {
-	return []Shape{ShapeSchedule, ShapeRamp, ShapeWindow, ShapeSlots, ShapeBulkhead, ShapeLevel}
+	return []Shape{ShapeSchedule, ShapeRamp, ShapeWindow, ShapeSlots, ShapeBulkhead, ShapeLevel, ShapeAdaptive}
 }
 
 // KindInfo is everything ratelab knows about one kind apart from its algorithm: the registry
@@ -101,6 +105,10 @@ var kinds = []*KindInfo{
 	&fixedWindowKind,
 	&warmUpKind,
 	&concurrencyKind,
+	&aimdKind,
+	&vegasKind,
+	&gradientKind,
+	&gradient2Kind,
 }
 
 // Register adds a kind to the registry after those already there, so that ParseSpec reads

@@ -36,9 +36,15 @@ type State struct {
 	SlotLength  time.Duration `json:"slot_length_ns"`  // sliding: window / slots
 	Slots       []Slot        `json:"slots"`           // sliding: every slot, oldest first, the current one last
 
-	// Concurrency.
+	// Concurrency (and adaptive: Max is the limit now).
 	InFlight int `json:"in_flight"`
 	Max      int `json:"max"`
+
+	// Adaptive kinds: the RTT the rule last heard, the no-load RTT it compares with (0: none,
+	// AIMD), and the no-load probes so far.
+	RTT       time.Duration `json:"rtt_ns"`
+	RTTNoLoad time.Duration `json:"rtt_noload_ns"`
+	Probes    int           `json:"probes"`
 
 	// Level kinds (peers that count tokens): Level of LevelMax, what the level is, and when
 	// the next request can pass (At when it can now).
@@ -98,7 +104,8 @@ func (s State) MarshalJSON() ([]byte, error) {
 	ramp := in(ShapeRamp)
 	window := in(ShapeWindow, ShapeSlots)
 	slots := in(ShapeSlots)
-	bulkhead := in(ShapeBulkhead)
+	adaptive := in(ShapeAdaptive)
+	bulkhead := in(ShapeBulkhead, ShapeAdaptive)
 	b := make([]byte, 0, 256)
 	b = append(b, `{"kind":`...)
 	b = strconv.AppendQuote(b, string(s.Kind))
@@ -135,6 +142,9 @@ func (s State) MarshalJSON() ([]byte, error) {
 	}
 	num("in_flight", int64(s.InFlight), bulkhead)
 	num("max", int64(s.Max), bulkhead)
+	num("rtt_ns", int64(s.RTT), adaptive)
+	num("rtt_noload_ns", int64(s.RTTNoLoad), adaptive)
+	num("probes", int64(s.Probes), adaptive)
 	if level := in(ShapeLevel); level || (shape == "" && s.LevelName != "") {
 		b = append(b, `,"level":`...)
 		b = strconv.AppendFloat(b, s.Level, 'g', -1, 64)

@@ -30,6 +30,9 @@ var zeroValueTypes = map[string]reflect.Type{
 	"Sentinel": reflect.TypeFor[peers.Sentinel](), "Resilience4j": reflect.TypeFor[peers.Resilience4j](),
 	"TwoCounter": reflect.TypeFor[peers.TwoCounter](), "KeyedLimiter": reflect.TypeFor[limiters.KeyedLimiter](),
 	"MonotonicClock": reflect.TypeFor[limiters.MonotonicClock](),
+	"AdaptiveLimiter": reflect.TypeFor[limiters.AdaptiveLimiter](),
+	"AIMDSpec": reflect.TypeFor[limiters.AIMDSpec](), "VegasSpec": reflect.TypeFor[limiters.VegasSpec](),
+	"GradientSpec": reflect.TypeFor[limiters.GradientSpec](), "Gradient2Spec": reflect.TypeFor[limiters.Gradient2Spec](),
 
 	"TokenBucketSpec": reflect.TypeFor[limiters.TokenBucketSpec](), "LeakyBucketSpec": reflect.TypeFor[limiters.LeakyBucketSpec](),
 	"SlidingWindowSpec": reflect.TypeFor[limiters.SlidingWindowSpec](), "FixedWindowSpec": reflect.TypeFor[limiters.FixedWindowSpec](),
@@ -50,7 +53,7 @@ var zeroValueTypes = map[string]reflect.Type{
 
 // misuse is the methods documented to panic on a caller's error, as sync.Mutex.Unlock of an
 // unlocked mutex does: releasing permits that are not held.
-var misuse = map[string]bool{"Concurrency.Release": true}
+var misuse = map[string]bool{"Concurrency.Release": true, "AdaptiveLimiter.Release": true}
 
 // Every exported type with a method (in the package's own files, tests aside) is in
 // zeroValueTypes.

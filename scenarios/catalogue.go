@@ -61,7 +61,7 @@ var drop = engine.Client{Policy: engine.PolicyDrop}
 
 // catalogue builds every built-in scenario afresh (callers may modify what they get).
 func catalogue() []*engine.Scenario {
-	return []*engine.Scenario{
+	return append([]*engine.Scenario{
 		{
 			Name: "steady",
 			Description: "Steady traffic at half the limit: 50 requests per second, evenly spaced, against six " +
@@ -317,7 +317,7 @@ func catalogue() []*engine.Scenario {
 				{From: 10*s + 500*ms, Service: engine.Distribution{Kind: engine.DistConstant, Mean: 20 * ms}},
 			}},
 		},
-	}
+	}, adaptiveScenarios()...)
 }
 
 const retryHerdDescription = "500 clients call at once (at 0.5s) a fixed window of 100 per 10s, and every " +

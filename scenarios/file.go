@@ -937,6 +937,21 @@ func (d *decoder) downstream(n *yaml.Node, path string, ds *engine.Downstream) e
 	var single *engine.Distribution
 	err := d.mapping(n, path, map[string]fieldFunc{
 		"pool": d.integer(&ds.Pool),
+		"server": func(n *yaml.Node, path string) error {
+			ds.Server = &engine.Server{}
+			var discipline string
+			err := d.mapping(n, path, map[string]fieldFunc{
+				"cores":      d.integer(&ds.Server.Cores),
+				"discipline": d.str(&discipline),
+				"network":    d.duration(&ds.Server.Network),
+				"timeout":    d.duration(&ds.Server.Timeout),
+			})
+			ds.Server.Discipline = engine.Discipline(discipline)
+			if err == nil && ds.Server.Cores == 0 && d.where[path+".cores"] == nil {
+				return d.fail(n, path+".cores", "missing: how many cores serve the requests (e.g. cores: 4)")
+			}
+			return err
+		},
 		"service": func(n *yaml.Node, path string) error {
 			single = &engine.Distribution{}
 			return d.distribution(n, path, single)
@@ -945,8 +960,11 @@ func (d *decoder) downstream(n *yaml.Node, path string, ds *engine.Downstream) e
 			return d.sequence(n, path, func(n *yaml.Node, path string) error {
 				var p engine.Phase
 				err := d.mapping(n, path, map[string]fieldFunc{
-					"from":    d.duration(&p.From),
-					"service": func(n *yaml.Node, path string) error { return d.distribution(n, path, &p.Service) },
+					"from":       d.duration(&p.From),
+					"service":    func(n *yaml.Node, path string) error { return d.distribution(n, path, &p.Service) },
+					"cores":      d.integer(&p.Cores),
+					"black_hole": d.boolean(&p.BlackHole),
+					"errors":     d.number(&p.Errors),
 				})
 				ds.Phases = append(ds.Phases, p)
 				return err

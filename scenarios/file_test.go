@@ -234,7 +234,7 @@ func TestLoadFileAndResolve(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "poisson", sc.Name)
 	_, err = Resolve("nope")
-	assert.ErrorContains(t, err, `no built-in scenario "nope" (known: aws-quota-drain, boundary-attack`)
+	assert.ErrorContains(t, err, `no built-in scenario "nope" (known: aws-quota-drain, black-hole, boundary-attack`)
 }
 
 // The performance scenario is the built-in poisson's six lanes at 10,000/s for an hour.

@@ -63,11 +63,35 @@ func YAML(sc *engine.Scenario) ([]byte, error) {
 		if ds.Pool != 0 {
 			add(m, "pool", integer(ds.Pool))
 		}
+		if srv := ds.Server; srv != nil {
+			sm := mapping()
+			sm.Style = yaml.FlowStyle
+			add(sm, "cores", integer(srv.Cores))
+			if srv.Discipline != "" {
+				add(sm, "discipline", str(string(srv.Discipline)))
+			}
+			if srv.Network != 0 {
+				add(sm, "network", duration(srv.Network))
+			}
+			if srv.Timeout != 0 {
+				add(sm, "timeout", duration(srv.Timeout))
+			}
+			add(m, "server", sm)
+		}
 		phases := sequence()
 		for _, p := range ds.Phases {
 			pm := mapping()
 			pm.Style = yaml.FlowStyle
 			add(pm, "from", duration(p.From))
+			if p.Cores != 0 {
+				add(pm, "cores", integer(p.Cores))
+			}
+			if p.BlackHole {
+				add(pm, "black_hole", plain("true"))
+			}
+			if p.Errors != 0 {
+				add(pm, "errors", plain(strconv.FormatFloat(p.Errors, 'g', -1, 64)))
+			}
 			add(pm, "service", distribution(p.Service))
 			phases.Content = append(phases.Content, pm)
 		}

@@ -25,6 +25,9 @@ import (
 //	                                [██████░░░░░░░░░░] 37 of 100 used
 //	bulkhead (concurrency):         4 of 5 in flight · 1 free
 //	                                [████████████████░░░░]
+//	adaptive (aimd, vegas, …):      limit 24 · 20 in flight · 4 free
+//	                                [████████████████░░░░]
+//	                                RTT 212ms · no-load 200ms · 3 probes
 //	level (token-counting peers):   stored permits 3.5 of 10 · next free now
 //	                                [███████░░░░░░░░░░░░░] 3.5/10
 func stateLines(st limiters.State, width, k int, sty Styles) []string {
@@ -41,6 +44,8 @@ func stateLines(st limiters.State, width, k int, sty Styles) []string {
 		lines = fixedLines(st, width, k, sty)
 	case limiters.ShapeBulkhead:
 		lines = concurrencyLines(st, width, k, sty)
+	case limiters.ShapeAdaptive:
+		lines = adaptiveLines(st, width, k, sty)
 	case limiters.ShapeLevel:
 		lines = levelLines(st, width, k, sty)
 	default:
@@ -257,6 +262,26 @@ func concurrencyLines(st limiters.State, width, k int, sty Styles) []string {
 		return []string{meter(st.InFlight, st.Max, width-len(label), sty) + label}
 	}
 	return []string{head, meter(st.InFlight, st.Max, width, sty)}
+}
+
+// adaptiveLines is a bulkhead whose max is the limit now, and the RTTs its rule compares.
+func adaptiveLines(st limiters.State, width, k int, sty Styles) []string {
+	head := fmt.Sprintf("limit %d · %d in flight · %d free", st.Max, st.InFlight, st.Available)
+	if k == 1 {
+		label := fmt.Sprintf(" %d/%d", st.InFlight, st.Max)
+		return []string{meter(st.InFlight, st.Max, width-len(label), sty) + label}
+	}
+	rtt := "no sample yet"
+	if st.RTT > 0 {
+		rtt = "RTT " + short(st.RTT)
+		if st.RTTNoLoad > 0 {
+			rtt += " · no-load " + short(st.RTTNoLoad)
+		}
+	}
+	if st.Probes > 0 {
+		rtt += fmt.Sprintf(" · %d probes", st.Probes)
+	}
+	return []string{head, meter(st.InFlight, st.Max, width, sty), firstFitting(width, rtt, strings.SplitN(rtt, " · ", 2)[0])}
 }
 
 func levelLines(st limiters.State, width, k int, sty Styles) []string {

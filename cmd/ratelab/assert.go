@@ -241,6 +241,9 @@ func (a assertion) holds(v float64) bool {
 func (m assertMetric) format(v float64) string {
 	switch m.kind {
 	case metricWait:
+		if math.IsInf(v, 1) {
+			return "never" // converge: a limit that never came near the reference
+		}
 		return limiters.FormatDuration(time.Duration(v))
 	case metricPercent:
 		return strconv.FormatFloat(v, 'g', 4, 64) + "%"

@@ -1,0 +1,88 @@
+package scenarios
+
+import (
+	"time"
+
+	"github.com/ratelab/ratelab/engine"
+)
+
+// adaptiveLanes is the line-up of the adaptive scenarios: a bulkhead sized for the server at
+// no load, and Netflix's four rules at their defaults (every sample updates the limit).
+func adaptiveLanes() []engine.LaneSpec {
+	return lanes(
+		"concurrency:max=32",
+		"aimd:initial=20,min=20,max=200",
+		"vegas:initial=20,max=1000",
+		"gradient:initial=50,min=1,max=1000",
+		"gradient2:initial=20,min=20,max=200",
+	)
+}
+
+// adaptiveServer is 16 cores behind a 100ms network, callers giving up after timeout: with
+// 100ms of work per request, 160 answers per second and a reference concurrency of
+// 16·(100 + 100)/100 = 32.
+func adaptiveServer(timeout time.Duration, phases ...engine.Phase) *engine.Downstream {
+	return &engine.Downstream{Server: &engine.Server{Cores: 16, Network: 100 * ms, Timeout: timeout}, Phases: phases}
+}
+
+func demand(mean time.Duration) engine.Distribution {
+	return engine.Distribution{Kind: engine.DistExponential, Mean: mean}
+}
+
+// adaptiveScenarios are the built-ins that put adaptive limits against a server that slows.
+func adaptiveScenarios() []*engine.Scenario {
+	return []*engine.Scenario{
+		{
+			Name: "server-slowdown",
+			Description: "A drastic slowdown and recovery. 200 requests per second (Poisson) against 16 cores " +
+				"behind a 100ms network, 100ms of work each (exponential): 160 answers per second at most, and " +
+				"the best concurrency is 16·(100+100)/100 = 32 in flight. From 20s each request needs 400ms " +
+				"(40 per second, best concurrency 16·500/400 = 20); from 40s, 100ms again. Callers give up after 5s. The bulkhead of 32 keeps " +
+				"32 in flight whatever the server does, so after the slowdown its requests queue inside the " +
+				"server; the adaptive limits move towards the new reference and back. The server section under " +
+				"the run table says how fast and how steadily.",
+			Seed: 1, Horizon: 60 * s, Bins: 600, Client: drop, Lanes: adaptiveLanes(),
+			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 200}},
+			Downstream: adaptiveServer(5*s,
+				engine.Phase{Service: demand(100 * ms)},
+				engine.Phase{From: 20 * s, Service: demand(400 * ms)},
+				engine.Phase{From: 40 * s, Service: demand(100 * ms)}),
+		},
+		{
+			Name: "black-hole",
+			Description: "A black hole. 120 requests per second against the same 16-core server (160 per " +
+				"second at most, reference 32); from 10s to 15s it answers nothing and callers give up after " +
+				"2s. Every limit fills with requests that will time out: the bulkhead stays full of them until " +
+				"the hole ends; AIMD halves on the timeouts' drops; Vegas and Gradient read the 1s RTTs; " +
+				"Gradient2 ignores drops. After 15s: how fast each lets traffic back in.",
+			Seed: 1, Horizon: 30 * s, Bins: 300, Client: drop, Lanes: adaptiveLanes(),
+			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 120}},
+			Downstream: adaptiveServer(2*s,
+				engine.Phase{Service: demand(100 * ms)},
+				engine.Phase{From: 10 * s, BlackHole: true, Service: demand(100 * ms)},
+				engine.Phase{From: 15 * s, Service: demand(100 * ms)}),
+		},
+		{
+			Name: "mild-overload",
+			Description: "A mild sustained overload: 176 requests per second, 110% of what the 16-core server " +
+				"answers (160 per second, reference 32), for two minutes. Does the limit find 32 and stay, " +
+				"or creep up as the queue it tolerates becomes the new normal? Gradient2's long-term RTT " +
+				"average drifts up under a standing queue; Vegas's no-load RTT is re-probed under load.",
+			Seed: 1, Horizon: 120 * s, Bins: 600, Client: drop, Lanes: adaptiveLanes(),
+			Sources:    []engine.Source{{Kind: engine.SourcePoisson, Rate: 176}},
+			Downstream: adaptiveServer(5*s, engine.Phase{Service: demand(100 * ms)}),
+		},
+		{
+			Name: "spike-then-quiet",
+			Description: "A spike, then quiet: 80 requests per second (half of what the 16-core server answers), " +
+				"400 per second for 5s from 10s, then 80 again. During the spike the limits should hold " +
+				"near 32; after it, does each recover its headroom, or stay stuck low (Vegas after a spike is " +
+				"a reported case)? At 80 per second about 80·200ms = 16 are in flight: a limit at or above " +
+				"that refuses nothing.",
+			Seed: 1, Horizon: 40 * s, Bins: 400, Client: drop, Lanes: adaptiveLanes(),
+			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 80},
+				{Kind: engine.SourcePoisson, Rate: 320, From: 10 * s, Until: 15 * s}},
+			Downstream: adaptiveServer(5*s, engine.Phase{Service: demand(100 * ms)}),
+		},
+	}
+}
