@@ -194,6 +194,7 @@ type LaneView struct {
 	Label    string           `json:"label"`
 	Color    string           `json:"color"` // "#rrggbb", the first stage's kind's
 	Stages   []limiters.State `json:"stages"`
+	Shapes   []limiters.Shape `json:"shapes"`   // how each stage's state is drawn (State.Shape)
 	Admitted int              `json:"admitted"` // decisions since t=0
 	Rejected int              `json:"rejected"`
 	InFlight int              `json:"in_flight"` // at the downstream
@@ -211,9 +212,11 @@ func (s *Session) View() View {
 	for i, lane := range s.ls.Lanes {
 		lg := &s.lanes[i]
 		lv := LaneView{Label: lane.Spec.Label(), Color: laneColor(lane.Spec), Admitted: lg.admitted, Rejected: lg.rejected,
-			InFlight: lane.InFlight(), Queue: lane.QueueLen(), Columns: lg.columns[:min(upto, len(lg.columns))]}
+			InFlight: lane.InFlight(), Queue: lane.QueueLen(), Columns: lg.columns[:min(upto, len(lg.columns))], Log: []string{}}
 		for _, st := range lane.Stages {
-			lv.Stages = append(lv.Stages, st.Snapshot(now))
+			snap := st.Snapshot(now)
+			lv.Stages = append(lv.Stages, snap)
+			lv.Shapes = append(lv.Shapes, snap.Shape())
 		}
 		for k := lg.count; k > 0; k-- {
 			lv.Log = append(lv.Log, lg.ring[(lg.next-k+LogLines)%LogLines])
