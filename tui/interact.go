@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +19,7 @@ import (
 const rateStep = 1.25
 
 // maxBurst is the largest burst b sends: more would be a trace, not a burst.
-const maxBurst = 100000
+const maxBurst = engine.MaxBurst
 
 // The workbench changes traffic by changing the scenario, never a lane: what b and ↑/↓ do is
 // written into m.sim.sc (a script source of the sent bursts; a source split at the moment
@@ -58,25 +57,12 @@ func (m *Model) burst() tea.Cmd {
 		return nil
 	}
 	at := s.injectionAt()
-	sc := s.sc
-	k := m.injected
-	if k < 0 || k >= len(sc.Sources) || sc.Sources[k].Kind != engine.SourceScript {
-		sc.Sources = append(sc.Sources, engine.Source{Kind: engine.SourceScript})
-		k = len(sc.Sources) - 1
-		m.injected = k
+	k, err := engine.InjectBurst(s.sc, m.injected, at, m.burstSize)
+	if err != nil {
+		m.fail(err)
+		return nil
 	}
-	script := sc.Sources[k].Script
-	i, _ := slices.BinarySearchFunc(script, at, func(a engine.Arrival, t time.Duration) int {
-		if a.At <= t {
-			return -1 // after the arrivals already at t: a later burst comes later
-		}
-		return 1
-	})
-	more := make([]engine.Arrival, m.burstSize)
-	for j := range more {
-		more[j] = engine.Arrival{At: at}
-	}
-	sc.Sources[k].Script = slices.Insert(script, i, more...)
+	m.injected = k
 	return m.reSimulate(at, fmt.Sprintf("sent a burst of %d requests at t=%s (B sets the size; w writes the session)", m.burstSize, short(at)))
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/jsonout"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/replicate"
 	"github.com/ratelab/ratelab/scenarios"
@@ -352,11 +352,7 @@ func progressBar(label string, fraction float64, width int) string {
 }
 
 // writeJSON writes v as the commands' JSON output: indented by two spaces, one value.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+func writeJSON(w io.Writer, v any) error { return jsonout.JSON(w, v) }
 
 // primaryWindow is the guarantee meter a table row shows: the lane's first stage's natural
 // window if it has one, else the first meter (replicate.PrimaryWindow, so that one run's

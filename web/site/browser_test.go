@@ -1,0 +1,231 @@
+package site_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ratelab/ratelab/jsonout"
+	"github.com/ratelab/ratelab/scenarios"
+)
+
+// chromium starts a headless Debian chromium for the test (skipped when there is none, unless
+// CI=true) and returns a browser context, stopped when the test ends.
+func chromium(t *testing.T) context.Context {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed (.ci/run installs it)")
+		}
+		t.Skip("no chromium")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 720),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, 50*time.Second)
+	t.Cleanup(func() { cancelTime(); cancel(); cancelAlloc() })
+	return ctx
+}
+
+// openPage loads url and waits until the page has drawn its lanes.
+func openPage(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+		status, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.ID("status")))
+		t.Fatalf("page %s: %v (status: %s)", url, err, status)
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// laneView is what the tests compare of the page's view.
+type laneView struct {
+	Now   int64 `json:"now_ns"`
+	Steps int64 `json:"steps"`
+	Lanes []struct {
+		Label    string            `json:"label"`
+		Admitted int               `json:"admitted"`
+		Rejected int               `json:"rejected"`
+		Log      []string          `json:"log"`
+		Stages   []json.RawMessage `json:"stages"`
+	} `json:"lanes"`
+}
+
+func view(t *testing.T, ctx context.Context) (laneView, string) {
+	t.Helper()
+	text := eval[string](t, ctx, `JSON.stringify(app.view)`)
+	var v laneView
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		t.Fatal(err)
+	}
+	// The speed meter (events) counts re-runs too: compare the rest.
+	b, _ := json.Marshal(v)
+	return v, string(b)
+}
+
+// The page opened from a file: first lane within 2s; every built-in's JSON is run --format
+// json's; step back; a burst; a typo; a permalink; a screenshot.
+func TestPageInChromium(t *testing.T) {
+	theSite(t)
+	ctx := chromium(t)
+	dir := filepath.Join(buildDir, "site")
+	began := time.Now()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 720)); err != nil {
+		t.Fatal(err)
+	}
+	openPage(t, ctx, "file://"+filepath.Join(dir, "index.html"))
+	loaded := time.Since(began)
+	first := eval[float64](t, ctx, `Number(document.body.dataset.firstLaneMs)`)
+	t.Logf("first lane drawn %.0f ms after navigation start (page ready in %v, browser start included)", first, loaded.Round(time.Millisecond))
+	if first <= 0 || first > 2000 {
+		t.Errorf("first lane drawn at %.0f ms, budget 2000 ms", first)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('#lanes .lane').length`); n != 6 {
+		t.Errorf("%d lanes drawn for the default scenario, want 6", n)
+	}
+
+	t.Run("json", func(t *testing.T) {
+		for _, name := range scenarios.Names() {
+			sc, err := scenarios.Get(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := jsonout.RunJSON(context.Background(), sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := eval[string](t, ctx, `app.selectScenario(`+quote(name)+`), app.runJSON()`)
+			if got != string(want) {
+				t.Errorf("%s: the page's JSON (%d bytes) differs from run --format json (%d bytes)", name, len(got), len(want))
+			}
+		}
+		eval[any](t, ctx, `app.selectScenario("poisson"), 0`)
+	})
+
+	t.Run("step back", func(t *testing.T) {
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("home"))); err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			if err := chromedp.Do(ctx, chromedp.KeyEvent(".")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at4, want := view(t, ctx)
+		if at4.Steps != 4 {
+			t.Fatalf("after four steps: position %d", at4.Steps)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("step")), chromedp.Click(chromedp.ID("back"))); err != nil {
+			t.Fatal(err)
+		}
+		if _, got := view(t, ctx); got != want {
+			t.Fatalf("a step and a step back:\n%s\nwant\n%s", got, want)
+		}
+	})
+
+	t.Run("burst", func(t *testing.T) {
+		before, _ := view(t, ctx)
+		eval[any](t, ctx, `document.getElementById('burst-size').value = '25', 0`)
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("burst"))); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(eval[string](t, ctx, `document.getElementById('editor').value`), "script") {
+			t.Fatal("the burst is not in the scenario's text")
+		}
+		eval[any](t, ctx, `app.view && window.ratelab.seek(app.view.now_ns + 1e6), 0`)
+		eval[any](t, ctx, `(function(){ const r = JSON.parse(window.ratelab.view()); app.view = r.ok; return 0 })()`)
+		after, _ := view(t, ctx)
+		offered := func(v laneView) int { return v.Lanes[0].Admitted + v.Lanes[0].Rejected }
+		if offered(after)-offered(before) < 25 {
+			t.Fatalf("lane 1 decided %d more after a burst of 25", offered(after)-offered(before))
+		}
+	})
+
+	t.Run("typo", func(t *testing.T) {
+		eval[any](t, ctx, `(function(){ const e = document.getElementById('editor'); e.value = e.value.replace('token-bucket:', 'token-buckt:'); e.dispatchEvent(new Event('input')); return 0 })()`)
+		msg, err := chromedp.Run(ctx, chromedp.Poll[string](`document.getElementById('editor-error').textContent || false`, chromedp.WithPollingTimeout(3*time.Second)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(msg, "scenario.yaml:") || !strings.Contains(msg, "did you mean token-bucket") {
+			t.Fatalf("the editor says %q", msg)
+		}
+		t.Logf("editor: %s", msg)
+		eval[any](t, ctx, `document.getElementById('spec').value = 'concurency:max=2', 0`)
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("add"))); err != nil {
+			t.Fatal(err)
+		}
+		spec := eval[string](t, ctx, `document.getElementById('spec-error').textContent`)
+		if !strings.Contains(spec, "did you mean concurrency") {
+			t.Fatalf("the lane editor says %q", spec)
+		}
+		eval[any](t, ctx, `app.selectScenario("burst-after-idle"), 0`)
+	})
+
+	t.Run("permalink", func(t *testing.T) {
+		// Over HTTP this time: the same page served, the link opened in a fresh tab.
+		srv := httptest.NewServer(built.Handler())
+		defer srv.Close()
+		openPage(t, ctx, srv.URL+"/")
+		eval[any](t, ctx, `app.selectScenario("burst-after-idle"), 0`)
+		for range 6 {
+			if err := chromedp.Do(ctx, chromedp.KeyEvent(".")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := chromedp.Do(ctx, chromedp.KeyEvent("b"), chromedp.KeyEvent("."), chromedp.KeyEvent(".")); err != nil {
+			t.Fatal(err)
+		}
+		_, want := view(t, ctx)
+		link := eval[string](t, ctx, `'#' + JSON.parse(window.ratelab.link()).ok`)
+		t.Logf("permalink: %d characters", len(link))
+		tab, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		openPage(t, tab, srv.URL+"/"+link)
+		if _, got := view(t, tab); got != want {
+			t.Fatalf("the permalink's page:\n%s\nwant\n%s", got, want)
+		}
+	})
+
+	t.Run("screenshot", func(t *testing.T) {
+		eval[any](t, ctx, `app.selectScenario("poisson"), window.ratelab.seek(2.5e9), app.selectScenario && 0`)
+		if err := chromedp.Do(ctx, chromedp.KeyEvent("."), chromedp.KeyEvent("b"), chromedp.KeyEvent(".")); err != nil {
+			t.Fatal(err)
+		}
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(png) < 8 || string(png[1:4]) != "PNG" {
+			t.Fatal("not a PNG")
+		}
+		out := filepath.Join(os.TempDir(), "ratelab-web-screenshot.png")
+		if err := os.WriteFile(out, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot at 1280x720: %s (%d bytes)", out, len(png))
+	})
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
