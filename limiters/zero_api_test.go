@@ -29,9 +29,9 @@ var zeroValueTypes = map[string]reflect.Type{
 	"GuavaBursty": reflect.TypeFor[peers.GuavaBursty](), "GuavaWarmingUp": reflect.TypeFor[peers.GuavaWarmingUp](),
 	"Sentinel": reflect.TypeFor[peers.Sentinel](), "Resilience4j": reflect.TypeFor[peers.Resilience4j](),
 	"TwoCounter": reflect.TypeFor[peers.TwoCounter](), "KeyedLimiter": reflect.TypeFor[limiters.KeyedLimiter](),
-	"MonotonicClock": reflect.TypeFor[limiters.MonotonicClock](),
+	"MonotonicClock":  reflect.TypeFor[limiters.MonotonicClock](),
 	"AdaptiveLimiter": reflect.TypeFor[limiters.AdaptiveLimiter](),
-	"AIMDSpec": reflect.TypeFor[limiters.AIMDSpec](), "VegasSpec": reflect.TypeFor[limiters.VegasSpec](),
+	"AIMDSpec":        reflect.TypeFor[limiters.AIMDSpec](), "VegasSpec": reflect.TypeFor[limiters.VegasSpec](),
 	"GradientSpec": reflect.TypeFor[limiters.GradientSpec](), "Gradient2Spec": reflect.TypeFor[limiters.Gradient2Spec](),
 
 	"TokenBucketSpec": reflect.TypeFor[limiters.TokenBucketSpec](), "LeakyBucketSpec": reflect.TypeFor[limiters.LeakyBucketSpec](),
