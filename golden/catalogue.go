@@ -1,6 +1,6 @@
 package golden
 
-// Catalogue is every guarantee, in the order the README and `ratelab guarantees` list them.
+// Catalogue is every guarantee, in the order docs/GUARANTEES.md and `ratelab guarantees` list them.
 func Catalogue() []*Guarantee {
 	return []*Guarantee{
 		tokenBucketBurst,

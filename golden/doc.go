@@ -4,8 +4,8 @@
 // Catalogue is the table of guarantees: each has an id, the algorithms it covers, the claim in
 // plain words, the scenario and its parameters, the exact bound, a checker and a golden file
 // under testdata/. The same table drives the tests (go test ./golden, -update to rewrite the
-// golden files and the README's Guarantees block), the `ratelab guarantees` command, and the
-// README table.
+// golden files and docs/GUARANTEES.md's block), the `ratelab guarantees` command, and the
+// table itself.
 //
 // A guarantee runs its scenario on the simulator (engine) or, for the concurrency promises,
 // on real goroutines against a frozen virtual clock. Its checker asserts the bound first and

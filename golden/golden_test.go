@@ -19,7 +19,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files and the README's Guarantees block")
 
-const readmePath = "../README.md"
+const readmePath = "../docs/GUARANTEES.md"
 
 // TestGuarantees runs every guarantee of the catalogue: the explicit check first (a failure
 // stops there, so a wrong behaviour can never be written into a golden file), then the
@@ -116,7 +116,7 @@ func TestMismatchWritesGotFileAndDiff(t *testing.T) {
 	require.NoError(t, settle(v, path, false, rerunCommand(g)))
 }
 
-// TestReadme fails when the README's Guarantees block is not what the catalogue generates.
+// TestReadme fails when docs/GUARANTEES.md's block is not what the catalogue generates.
 func TestReadme(t *testing.T) {
 	if *update {
 		require.NoError(t, UpdateReadme(readmePath))
@@ -126,8 +126,8 @@ func TestReadme(t *testing.T) {
 	want, err := SpliceReadme(string(data), ReadmeBlock())
 	require.NoError(t, err)
 	if want != string(data) {
-		t.Fatalf("README.md's guarantees block is stale:\n%s\nrewrite it with: go test ./golden -run TestReadme -update",
-			UnifiedDiff("README.md", "README.md (generated)", string(data), want))
+		t.Fatalf("docs/GUARANTEES.md's guarantees block is stale:\n%s\nrewrite it with: go test ./golden -run TestReadme -update",
+			UnifiedDiff("GUARANTEES.md", "GUARANTEES.md (generated)", string(data), want))
 	}
 }
 

@@ -7,14 +7,14 @@ import (
 	"strings"
 )
 
-// README block markers: the Guarantees table is generated between them.
+// Block markers of docs/GUARANTEES.md: the Guarantees table is generated between them.
 const (
 	ReadmeBegin = "<!-- guarantees:begin -->"
 	ReadmeEnd   = "<!-- guarantees:end -->"
 )
 
-// ReadmeBlock is the README's Guarantees section body, generated from the catalogue so it
-// cannot drift. Links are relative to the repository root.
+// ReadmeBlock is docs/GUARANTEES.md's body, generated from the catalogue so it cannot drift.
+// Links are relative to docs/.
 func ReadmeBlock() string {
 	var b strings.Builder
 	b.WriteString("Every promise of every algorithm is pinned by a guarantee in `golden/`: a scenario run on the\n" +
@@ -29,12 +29,21 @@ func ReadmeBlock() string {
 	for _, g := range Catalogue() {
 		chart := ""
 		if g.Chart != "" {
-			chart = fmt.Sprintf("[%s](%s)", strings.TrimSuffix(path.Base(g.Chart), path.Ext(g.Chart)), g.Chart)
+			chart = fmt.Sprintf("[%s](%s)", strings.TrimSuffix(path.Base(g.Chart), path.Ext(g.Chart)), docsRelative(g.Chart))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | [%s](golden/%s) | %s |\n", g.ID, g.AlgorithmList(),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | [%s](../golden/%s) | %s |\n", g.ID, g.AlgorithmList(),
 			cell(g.Claim), cell(g.Bound), g.ID+".golden", g.Golden(), chart)
 	}
 	return b.String()
+}
+
+// docsRelative is a path from the repository root as docs/ links to it: docs/img/x.png is
+// img/x.png, anything else ../ and the path.
+func docsRelative(p string) string {
+	if rest, ok := strings.CutPrefix(p, "docs/"); ok {
+		return rest
+	}
+	return "../" + p
 }
 
 func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
@@ -49,7 +58,7 @@ func SpliceReadme(readme, block string) (string, error) {
 	return readme[:i+len(ReadmeBegin)] + "\n" + block + readme[j:], nil
 }
 
-// UpdateReadme rewrites the guarantees block of the README at path, touching nothing else.
+// UpdateReadme rewrites the guarantees block of the document at path (docs/GUARANTEES.md), touching nothing else.
 func UpdateReadme(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 //	                         and failure)
 //
 // Which kind has which is each kind's KindInfo.Capabilities (held equal to what CapabilitiesOf
-// finds by the registry test), listed in the README's table of kinds.
+// finds by the registry test), listed in docs/SPECS.md's table of kinds.
 //
 // Two more fit beside them without changing the core. A keyed limiter (one state per client
 // key, Keyed below) decides through a key-taking method of its own and presents each key's

@@ -2,7 +2,7 @@
 # Every performance benchmark beside its floor and its peer, in one invocation, and the ratios:
 #
 #   scripts/bench.sh            run them (BENCH_COUNT times each, default 6) and print the report
-#   scripts/bench.sh --readme   ... and rewrite README.md's performance section with it
+#   scripts/bench.sh --readme   ... and rewrite docs/PERFORMANCE.md's generated section with it
 #
 # The raw go test output stays in $BENCH_OUT (default /tmp/ratelab-bench) for benchstat:
 #   benchstat $BENCH_OUT/limiters.txt     benchstat -col /cpu $BENCH_OUT/cores.txt
@@ -51,8 +51,8 @@ sample_load
 report=(go run ./scripts/benchreport -plot "$plot" -load "${load[*]}")
 results=("$out/limiters.txt" "$out/engine.txt" "$out/cores.txt")
 if [ "${1:-}" = --readme ]; then
-	"${report[@]}" -readme README.md "${results[@]}" # (flags before the files: Go's flag package stops at the first file)
-	echo "bench.sh: README.md's performance section rewritten" >&2
+	"${report[@]}" -readme docs/PERFORMANCE.md "${results[@]}" # (flags before the files: Go's flag package stops at the first file)
+	echo "bench.sh: docs/PERFORMANCE.md's generated section rewritten" >&2
 else
 	"${report[@]}" "${results[@]}"
 fi

@@ -8,7 +8,7 @@ import (
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
-// kindsMarkdown is the README's table of limiter kinds, made from the registry: every kind,
+// kindsMarkdown is docs/SPECS.md's table of limiter kinds, made from the registry: every kind,
 // its family, what it is, its spec's fields and the capabilities beyond the core.
 func kindsMarkdown() (string, error) {
 	var b strings.Builder
@@ -38,4 +38,23 @@ func kindsMarkdown() (string, error) {
 			strings.Join(fields, "; "), strings.Join(caps, ", "), k.ColorName)
 	}
 	return b.String(), nil
+}
+
+// familiesMarkdown is the README's short table of kinds: one row per family, in registry
+// order, its kinds named; docs/SPECS.md has the full table.
+func familiesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| family | kinds |\n| --- | --- |\n")
+	var order []limiters.Family
+	kinds := map[limiters.Family][]string{}
+	for _, k := range limiters.Kinds() {
+		if _, seen := kinds[k.Family]; !seen {
+			order = append(order, k.Family)
+		}
+		kinds[k.Family] = append(kinds[k.Family], "`"+string(k.Kind)+"`")
+	}
+	for _, f := range order {
+		fmt.Fprintf(&b, "| %s | %s |\n", f, strings.Join(kinds[f], ", "))
+	}
+	return b.String()
 }

@@ -17,15 +17,20 @@ import (
 	"github.com/ratelab/ratelab/internal/redistest"
 )
 
-// readmeCommands is every command the README shows: each line of its sh blocks (a line ending
-// in \ joined to the next) and each inline `go run ./cmd/ratelab …`.
+// readmeCommands is every command the README and the guides in docs/ show: each line of their
+// sh blocks (a line ending in \ joined to the next) and each inline `go run ./cmd/ratelab …`.
 func readmeCommands(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
+	var text strings.Builder
+	for _, path := range docFiles(t) {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		text.Write(data)
+		text.WriteString("\n")
+	}
 	var cmds []string
 	inBlock, pending := false, ""
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range strings.Split(text.String(), "\n") {
 		switch {
 		case strings.HasPrefix(line, "```sh"):
 			inBlock = true

@@ -16,16 +16,39 @@ import (
 	"github.com/ratelab/ratelab/scenarios"
 )
 
-// readmeBlock returns the text of README.md between <!-- name:begin --> and <!-- name:end -->.
+// docFiles are the README and the guides in docs/, which hold the generated blocks and the
+// commands the tests run.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	guides, err := filepath.Glob("../../docs/*.md")
+	require.NoError(t, err)
+	return append([]string{"../../README.md"}, guides...)
+}
+
+// readmeBlock returns the text between <!-- name:begin --> and <!-- name:end --> in the one
+// document (the README or a guide in docs/) that has the block.
 func readmeBlock(t *testing.T, name string) string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	text := string(data)
+	_, block := docBlock(t, name)
+	return block
+}
+
+// docBlock is readmeBlock and the path of the document that holds the block.
+func docBlock(t *testing.T, name string) (path, block string) {
+	t.Helper()
 	begin, end := "<!-- "+name+":begin -->", "<!-- "+name+":end -->"
-	i, j := strings.Index(text, begin), strings.Index(text, end)
-	require.True(t, i >= 0 && j > i, "README.md has no %s block", name)
-	return text[i+len(begin) : j]
+	for _, p := range docFiles(t) {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		text := string(data)
+		i, j := strings.Index(text, begin), strings.Index(text, end)
+		if i >= 0 && j > i {
+			require.Empty(t, path, "two documents have a %s block: %s and %s", name, path, p)
+			path, block = p, text[i+len(begin):j]
+		}
+	}
+	require.NotEmpty(t, path, "no document has a %s block", name)
+	return path, block
 }
 
 // The README's scenario file example is complete and loads as documented.
@@ -72,18 +95,35 @@ var update = flag.Bool("update", false, "rewrite the README's kinds block from t
 func TestReadmeKindsBlockIsTheRegistry(t *testing.T) {
 	want, err := kindsMarkdown()
 	require.NoError(t, err)
-	got := readmeBlock(t, "kinds")
+	path, got := docBlock(t, "kinds")
 	if strings.TrimSpace(got) == strings.TrimSpace(want) {
 		return
 	}
 	if !*update {
-		t.Fatalf("README.md's kinds block is stale; rewrite it with: go test ./cmd/ratelab -run TestReadmeKindsBlock -update\nwant:\n%s", want)
+		t.Fatalf("%s's kinds block is stale; rewrite it with: go test ./cmd/ratelab -run TestReadmeKindsBlock -update\nwant:\n%s", path, want)
 	}
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	text := strings.Replace(string(data), "<!-- kinds:begin -->"+got+"<!-- kinds:end -->",
 		"<!-- kinds:begin -->\n"+want+"<!-- kinds:end -->", 1)
-	require.NoError(t, os.WriteFile("../../README.md", []byte(text), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+}
+
+// The README's short table of kinds is the registry's families, each with its kinds.
+func TestReadmeFamiliesBlockIsTheRegistry(t *testing.T) {
+	want := familiesMarkdown()
+	path, got := docBlock(t, "families")
+	if strings.TrimSpace(got) == strings.TrimSpace(want) {
+		return
+	}
+	if !*update {
+		t.Fatalf("%s's families block is stale; rewrite it with: go test ./cmd/ratelab -run TestReadmeFamiliesBlock -update\nwant:\n%s", path, want)
+	}
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	text := strings.Replace(string(data), "<!-- families:begin -->"+got+"<!-- families:end -->",
+		"<!-- families:begin -->\n"+want+"<!-- families:end -->", 1)
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 }
 
 // The README's scenario table has one row per built-in scenario, in catalogue order.

@@ -75,7 +75,7 @@ func loadScenarioArg(ctx context.Context, e *env, arg string) (*engine.Scenario,
 			return scenarios.Load(arg, data)
 		}
 		if !builtin {
-			return nil, fmt.Errorf("%s: not a scenario file (a scenario file is YAML: a mapping of name, sources, limiters…; see the README's Scenario files)", arg)
+			return nil, fmt.Errorf("%s: not a scenario file (a scenario file is YAML: a mapping of name, sources, limiters…; see docs/SCENARIOS.md)", arg)
 		}
 	}
 	if builtin {

@@ -68,7 +68,7 @@ func TestAScenarioFileNeedsNoYAMLSuffix(t *testing.T) {
 	_, _, err = ratelab(t, "run", trace)
 	require.Error(t, err)
 	assert.False(t, isUsage(err))
-	assert.Equal(t, trace+": not a scenario file (a scenario file is YAML: a mapping of name, sources, limiters…; see the README's Scenario files)", err.Error())
+	assert.Equal(t, trace+": not a scenario file (a scenario file is YAML: a mapping of name, sources, limiters…; see docs/SCENARIOS.md)", err.Error())
 	_, _, err = ratelab(t, "run", dir)
 	require.Error(t, err)
 	assert.Equal(t, dir+": is a directory, not a scenario file", err.Error())

@@ -1,5 +1,5 @@
-// Command benchreport turns the raw output of scripts/bench.sh's benchmarks into the README's
-// performance section: each benchmark beside its floor and its peer as ratios first, then the
+// Command benchreport turns the raw output of scripts/bench.sh's benchmarks into the generated
+// section of docs/PERFORMANCE.md: each benchmark beside its floor and its peer as ratios first, then the
 // absolute times, every figure the median of the runs with its range.
 //
 //	go run ./scripts/benchreport [-plot LINE] [-readme README.md] bench.txt...
@@ -311,7 +311,7 @@ func rows(s stat) string {
 
 const begin, end = "<!-- performance:begin -->\n", "<!-- performance:end -->"
 
-// splice replaces the performance section of the README at path by report.
+// splice replaces the performance section of the document at path (docs/PERFORMANCE.md) by report.
 func splice(path, report string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
