@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelab/ratelab/internal/wording"
+
 	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/clients"
 	"github.com/ratelab/ratelab/limiters"
@@ -116,7 +118,7 @@ func StackString(stack []limiters.Spec) string {
 // is a bucket per client in front of one bulkhead for all.
 func ParseStack(text string) ([]limiters.Spec, error) {
 	var stack []limiters.Spec
-	parts, empty := limiters.SplitList(text, "+", "stage")
+	parts, empty := wording.SplitList(text, "+", "stage")
 	if empty != "" {
 		return nil, &limiters.SpecError{Spec: text, Reason: empty + ": a stack is specs joined by single +"}
 	}
@@ -631,7 +633,7 @@ func (s Source) validate(field string, horizon time.Duration) error {
 		}
 	default:
 		kinds := []string{"constant", "poisson", "bursts", "on-off", "ramp", "sine", "script", "trace"}
-		return fieldErr(field+".kind", "unknown source kind %q%s (%s)", s.Kind, limiters.DidYouMean(string(s.Kind), kinds), strings.Join(kinds, ", "))
+		return fieldErr(field+".kind", "unknown source kind %q%s (%s)", s.Kind, wording.DidYouMean(string(s.Kind), kinds), strings.Join(kinds, ", "))
 	}
 	return nil
 }

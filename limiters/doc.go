@@ -50,6 +50,9 @@
 // (RetryAfter, Reserver, Releaser, Refunder, Feedback), discovered by CapabilitiesOf and
 // demanded by Require.
 //
+// Wait(ctx, l, clock, n) blocks until a Reserver grants n permits, as x/time/rate's WaitN;
+// TokenBucket and LeakyBucket have it as a method.
+//
 // Every decision is one atomic read and one CAS (the sliding window reads its slots), takes
 // no lock and allocates nothing. Each method that depends on time has an explicit-time form
 // (AcquireAt, TryAcquireAt, AvailableAt, RetryAfterAt) used by the simulator and by tests;

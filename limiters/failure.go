@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ratelab/ratelab/internal/wording"
 )
 
 // FailureMode is what a limiter whose state lives in a shared store (Redis, a rate-limit
@@ -60,7 +62,7 @@ func ParseFailureMode(text string) (FailureMode, error) {
 		}
 		names = append(names, m.String())
 	}
-	return 0, fmt.Errorf("unknown failure mode %q%s (known: %s)", text, didYouMean(text, names), strings.Join(names, ", "))
+	return 0, fmt.Errorf("unknown failure mode %q%s (known: %s)", text, wording.DidYouMean(text, names), strings.Join(names, ", "))
 }
 
 // FailurePolicy is a remote limiter's answer for when its store cannot decide: wait at most

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/ratelab/ratelab/internal/wording"
 )
 
 // KeyedLimiter is one limiter per client key, all of one spec: NGINX's limit_req_zone keyed by
@@ -155,7 +157,7 @@ func ParseKeyedConfig(text string) (KeyedConfig, error) {
 		return KeyedConfig{}, &SpecError{Spec: "keys(" + text + ")", Field: field, Value: value, Reason: reason}
 	}
 	seen := map[string]bool{}
-	parts, empty := SplitList(text, ",", "field")
+	parts, empty := wording.SplitList(text, ",", "field")
 	if empty != "" {
 		return fail("", "", empty+": fields are FIELD=VALUE joined by single commas")
 	}
@@ -188,7 +190,7 @@ func ParseKeyedConfig(text string) (KeyedConfig, error) {
 			}
 			c.Shards = n
 		default:
-			return fail(key, value, "not a field of keys"+didYouMean(key, []string{"max", "evict", "shards"})+" (fields: max, evict, shards)")
+			return fail(key, value, "not a field of keys"+wording.DidYouMean(key, []string{"max", "evict", "shards"})+" (fields: max, evict, shards)")
 		}
 	}
 	if !seen["max"] {

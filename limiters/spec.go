@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratelab/ratelab/internal/wording"
 )
 
 // Spec is a limiter configuration in the one syntax ratelab uses everywhere (CLI flags, YAML
@@ -90,11 +92,11 @@ func ParseSpec(text string) (Spec, error) {
 	}
 	if info == nil {
 		names := strings.Split(KindNames(), ", ")
-		return fail("", "", fmt.Sprintf("unknown kind %q%s (known: %s)", kindText, didYouMean(kindText, names), KindNames()))
+		return fail("", "", fmt.Sprintf("unknown kind %q%s (known: %s)", kindText, wording.DidYouMean(kindText, names), KindNames()))
 	}
 	fields, done := info.Parse()
 	seen := map[string]bool{}
-	parts, empty := SplitList(params, ",", "field")
+	parts, empty := wording.SplitList(params, ",", "field")
 	if empty != "" {
 		return fail("", "", empty+": fields are FIELD=VALUE joined by single commas")
 	}
@@ -108,7 +110,7 @@ func ParseSpec(text string) (Spec, error) {
 		if i < 0 {
 			names := append(info.Required(), info.Optional()...)
 			return fail(key, value, fmt.Sprintf("not a field of %s%s (fields: %s)", info.Kind,
-				didYouMean(key, names), strings.Join(names, ", ")))
+				wording.DidYouMean(key, names), strings.Join(names, ", ")))
 		}
 		if seen[key] {
 			return fail(key, value, "given twice")
@@ -124,40 +126,6 @@ func ParseSpec(text string) (Spec, error) {
 		}
 	}
 	return done(), nil
-}
-
-// SplitList splits text at sep into its items, trimmed of spaces, for a spec's fields ("," in
-// token-bucket:capacity=10,rate=100/1s) and a stack's stages ("+"). An empty item (a trailing
-// separator, a doubled one, one at the start) is refused, the same in a scenario file and on
-// the command line, rather than skipped: empty says where, e.g. "an empty field at the end (a
-// trailing comma)" for token-bucket:capacity=10,rate=100/1s, — what is meant is not clear (a
-// field lost in an edit, or none). Text of spaces only is no items.
-func SplitList(text, sep, item string) (items []string, empty string) {
-	if strings.TrimSpace(text) == "" {
-		return nil, ""
-	}
-	parts := strings.Split(text, sep)
-	for i, p := range parts {
-		parts[i] = strings.TrimSpace(p)
-	}
-	one, two := sep, sep+" signs"
-	if sep == "," {
-		one, two = "comma", "commas"
-	}
-	for i, p := range parts {
-		if p != "" {
-			continue
-		}
-		switch {
-		case i == len(parts)-1:
-			return nil, fmt.Sprintf("an empty %s at the end (a trailing %s)", item, one)
-		case i == 0:
-			return nil, fmt.Sprintf("an empty %s at the start (a %s before %s)", item, one, parts[1])
-		default:
-			return nil, fmt.Sprintf("an empty %s after %s (two %s in a row)", item, parts[i-1], two)
-		}
-	}
-	return parts, ""
 }
 
 // isStack is whether text is specs joined with +, each starting with a kind or keys(…).

@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ratelab/ratelab/internal/wording"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratelab/ratelab/accesslog"
@@ -493,7 +495,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, fields map[string]fieldFunc
 		fn, ok := fields[key.Value]
 		if !ok {
 			names := strings.Split(knownFields(fields), ", ")
-			return d.fail(key, field, "unknown field%s (known: %s)", limiters.DidYouMean(key.Value, names), knownFields(fields))
+			return d.fail(key, field, "unknown field%s (known: %s)", wording.DidYouMean(key.Value, names), knownFields(fields))
 		}
 		if seen[key.Value] {
 			return d.fail(key, field, "given twice")

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ratelab/ratelab/internal/wording"
+
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 )
@@ -173,7 +175,7 @@ func checkTargets(sc *engine.Scenario, dims []Dimension) error {
 			known = append(known, lane.Label())
 		}
 		return &VaryError{Text: d.Text, Reason: fmt.Sprintf("%q is neither a limiter kind nor a lane of %s%s (kinds: %s; lanes: %s)",
-			d.Target, sc.Name, limiters.DidYouMean(d.Target, known), limiters.KindNames(), laneNames(sc))}
+			d.Target, sc.Name, wording.DidYouMean(d.Target, known), limiters.KindNames(), laneNames(sc))}
 	}
 	return nil
 }
@@ -217,7 +219,7 @@ func stageOf(lane engine.LaneSpec, d Dimension) (stage int, ok bool, err error) 
 			slices.Sort(fields)
 			fields = slices.Compact(fields)
 			return 0, false, &VaryError{Text: d.Text, Reason: fmt.Sprintf("no stage of lane %s has a field %q%s (fields: %s)",
-				lane.Label(), d.Field, limiters.DidYouMean(d.Field, fields), strings.Join(fields, ", "))}
+				lane.Label(), d.Field, wording.DidYouMean(d.Field, fields), strings.Join(fields, ", "))}
 		case len(matches) > 1:
 			return 0, false, &VaryError{Text: d.Text, Reason: fmt.Sprintf("%d stages of lane %s have a field %s: vary KIND.%s, or give a lane of one with --limiter",
 				len(matches), lane.Label(), d.Field, d.Field)}

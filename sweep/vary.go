@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelab/ratelab/internal/wording"
+
 	"github.com/ratelab/ratelab/limiters"
 )
 
@@ -120,7 +122,7 @@ func ParseDimension(text string, steps Steps) (Dimension, error) {
 		names := fieldNames(info)
 		if !slices.Contains(names, d.Field) {
 			return fail("%s has no field %q%s (fields: %s)", info.Kind, d.Field,
-				limiters.DidYouMean(d.Field, names), strings.Join(names, ", "))
+				wording.DidYouMean(d.Field, names), strings.Join(names, ", "))
 		}
 	}
 	if steps.N == 0 {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ratelab/ratelab/internal/wording"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratelab/ratelab/engine"
@@ -51,7 +53,7 @@ func (l replayLane) hasRemote() bool {
 // parseReplayLane reads a --limiter: a stack whose stages may carry the redis/ prefix.
 func parseReplayLane(text string) (replayLane, error) {
 	lane := replayLane{text: text}
-	parts, empty := limiters.SplitList(text, "+", "stage")
+	parts, empty := wording.SplitList(text, "+", "stage")
 	if empty != "" || len(parts) == 0 {
 		_, err := engine.ParseStack(text) // the same words as every other --limiter
 		return lane, err
