@@ -21,24 +21,10 @@ func must[L any](l L, err error) L {
 	return l
 }
 
-var benchClock = limiters.NewMonotonicClock()
-
 // zeroClock is a clock stuck at 0, so that warm-up limiters are born at 0.
 type zeroClock struct{}
 
 func (zeroClock) Now() time.Duration { return 0 }
-
-// fixedClock is a clock stuck at its value: a limiter made on it is born then.
-type fixedClock time.Duration
-
-func (c fixedClock) Now() time.Duration { return time.Duration(c) }
-
-// benchStart is the first time used: past every warm-up of 1ms.
-const benchStart = time.Second
-
-func reportAdmits(b *testing.B, admits int64) {
-	b.ReportMetric(float64(admits)/float64(b.N), "admits/op")
-}
 
 // startGate releases goroutines together: wait blocks on a channel until open closes it, and
 // then spins (yielding) until every goroutine has passed the channel, so that they start
