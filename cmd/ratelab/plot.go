@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -106,6 +107,9 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	}
 	toStdout := *out == "-"
 	if err := refuseTerminal(e, "--out", "DIR", *out); err != nil {
+		return err
+	}
+	if err := refuseImageNameForDir(*out); err != nil {
 		return err
 	}
 	if toStdout && len(charts) != 1 {
@@ -362,4 +366,20 @@ func writeMarkdownTable(md *strings.Builder, sc *engine.Scenario, res *engine.Re
 		c[0] = "`" + c[0] + "`"
 		fmt.Fprintf(md, "| %s |\n", strings.Join(c, " | "))
 	}
+}
+
+// refuseImageNameForDir refuses --out guarantee.png when no such directory exists: plot
+// writes DIR/NAME-CHART.png, and a user who names an image file means the file, not a new
+// directory of that name holding it. One chart to a file of one's own is --out - > file.
+func refuseImageNameForDir(out string) error {
+	switch strings.ToLower(filepath.Ext(out)) {
+	case ".png", ".svg", ".gif":
+	default:
+		return nil
+	}
+	if info, err := os.Stat(out); err == nil && info.IsDir() {
+		return nil
+	}
+	return usageErrorf("--out %s: a directory, not an image file: plot writes DIR/NAME-CHART.%s; for one chart in a file of your own, --chart NAME --out - > %s",
+		quoteArg(out), strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), "."), quoteArg(out))
 }
