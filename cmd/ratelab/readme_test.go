@@ -89,40 +89,35 @@ func TestReadmeScenarioFileExampleLoads(t *testing.T) {
 	assert.Equal(t, 5, strings.Count(out, "\n"))
 }
 
-var update = flag.Bool("update", false, "rewrite the README's kinds block from the registry")
+var update = flag.Bool("update", false, "rewrite the kinds and families blocks from the registry")
 
-// The README's table of kinds is the registry's: a kind added without it fails here.
+// The kinds table of docs/SPECS.md is the registry's: a kind added without it fails here.
 func TestReadmeKindsBlockIsTheRegistry(t *testing.T) {
 	want, err := kindsMarkdown()
 	require.NoError(t, err)
-	path, got := docBlock(t, "kinds")
-	if strings.TrimSpace(got) == strings.TrimSpace(want) {
-		return
-	}
-	if !*update {
-		t.Fatalf("%s's kinds block is stale; rewrite it with: go test ./cmd/ratelab -run TestReadmeKindsBlock -update\nwant:\n%s", path, want)
-	}
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	text := strings.Replace(string(data), "<!-- kinds:begin -->"+got+"<!-- kinds:end -->",
-		"<!-- kinds:begin -->\n"+want+"<!-- kinds:end -->", 1)
-	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	checkGeneratedBlock(t, "kinds", want, "TestReadmeKindsBlock")
 }
 
 // The README's short table of kinds is the registry's families, each with its kinds.
 func TestReadmeFamiliesBlockIsTheRegistry(t *testing.T) {
-	want := familiesMarkdown()
-	path, got := docBlock(t, "families")
+	checkGeneratedBlock(t, "families", familiesMarkdown(), "TestReadmeFamiliesBlock")
+}
+
+// checkGeneratedBlock fails when the document's block name is not want, naming the test that
+// rewrites it, and rewrites it under -update.
+func checkGeneratedBlock(t *testing.T, name, want, test string) {
+	t.Helper()
+	path, got := docBlock(t, name)
 	if strings.TrimSpace(got) == strings.TrimSpace(want) {
 		return
 	}
 	if !*update {
-		t.Fatalf("%s's families block is stale; rewrite it with: go test ./cmd/ratelab -run TestReadmeFamiliesBlock -update\nwant:\n%s", path, want)
+		t.Fatalf("%s's %s block is stale; rewrite it with: go test ./cmd/ratelab -run %s -update\nwant:\n%s", path, name, test, want)
 	}
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	text := strings.Replace(string(data), "<!-- families:begin -->"+got+"<!-- families:end -->",
-		"<!-- families:begin -->\n"+want+"<!-- families:end -->", 1)
+	text := strings.Replace(string(data), "<!-- "+name+":begin -->"+got+"<!-- "+name+":end -->",
+		"<!-- "+name+":begin -->\n"+want+"<!-- "+name+":end -->", 1)
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 }
 
