@@ -89,19 +89,26 @@ func field(t reflect.Type, what, name string, ok func(reflect.Type) bool) (int, 
 	return f.Index[0], nil
 }
 
-// set writes x into the unexported field i of the struct *ptr points to.
+// set writes x into the unexported field i of the struct *ptr points to (a field whose type
+// x's is assignable to: layoutOf checked).
 func set(ptr any, i int, x reflect.Value) {
 	f := reflect.ValueOf(ptr).Elem().Field(i)
 	reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(x)
 }
 
+// setTime writes t into the unexported time.Time field i of the struct *ptr points to
+// (layoutOf checked its type), without boxing t as reflect.ValueOf would: no allocation.
+func setTime(ptr any, i int, t time.Time) {
+	*(*time.Time)(unsafe.Pointer(reflect.ValueOf(ptr).Elem().Field(i).UnsafeAddr())) = t
+}
+
 // pin sets permit p's clock to c and its start to start.
 func (lay layout) pin(p adaptivelimiter.Permit, c *virtualClock, start time.Time) {
 	set(p, lay.clock, reflect.ValueOf(c))
-	set(p, lay.start, reflect.ValueOf(start))
+	setTime(p, lay.start, start)
 }
 
 // startAt sets the limiter's first window to end at t (Build set it to the wall clock's now).
 func (lay layout) startAt(lib adaptivelimiter.AdaptiveLimiter[any], t time.Time) {
-	set(lib, lay.next, reflect.ValueOf(t))
+	setTime(lib, lay.next, t)
 }
