@@ -208,7 +208,7 @@ var allocSpecs = append(append([]string{}, rateSpecs...), "concurrency:max=5", "
 	"sentinel:threshold=100", "sentinel:threshold=100,strategy=warmup,warmup=10s,behavior=throttling,max_queue=500ms",
 	"resilience4j:limit=50,period=500ms", "two-counter:limit=100,window=1s",
 	"aimd:initial=5,min=1,max=200", "vegas:initial=5,max=1000", "gradient:initial=5,min=1,max=1000", "gradient2:initial=5,min=1,max=200",
-	"failsafe-adaptive:initial=5,min=1,max=200")
+	"failsafe-adaptive:initial=5,min=1,max=200", "envoy-gradient:update=100ms,interval=1m")
 
 // libraryAllocs is, for a kind that runs a real library which allocates on its own (failsafe-go's
 // adaptive limiter makes a permit per execution), the allocations of the library's own calls
