@@ -6,15 +6,19 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/failsafego"
 )
 
-// adaptiveSpecs are the adaptive kinds at Netflix's defaults; gradient probes every 50 to 99
-// samples so that its probe happens within the run.
+// adaptiveSpecs are the adaptive kinds at their defaults (Netflix's, failsafe-go's, Envoy's);
+// gradient probes every 50 to 99 samples and envoy-gradient re-measures minRTT every 5 to
+// 5.75s (20 requests) so that their probes happen within the run.
 var adaptiveSpecs = []string{
 	"aimd:initial=20,min=20,max=200",
 	"vegas:initial=20,max=1000",
 	"gradient:initial=50,min=1,max=1000,probe=50",
 	"gradient2:initial=20,min=20,max=200",
+	"failsafe-adaptive:initial=20,min=1,max=200",
+	"envoy-gradient:update=100ms,interval=5s,requests=20",
 }
 
 // limitBounds is the range a spec's limit must stay in: [min, max], min 1 for Vegas.
@@ -27,6 +31,10 @@ func limitBounds(s limiters.Spec) (lo, hi int) {
 	case limiters.GradientSpec:
 		return s.Min, s.Max
 	case limiters.Gradient2Spec:
+		return s.Min, s.Max
+	case failsafego.AdaptiveSpec:
+		return s.Min, s.Max
+	case limiters.EnvoyGradientSpec:
 		return s.Min, s.Max
 	}
 	return 0, 0
@@ -83,8 +91,8 @@ var adaptiveLimitHolds = &Guarantee{
 	Algorithms: kindsOf(adaptiveSpecs),
 	Claim: "an adaptive limit admits a request only when in flight + its permits ≤ the limit at that instant, counts " +
 		"exactly the requests admitted and not finished as in flight, reports max(limit − in flight, 0) available, and " +
-		"keeps its limit within [min, max] (Vegas: [1, max]) while the server slows, recovers, errs and goes silent",
-	Scenario: "aimd, vegas, gradient (probe=50) and gradient2 at Netflix's defaults, Poisson 300/s for 20s (seed 1), " +
+		"keeps its limit within [min, max] (Vegas: [1, max]) — failsafe-go's real adaptive limiter and Envoy's gradient controller (pinned to its minimum while it re-measures minRTT) as well — while the server slows, recovers, errs and goes silent",
+	Scenario: "aimd, vegas, gradient (probe=50) and gradient2 at Netflix's defaults, failsafe-adaptive at failsafe-go's, envoy-gradient (update 100ms, minRTT every 5s from 20 requests), Poisson 300/s for 20s (seed 1), " +
 		"against 4 cores (processor sharing) behind a 20ms network, callers giving up after 1s: exponential demand of " +
 		"20ms, 80ms from 6s, 20ms from 10s with 30% errors until 12s, a black hole from 14s to 15s, then 20ms",
 	Bound: "at every decision: the limiter's in flight = the requests admitted and not finished; an admission has " +

@@ -32,6 +32,8 @@ var sizeSpecs = []string{
 	"vegas:initial=5,max=5",
 	"gradient:initial=5,min=1,max=5",
 	"gradient2:initial=5,min=1,max=5",
+	"failsafe-adaptive:initial=5,min=1,max=5",
+	"envoy-gradient:update=100ms,interval=1m,min=5,max=5",
 }
 
 var requestSizes = &Guarantee{
@@ -43,7 +45,7 @@ var requestSizes = &Guarantee{
 		"and takes nothing; MaxPermits itself is grantable (a warm-up bucket's once warm)",
 	Scenario: "one limiter of each kind (token-bucket capacity 3, leaky-bucket, sliding-window limit 5, fixed-window limit 5, " +
 		"warm-up capacity 6 over 1s, concurrency max 5, flash5-fixed limit 5, flash5-token limit 5, x-time-rate burst 5, uber slack 4: MaxPermits slack + 1, " +
-		"its callers waiting as Take says, nginx burst 4 nodelay, guava-bursty and guava-warmup at 100/s, sentinel threshold 5, resilience4j limit 5 per 1s, two-counter limit 5 per 1s, aimd, vegas, gradient and gradient2 with initial = max = 5); at 0 a request for " +
+		"its callers waiting as Take says, nginx burst 4 nodelay, guava-bursty and guava-warmup at 100/s, sentinel threshold 5, resilience4j limit 5 per 1s, two-counter limit 5 per 1s, aimd, vegas, gradient, gradient2 and failsafe-adaptive with initial = max = 5, envoy-gradient with min = max = 5); at 0 a request for " +
 		"MaxPermits+1 (not for Guava's: it is more than the simulator offers, so only AcquireAt asks it), then one for " +
 		"MaxPermits, with a client " +
 		"that retries at the Retry-After hint (3 attempts); then AcquireAt(0) and AcquireAt(−1) on a fresh limiter",

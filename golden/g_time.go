@@ -7,6 +7,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/failsafego"
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
@@ -206,14 +207,32 @@ var allocSpecs = append(append([]string{}, rateSpecs...), "concurrency:max=5", "
 	"guava-bursty:rate=100/1s", "guava-warmup:rate=100/1s,warmup=1s",
 	"sentinel:threshold=100", "sentinel:threshold=100,strategy=warmup,warmup=10s,behavior=throttling,max_queue=500ms",
 	"resilience4j:limit=50,period=500ms", "two-counter:limit=100,window=1s",
-	"aimd:initial=5,min=1,max=200", "vegas:initial=5,max=1000", "gradient:initial=5,min=1,max=1000", "gradient2:initial=5,min=1,max=200")
+	"aimd:initial=5,min=1,max=200", "vegas:initial=5,max=1000", "gradient:initial=5,min=1,max=1000", "gradient2:initial=5,min=1,max=200",
+	"failsafe-adaptive:initial=5,min=1,max=200", "envoy-gradient:update=100ms,interval=1m")
+
+// libraryAllocs is, for a kind that runs a real library which allocates on its own (failsafe-go's
+// adaptive limiter makes a permit per execution), the allocations of the library's own calls
+// for one admission and its return, measured on a fresh library of the same spec: the bound
+// for that kind's AcquireAt and Release columns (ratelab's drive may add none). Other kinds: 0.
+func libraryAllocs(s limiters.Spec) float64 {
+	fs, ok := s.(failsafego.AdaptiveSpec)
+	if !ok {
+		return 0
+	}
+	lib := fs.Builder().Build()
+	return allocsPerRun(1000, func() {
+		if p, ok := lib.TryAcquirePermit(); ok {
+			p.Drop()
+		}
+	})
+}
 
 var noAlloc = &Guarantee{
 	ID:         "no-alloc",
 	Algorithms: kindsOf(allocSpecs),
-	Claim:      "no limiter allocates per decision",
+	Claim:      "no limiter allocates per decision; failsafe-adaptive, a real library that makes a permit per execution, allocates no more than the library's own calls do",
 	Scenario:   "one limiter of each kind at 100/s (concurrency: max 5; the adaptive kinds: a limit of 5; nginx: 100r/s, burst 20, delay 5; sentinel: reject, and warm-up throttling with a 500ms queue) asked 1000 times, on a time advancing 1ms per call, for AcquireAt, AvailableAt, RetryAfterAt (or Release)",
-	Bound:      "0 allocations per call of each method",
+	Bound:      "0 allocations per call of each method; failsafe-adaptive's AcquireAt and Release columns: at most what TryAcquirePermit and Drop allocate on the library itself (1, its permit)",
 	Checker:    "heap allocations per call counted like testing.AllocsPerRun (runtime.MemStats.Mallocs around 1000 calls on one P)",
 	serial:     true,
 	run: func(r *run) error {
@@ -238,10 +257,11 @@ var noAlloc = &Guarantee{
 					}
 				})
 			}
+			own := libraryAllocs(s)
 			for i, got := range []float64{acquire, available, third} {
-				if got != 0 {
+				if bound := []float64{own, 0, own}[i]; got > bound {
 					name := []string{"AcquireAt", "AvailableAt", "RetryAfterAt/Release"}[i]
-					r.failf("%s: %s allocates %.2f times per call: the bound is 0", s, name, got)
+					r.failf("%s: %s allocates %.2f times per call: the bound is %g", s, name, got, bound)
 				}
 			}
 			r.linef("%-45s %9g %11g %g", s, acquire, available, third)

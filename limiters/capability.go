@@ -17,8 +17,8 @@ import (
 //	release      Releaser    permits come back when work ends, not by the clock
 //	refund       Refunder    give back permits a later stage of a stack refused
 //	feedback     Feedback    completions with latency and outcome, for adaptive limits (aimd,
-//	                         vegas, gradient, gradient2; the simulator reports every completion
-//	                         and failure)
+//	                         vegas, gradient, gradient2, envoy-gradient; the simulator reports
+//	                         every completion and failure)
 //
 // Which kind has which is each kind's KindInfo.Capabilities (held equal to what CapabilitiesOf
 // finds by the registry test), listed in docs/SPECS.md's table of kinds.

@@ -36,6 +36,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		limiters.KindVegas:             {limiters.CapRelease, limiters.CapFeedback},
 		limiters.KindGradient:          {limiters.CapRelease, limiters.CapFeedback},
 		limiters.KindGradient2:         {limiters.CapRelease, limiters.CapFeedback},
+		limiters.KindEnvoyGradient:     {limiters.CapRelease, limiters.CapFeedback},
 	}
 	for _, info := range limiters.Kinds() {
 		l, err := limiters.Parse(info.Example, zeroClock{})

@@ -109,6 +109,7 @@ var kinds = []*KindInfo{
 	&vegasKind,
 	&gradientKind,
 	&gradient2Kind,
+	&envoyGradientKind,
 }
 
 // Register adds a kind to the registry after those already there, so that ParseSpec reads

@@ -33,6 +33,7 @@ var zeroValueTypes = map[string]reflect.Type{
 	"AdaptiveLimiter": reflect.TypeFor[limiters.AdaptiveLimiter](),
 	"AIMDSpec":        reflect.TypeFor[limiters.AIMDSpec](), "VegasSpec": reflect.TypeFor[limiters.VegasSpec](),
 	"GradientSpec": reflect.TypeFor[limiters.GradientSpec](), "Gradient2Spec": reflect.TypeFor[limiters.Gradient2Spec](),
+	"EnvoyGradient": reflect.TypeFor[limiters.EnvoyGradient](), "EnvoyGradientSpec": reflect.TypeFor[limiters.EnvoyGradientSpec](),
 
 	"TokenBucketSpec": reflect.TypeFor[limiters.TokenBucketSpec](), "LeakyBucketSpec": reflect.TypeFor[limiters.LeakyBucketSpec](),
 	"SlidingWindowSpec": reflect.TypeFor[limiters.SlidingWindowSpec](), "FixedWindowSpec": reflect.TypeFor[limiters.FixedWindowSpec](),
@@ -53,7 +54,7 @@ var zeroValueTypes = map[string]reflect.Type{
 
 // misuse is the methods documented to panic on a caller's error, as sync.Mutex.Unlock of an
 // unlocked mutex does: releasing permits that are not held.
-var misuse = map[string]bool{"Concurrency.Release": true, "AdaptiveLimiter.Release": true}
+var misuse = map[string]bool{"Concurrency.Release": true, "AdaptiveLimiter.Release": true, "EnvoyGradient.Release": true}
 
 // Every exported type with a method (in the package's own files, tests aside) is in
 // zeroValueTypes.

@@ -78,3 +78,34 @@ func adaptiveRanges() []limiterRange {
 		row(g2, "window_size", size, whySize, []string{"gradient2:window=1s,window_size=10"}, []string{"gradient2:window=1s,window_size=9"}),
 	}
 }
+
+// envoyRanges are the limiter table's rows for envoy-gradient: Envoy's proto validation, with
+// specs at and past the edges.
+func envoyRanges() []limiterRange {
+	const (
+		percent = "a percent in [0, 100]"
+		whyPct  = "Envoy's type.v3.Percent"
+		limits  = "the limit is a count of permits held, in 32 bits; Envoy's proto refuses 0"
+	)
+	k := limiters.KindEnvoyGradient
+	row := func(field, accepted, why string, valid, invalid []string) limiterRange {
+		return limiterRange{kind: k, field: field, accepted: accepted, why: why, valid: valid, invalid: invalid}
+	}
+	return []limiterRange{
+		row("update", "a positive duration, at most 2^62 ns (default 100ms)", "concurrency_update_interval: Envoy requires it positive",
+			[]string{"envoy-gradient:update=1ns", "envoy-gradient:update=1h"}, []string{"envoy-gradient:update=0s"}),
+		row("interval", "1ms to 2^61 ns (default 1m)", "Envoy's validation: gte 1ms; a window's end is now + interval + jitter",
+			[]string{"envoy-gradient:interval=1ms", "envoy-gradient:interval=1h"}, []string{"envoy-gradient:interval=999us"}),
+		row("requests", "1 to 1048576 (default 50)", "request_count: Envoy's proto refuses 0; a window's samples are kept",
+			[]string{"envoy-gradient:requests=1", "envoy-gradient:requests=1048576"}, []string{"envoy-gradient:requests=0", "envoy-gradient:requests=1048577"}),
+		row("jitter", percent+" (default 15)", whyPct, []string{"envoy-gradient:jitter=0", "envoy-gradient:jitter=100"}, []string{"envoy-gradient:jitter=101", "envoy-gradient:jitter=-1"}),
+		row("min", "1 to max (default 3)", limits,
+			[]string{"envoy-gradient:min=1", "envoy-gradient:min=1000"}, []string{"envoy-gradient:min=0", "envoy-gradient:min=1001"}),
+		row("max", "1 to 2147483647, at least min (default 1000)", limits,
+			[]string{"envoy-gradient:min=1,max=1", "envoy-gradient:max=2147483647"}, []string{"envoy-gradient:max=2147483648", "envoy-gradient:max=2"}),
+		row("buffer", percent+" (default 25)", whyPct, []string{"envoy-gradient:buffer=0", "envoy-gradient:buffer=100"}, []string{"envoy-gradient:buffer=100.5"}),
+		row("percentile", percent+" (default 50)", whyPct, []string{"envoy-gradient:percentile=0", "envoy-gradient:percentile=99.9"}, []string{"envoy-gradient:percentile=200"}),
+		row("seed", "1 to 2^63−1 (default 1)", "the jitter's PCG seed: a run's minRTT windows open at the same times every time",
+			[]string{"envoy-gradient:seed=1"}, []string{"envoy-gradient:seed=0"}),
+	}
+}

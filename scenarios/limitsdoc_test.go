@@ -219,7 +219,7 @@ func limiterRanges() []limiterRange {
 			"the period index keeps the word's other 64 − 2·bits(limit) bits: with this period every index below 2^62 ns fits",
 			[]string{"two-counter:limit=100,window=4096ns", "two-counter:limit=65535,window=1073741824ns", "two-counter:limit=1,window=" + maxTimeNS},
 			[]string{"two-counter:limit=100,window=4095ns", "two-counter:limit=100000,window=1s", fmt.Sprintf("two-counter:limit=1,window=%dns", int64(engine.MaxTime)+1)}},
-	}, adaptiveRanges()...)
+	}, append(append(adaptiveRanges(), envoyRanges()...), failsafeRanges()...)...)
 }
 
 // The limiter table says what each kind's Validate does: specs at its edges are accepted,

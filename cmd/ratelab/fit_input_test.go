@@ -75,7 +75,7 @@ func TestFitAndSweepAreRefusedOverTheBudget(t *testing.T) {
 		says string
 	}{
 		{[]string{"fit", "steady", "--horizon", "100000h"},
-			"scenario steady: about 18G requests to fit, 792G events over its 24 rates and every kind's replay, over the budget of 10G events: shorten the horizon, or raise the budget with --max-events 800G"},
+			"scenario steady: about 18G requests to fit, 828G events over its 24 rates and every kind's replay, over the budget of 10G events: shorten the horizon, or raise the budget with --max-events 830G"},
 		{[]string{"sweep", "steady", "--horizon", "100000h", "--vary", "token-bucket.capacity=1..5", "--steps", "2"},
 			"steady (a sweep of 2 cells): about 108G events (18G requests through 2 lanes; 3h at 100ns an event), over the budget of 10G events: shorten the horizon, or raise the budget with --max-events 110G"},
 		{[]string{"sweep", "steady", "--horizon", "10h", "--vary", "token-bucket.capacity=1..5", "--steps", "4", "--shard", "1/2", "--max-events", "1M"},

@@ -99,11 +99,11 @@ func TestBinaryOnATerminal(t *testing.T) {
 	screen, _, code := onPTY(t, 80, "list")
 	require.Equal(t, 0, code, screen)
 	assert.Empty(t, tooWide(screen, 80))
-	assert.Contains(t, screen, "\n  token-bucket      average rate, bursts up to capacity after idle (GCRA)\n                    token-bucket:capacity=3,rate=100/1s\n")
+	assert.Contains(t, screen, "\n  token-bucket       average rate, bursts up to capacity after idle (GCRA)\n                     token-bucket:capacity=3,rate=100/1s\n")
 
 	screen, _, code = onPTY(t, 320, "list")
 	require.Equal(t, 0, code, screen)
-	assert.Contains(t, screen, "\n  token-bucket      average rate, bursts up to capacity after idle (GCRA)  ")
+	assert.Contains(t, screen, "\n  token-bucket       average rate, bursts up to capacity after idle (GCRA)  ")
 
 	screen, stderr, code := onPTY(t, 80, "plot", "burst-after-idle", "--chart", "rate", "--out", "-")
 	assert.Equal(t, 2, code)

@@ -128,7 +128,7 @@ func TestWiderTerminalsGetWiderLayouts(t *testing.T) {
 	assert.Equal(t, piped, wide)
 	narrow, _, err := ratelabOnTerminal(t, 80, "list")
 	require.NoError(t, err)
-	assert.Contains(t, narrow, "\n  token-bucket      average rate, bursts up to capacity after idle (GCRA)\n                    token-bucket:capacity=3,rate=100/1s\n")
+	assert.Contains(t, narrow, "\n  token-bucket       average rate, bursts up to capacity after idle (GCRA)\n                     token-bucket:capacity=3,rate=100/1s\n")
 
 	at80, _, err := ratelabOnTerminal(t, 80, "guarantees")
 	require.NoError(t, err)
