@@ -185,10 +185,8 @@ func Guarantee(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, err
 			}
 		}
 		if !metered { // a window the engine did not meter: the bound from the specs, the most from the line
-			for _, spec := range sc.Lanes[i].Stack {
-				if b, ok := limiters.AdmissionBound(spec, L); ok && (bound < 0 || b < bound) {
-					bound = b
-				}
+			if b, ok := limiters.StackBound(sc.Lanes[i].Stack, L); ok {
+				bound = b
 			}
 			for _, v := range counts {
 				most = max(most, int64(v))
