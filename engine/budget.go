@@ -129,10 +129,8 @@ func (sc *Scenario) Estimate() Estimate {
 		// bound, an even rate with room for bursts.
 		for _, L := range lengths {
 			held := math.Min(requests, requests*float64(L)/math.Max(horizon, 1)*4+1)
-			for _, s := range lane.Stack {
-				if b, ok := limiters.AdmissionBound(s, L); ok && b >= 0 {
-					held = math.Min(held, float64(b))
-				}
+			if b, ok := limiters.StackBound(lane.Stack, L); ok && b >= 0 {
+				held = math.Min(held, float64(b))
 			}
 			parts["window meters"] += held * admissionBytes
 		}

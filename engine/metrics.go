@@ -138,6 +138,25 @@ type WindowMeter struct {
 	FirstExceeded time.Duration `json:"first_exceeded_ns"` // -1: never
 }
 
+// PrimaryWindow is the guarantee meter a lane's summary shows — run's table, --assert, a
+// sweep's cells and the replications' summary alike: the meter of its first stage's natural
+// window if it has one, else its first meter; false when the lane has none.
+func PrimaryWindow(lane LaneSpec, r LaneResult) (WindowMeter, bool) {
+	for _, s := range lane.Stack {
+		if w := s.NaturalWindow(); w > 0 {
+			for _, m := range r.Windows {
+				if m.Length == w {
+					return m, true
+				}
+			}
+		}
+	}
+	if len(r.Windows) > 0 {
+		return r.Windows[0], true
+	}
+	return WindowMeter{}, false
+}
+
 // histogram is a log-linear histogram of non-negative durations in 1024 buckets: values
 // below 32ns are exact, above that each power of two has 16 buckets. Only buckets from lo to
 // hi (the lowest and highest counted) are read or cleared: a bin's histogram is read and reset

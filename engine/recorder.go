@@ -137,11 +137,9 @@ func newRecorder(sc *Scenario, spec LaneSpec, stages int) recorder {
 		bin.Start, bin.Available = time.Duration(int64(b)*r.binWidth), available[b*stages:(b+1)*stages:(b+1)*stages]
 	}
 	for _, length := range meterLengths(sc) {
-		bound := int64(-1)
-		for _, s := range spec.Stack {
-			if b, ok := limiters.AdmissionBound(s, length); ok && (bound < 0 || b < bound) {
-				bound = b
-			}
+		bound, ok := limiters.StackBound(spec.Stack, length)
+		if !ok {
+			bound = -1
 		}
 		r.meters = append(r.meters, newAdmissionWindow(length, bound))
 	}

@@ -56,6 +56,21 @@ func AdmissionBound(spec Spec, L time.Duration) (int64, bool) {
 	return spec.AdmissionBound(L)
 }
 
+// StackBound is the most a stack of specs admits in any interval of length L: the least of
+// its stages' AdmissionBound, since a request passes only if every stage admits it; false
+// when no stage has a bound (a bulkhead, a keyed stage: one limit per key, none for all).
+// token-bucket:capacity=10,rate=100/1s + fixed-window:limit=100,window=1s over 1s: min(10 +
+// 100 − 1, 2·100) = 109.
+func StackBound(stack []Spec, L time.Duration) (int64, bool) {
+	bound, found := int64(0), false
+	for _, s := range stack {
+		if b, ok := AdmissionBound(s, L); ok && (!found || b < bound) {
+			bound, found = b, true
+		}
+	}
+	return bound, found
+}
+
 // SpecError is a spec that could not be read. It names the field and the value.
 type SpecError struct {
 	Spec   string

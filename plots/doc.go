@@ -1,12 +1,13 @@
 // Package plots draws ratelab's runs as documentation-quality figures with gonum/plot.
 //
-// Every chart is a pure function from a scenario and its results to a *Figure (Build, or the
-// chart functions Timeline, Rate, State, Guarantee, WarmUp, Downstream, Fleet and Waits;
-// BuildView and the …View functions for a stretch of virtual time, View{From, To}); rendering
-// is a separate step (Figure.Write for PNG, SVG or an animated GIF, Figure.Draw onto any gonum
-// canvas, Figure.Plots for the panels as *plot.Plot). A Figure holds the plotted data, not
-// pixels, so Figure.Dump prints it as reviewable text: the golden files in testdata/ pin the
-// charts' points.
+// Every chart is a pure function from a scenario, its results and the caller's Params (a
+// stretch of virtual time, View{From, To}; the guarantee chart's window) to a *Figure: the
+// chart functions Timeline, Rate, State, Guarantee, WarmUp, Downstream, Fleet and Waits, one
+// file each, each registered once in Charts with what it needs to apply; Build and BuildWith
+// find a chart by name and build it once. Rendering is a separate step (Figure.Write for PNG,
+// SVG or an animated GIF, Figure.Draw onto any gonum canvas, Figure.Plots for the panels as
+// *plot.Plot). A Figure holds the plotted data, not pixels, so Figure.Dump prints it as
+// reviewable text: the golden files in testdata/ pin the charts' points.
 //
 // One style everywhere (style.go): each limiter kind has one Okabe–Ito colour in every chart
 // (KindColor), and in the fleet chart each instance one of six (InstanceColor); offered

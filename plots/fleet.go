@@ -44,12 +44,10 @@ const fleetBins = rateBins
 // central store's failure policy) and the overshoot the engine measured: the most admitted in
 // any natural window over what one limiter may admit there (engine.FleetResult.Overshoot).
 // Engine bins are grouped as the rate chart groups them (×1, 2, 5, 10, … to at most 150).
-func Fleet(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
-	return FleetView(sc, res, View{})
-}
-
-// FleetView is the fleet chart of the stretch v of the run, its bins grouped for v.
-func FleetView(sc *engine.Scenario, res *engine.Results, v View) (*Figure, error) {
+//
+// p.View is the stretch shown, its bins grouped for it.
+func Fleet(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) {
+	v := p.View
 	lanes := fleetLanes(sc, res)
 	if len(lanes) == 0 {
 		return nil, fmt.Errorf("fleet: %w: no lane runs on a fleet (a fleet: block and a lane's fleet: model)", ErrNotApplicable)
@@ -162,7 +160,17 @@ func fleetLanes(sc *engine.Scenario, res *engine.Results) []int {
 	return out
 }
 
-func hasFleet(sc *engine.Scenario, res *engine.Results) bool { return len(fleetLanes(sc, res)) > 0 }
+var fleetChart = Chart{
+	Name:    "fleet",
+	Summary: "each fleet lane's admissions per bin, stacked by instance, against the global limit, with the fault timeline",
+	Applies: hasFleet,
+	Build:   Fleet,
+	Zooms:   true,
+}
+
+func hasFleet(sc *engine.Scenario, res *engine.Results, _ Params) bool {
+	return len(fleetLanes(sc, res)) > 0
+}
 
 // binRange is the indices [lo, hi) of the engine bins that overlap the axis.
 func (a axis) binRange(n int, width time.Duration) (lo, hi int) {

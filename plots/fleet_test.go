@@ -153,7 +153,7 @@ func TestFleetGoldenSays(t *testing.T) {
 // outage to the view.
 func TestFleetChartView(t *testing.T) {
 	sc, res := runScenario(t, "fleet", nil)
-	f, err := BuildView("fleet", sc, res, View{From: 5 * time.Second, To: 9 * time.Second})
+	f, err := BuildWith("fleet", sc, res, Params{View: View{From: 5 * time.Second, To: 9 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestFleetChartView(t *testing.T) {
 	if !strings.Contains(f.Note, "Shown: 5s to 9s of a 10s run.") {
 		t.Errorf("note %q does not say what is shown", f.Note)
 	}
-	f, err = BuildView("fleet", sc, res, View{From: 7 * time.Second})
+	f, err = BuildWith("fleet", sc, res, Params{View: View{From: 7 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestFleetChartApplies(t *testing.T) {
 	}
 	// A fleet whose lanes all run as one process has nothing to stack.
 	sc, res = runScenario(t, "fleet", func(sc *engine.Scenario) { sc.Lanes = sc.Lanes[:1] })
-	if hasFleet(sc, res) {
+	if hasFleet(sc, res, Params{}) {
 		t.Error("a fleet block without fleet lanes: the chart applies")
 	}
 }

@@ -104,7 +104,7 @@ func TestGIFOfEveryBuiltInIsSmall(t *testing.T) {
 	const limit = 2 << 20
 	check := func(t *testing.T, name, chart string) {
 		sc, res := runScenario(t, name, nil)
-		if chart == "timeline" && !hasTimeline(sc, res) {
+		if chart == "timeline" && !hasTimeline(sc, res, Params{}) {
 			chart = "rate"
 		}
 		fig, err := Build(chart, sc, res)

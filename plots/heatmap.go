@@ -170,7 +170,7 @@ func (b *ColorBar) ticks() []plot.Tick {
 }
 
 // width is the room the bar takes right of the panels: the gap, the bar, its tick labels.
-func (b *ColorBar) width(slack float64) vg.Length {
+func (b *ColorBar) width(r renderer) vg.Length {
 	sty := textStyle(tickSize, false, darkGrey)
 	w := vg.Length(0)
 	for _, tk := range b.ticks() {
@@ -181,16 +181,16 @@ func (b *ColorBar) width(slack float64) vg.Length {
 	for _, word := range strings.Fields(b.Label) {
 		w = max(w, label.Width(word))
 	}
-	return vg.Points(14) + w*vg.Length(max(slack, 1)) + vg.Points(4)
+	return vg.Points(14) + w*vg.Length(r.slack) + vg.Points(4)
 }
 
 // draw puts the bar at x, from a little above ymin (clear of the x axis's labels) to a little
 // below ymax (room for the label above it).
-func (b *ColorBar) draw(c draw.Canvas, x, ymin, ymax vg.Length, slack float64) {
+func (b *ColorBar) draw(r renderer, c draw.Canvas, x, ymin, ymax vg.Length) {
 	label := textStyle(labelSize, false, darkGrey)
 	label.XAlign = draw.XLeft
 	label.YAlign = draw.YBottom
-	lines := wrap(label, b.Label, b.width(slack)-vg.Points(14), slack)
+	lines := r.wrap(label, b.Label, b.width(r)-vg.Points(14))
 	lh := label.Height("Ag")
 	top := ymax - vg.Length(len(lines))*lh - vg.Points(14)
 	bottom := ymin + vg.Points(44)

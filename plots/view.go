@@ -36,46 +36,6 @@ func (v View) span(res *engine.Results) (lo, hi time.Duration, err error) {
 	return lo, hi, nil
 }
 
-// zoomable are the charts that take a View; BuildView cuts any other chart with a time axis
-// to the view after building it.
-var zoomable = map[string]func(*engine.Scenario, *engine.Results, View) (*Figure, error){
-	"timeline": TimelineView,
-	"rate":     RateView,
-	"state":    StateView,
-	"guarantee": func(sc *engine.Scenario, res *engine.Results, v View) (*Figure, error) {
-		return GuaranteeWindowView(sc, res, 0, v)
-	},
-	"warmup":     WarmUpView,
-	"downstream": DownstreamView,
-	"fleet":      FleetView,
-}
-
-// BuildView makes the chart called name for the stretch of time v.
-func BuildView(name string, sc *engine.Scenario, res *engine.Results, v View) (*Figure, error) {
-	if v.Whole() {
-		return Build(name, sc, res)
-	}
-	lo, hi, err := v.span(res)
-	if err != nil {
-		return nil, err
-	}
-	if z, ok := zoomable[name]; ok {
-		if _, err := Build(name, sc, res); err != nil { // unknown, or not applicable
-			return nil, err
-		}
-		return z(sc, res, v)
-	}
-	f, err := Build(name, sc, res)
-	if err != nil {
-		return nil, err
-	}
-	if !f.TimeAxis {
-		return nil, fmt.Errorf("plots: the %s chart has no time axis to zoom (--from, --to)", name)
-	}
-	f.cut(toUnit(lo, f.TimeUnit), toUnit(hi, f.TimeUnit))
-	return f, nil
-}
-
 // axis is a chart's time axis: [lo, hi) of virtual time, in a unit chosen for its length.
 type axis struct {
 	lo, hi  time.Duration
@@ -85,7 +45,7 @@ type axis struct {
 }
 
 // newAxis is the axis of v (the whole run for the zero View) in a run of res; v must be
-// valid (BuildView checks it).
+// valid (BuildWith checks it).
 func newAxis(res *engine.Results, v View) axis {
 	lo, hi, err := v.span(res)
 	if err != nil {
@@ -122,19 +82,6 @@ func (a axis) bins(bins []engine.Bin, width time.Duration) []engine.Bin {
 // panel is a panel on this axis.
 func (a axis) panel(title string) *Panel {
 	return &Panel{Title: title, XMin: a.xmin(), XMax: a.xmax()}
-}
-
-// cut narrows every panel to [xmin, xmax] and drops the points outside it (keeping, for step
-// lines, the one that holds at xmin).
-func (f *Figure) cut(xmin, xmax float64) {
-	for _, p := range f.Panels {
-		p.XMin, p.XMax = xmin, xmax
-		for i, s := range p.Series {
-			p.Series[i] = cutSeries(s, xmin, xmax)
-		}
-	}
-	note := fmt.Sprintf("Shown: %s to %s.", g(xmin), g(xmax))
-	f.Note = joinNote(note, f.Note)
 }
 
 func joinNote(a, b string) string {

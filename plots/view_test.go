@@ -2,6 +2,7 @@ package plots
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,7 +44,7 @@ func checkGolden(t *testing.T, name, says string, fig *Figure) {
 // in 60 bins of 50ms, zoomed to 0.8s–1.2s, keeps 50ms bins and draws them in milliseconds.
 func TestZoomedRateChart(t *testing.T) {
 	sc, res := runScenario(t, "boundary-attack", bins(60))
-	fig, err := BuildView("rate", sc, res, View{From: 800 * time.Millisecond, To: 1200 * time.Millisecond})
+	fig, err := BuildWith("rate", sc, res, Params{View: View{From: 800 * time.Millisecond, To: 1200 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestEveryTimeAxisChartZooms(t *testing.T) {
 				t.Fatal(err)
 			}
 			v := View{From: lo, To: hi}
-			fig, err := BuildView(chart, sc, res, v)
+			fig, err := BuildWith(chart, sc, res, Params{View: v})
 			if !full.TimeAxis {
 				if err == nil {
 					t.Errorf("%s %s: no time axis, but zoomed without an error", name, chart)
@@ -105,7 +106,7 @@ func TestEveryTimeAxisChartZooms(t *testing.T) {
 func TestViewErrors(t *testing.T) {
 	sc, res := runScenario(t, "boundary-attack", nil)
 	for _, v := range []View{{From: 2 * time.Second, To: time.Second}, {To: time.Hour}, {From: -time.Second}} {
-		if _, err := BuildView("rate", sc, res, v); err == nil {
+		if _, err := BuildWith("rate", sc, res, Params{View: v}); err == nil {
 			t.Errorf("view %+v: want an error", v)
 		}
 	}
@@ -239,5 +240,45 @@ func TestRateDrawsTheLimitAndKeepsAdmittedAndRefusedApart(t *testing.T) {
 	}
 	if sw := fig.Panels[1]; !sw.AbsYTicks {
 		t.Error("a mirrored axis labels its ticks without sign")
+	}
+}
+
+// The registry builds a chart once, for its Params: a zoomed chart is not first built whole
+// (the check that it applies is Applies, not a build).
+func TestBuildWithBuildsOnce(t *testing.T) {
+	sc, res := runScenario(t, "boundary-attack", nil)
+	saved := Charts
+	defer func() { Charts = saved }()
+	Charts = slices.Clone(saved)
+	var built []Params
+	for i := range Charts {
+		build := Charts[i].Build
+		Charts[i].Build = func(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) {
+			built = append(built, p)
+			return build(sc, res, p)
+		}
+	}
+	p := Params{View: View{From: 100 * time.Millisecond, To: 200 * time.Millisecond}, Window: 50 * time.Millisecond}
+	if _, err := BuildWith("guarantee", sc, res, p); err != nil {
+		t.Fatal(err)
+	}
+	if len(built) != 1 || built[0] != p {
+		t.Errorf("guarantee zoomed with a window: built %v, want once with %v", built, p)
+	}
+}
+
+// A window given makes the guarantee chart apply to a run whose limiters have none of their
+// own (a bulkhead): plot --chart guarantee --window 1s draws it; without one it is refused.
+func TestGuaranteeWindowApplies(t *testing.T) {
+	sc, res := runScenario(t, "aws-quota-drain", nil)
+	if _, err := Build("guarantee", sc, res); !errors.Is(err, ErrNotApplicable) {
+		t.Fatalf("guarantee without a window: %v, want ErrNotApplicable", err)
+	}
+	f, err := BuildWith("guarantee", sc, res, Params{Window: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.Title, "any 1s window") {
+		t.Errorf("title %q does not name the 1s window", f.Title)
 	}
 }

@@ -12,8 +12,16 @@ import (
 	"github.com/ratelab/ratelab/engine"
 )
 
+// waitsChart has no time axis (its x axis is a wait's length): it takes no View.
+var waitsChart = Chart{
+	Name:    "waits",
+	Summary: "each lane's wait-time distribution: a histogram on a log axis and the percentile curve (runs where requests wait)",
+	Applies: hasWaits,
+	Build:   Waits,
+}
+
 // hasWaits: some lane admitted a request after a wait.
-func hasWaits(sc *engine.Scenario, res *engine.Results) bool {
+func hasWaits(_ *engine.Scenario, res *engine.Results, _ Params) bool {
 	for _, l := range res.Lanes {
 		if l.Wait.Max > 0 && len(l.WaitHistogram) > 0 {
 			return true
@@ -34,8 +42,8 @@ const barsPerOctave = 4
 // percentile curve, wait against percentile on a "nines" axis (90, 99, 99.9, … evenly
 // spaced: x = −log₁₀(1 − p)), where a tail reads as clearly as a median. Requests admitted at
 // once (wait 0) have no place on a log axis: their share is in the lane's title.
-func Waits(sc *engine.Scenario, res *engine.Results) (*Figure, error) {
-	if !hasWaits(sc, res) {
+func Waits(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) {
+	if !hasWaits(sc, res, p) {
 		return nil, fmt.Errorf("waits: %w: no lane admitted a request after a wait", ErrNotApplicable)
 	}
 	// One x range for every histogram: from the least positive wait to the longest.

@@ -57,8 +57,8 @@ type Options struct {
 	CallerKeyTTL time.Duration
 }
 
-// Limiter is a token bucket, a leaky bucket or a fixed window whose state lives in one Redis
-// key, decided by a Lua script that Redis runs atomically: every instance of a service that
+// Limiter is a token bucket, a leaky bucket or a fixed window (a limiters.Stored spec) whose
+// state lives in one Redis key, decided by a Lua script that Redis runs atomically: every instance of a service that
 // shares the key shares one limit. Its decisions are those of the in-process limiter of the
 // same spec (limiters.TokenBucket, LeakyBucket, FixedWindow), decision for decision, at the
 // same times.
@@ -171,28 +171,23 @@ func New(client redis.UniversalClient, key string, spec limiters.Spec, opts Opti
 	default:
 		return nil, fmt.Errorf("redislimit: clock=%s: must be ServerClock or CallerClock", opts.Clock)
 	}
-	switch s := spec.(type) {
-	case limiters.TokenBucketSpec:
-		l.interval = int64(s.Rate.Interval())
-		l.tolerance = int64(s.Capacity) * l.interval
-		l.script, l.isGCRA = gcraScript, true
-	case limiters.LeakyBucketSpec:
-		l.interval = int64(s.Rate.Interval())
-		l.tolerance = l.interval
-		l.script, l.isGCRA = gcraScript, true
-	case limiters.FixedWindowSpec:
-		if opts.Clock == ServerClock && s.Window%time.Microsecond != 0 {
-			return nil, fmt.Errorf("redislimit: %s: window=%s: with ServerClock the window must be a whole number of microseconds, the resolution of Redis's TIME",
-				s.Kind(), limiters.FormatDuration(s.Window))
-		}
-		l.limit, l.window, l.maxN = s.Limit, int64(s.Window), s.Limit
-		l.script = windowScript
-	default:
-		return nil, fmt.Errorf("redislimit: kind %s has no Redis script (token-bucket, leaky-bucket and fixed-window do)", spec.Kind())
+	stored, ok := spec.(limiters.Stored)
+	if !ok {
+		return nil, fmt.Errorf("redislimit: kind %s has no Redis script (%s do)", spec.Kind(), limiters.StoredKinds())
 	}
-	if l.isGCRA {
+	form := stored.StoreForm()
+	if form.GCRA {
+		l.interval, l.tolerance = int64(form.Interval), int64(form.Tolerance)
+		l.script, l.isGCRA = gcraScript, true
 		l.maxN = int(l.tolerance / l.interval)
+		return l, nil
 	}
+	if opts.Clock == ServerClock && form.Window%time.Microsecond != 0 {
+		return nil, fmt.Errorf("redislimit: %s: window=%s: with ServerClock the window must be a whole number of microseconds, the resolution of Redis's TIME",
+			spec.Kind(), limiters.FormatDuration(form.Window))
+	}
+	l.limit, l.window, l.maxN = form.Limit, int64(form.Window), form.Limit
+	l.script = windowScript
 	return l, nil
 }
 

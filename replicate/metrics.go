@@ -68,7 +68,7 @@ var Metrics = []Metric{
 	service("service_rate_per_s", "λ: requests that went into service per second", func(s *engine.Service) float64 { return s.ArrivalRate }),
 	service("service_time_ns", "W: mean time in service (L = λW)", func(s *engine.Service) float64 { return float64(s.MeanTime) }),
 	{Name: "max_in_window", Doc: "the most permits admitted in any interval of the lane's window", value: func(lane engine.LaneSpec, r engine.LaneResult) (float64, bool) {
-		m, ok := PrimaryWindow(lane, r)
+		m, ok := engine.PrimaryWindow(lane, r)
 		return float64(m.MaxAdmitted), ok
 	}},
 	wait("wait_p50_ns", "median wait from arrival to admission", func(w engine.Wait) int64 { return int64(w.P50) }),
@@ -86,22 +86,4 @@ func MetricIndex(name string) int {
 		}
 	}
 	return -1
-}
-
-// PrimaryWindow is the guarantee meter a lane's summary shows: its first stage's natural
-// window if it has one, else the first meter; false when the lane has none.
-func PrimaryWindow(lane engine.LaneSpec, r engine.LaneResult) (engine.WindowMeter, bool) {
-	for _, s := range lane.Stack {
-		if w := s.NaturalWindow(); w > 0 {
-			for _, m := range r.Windows {
-				if m.Length == w {
-					return m, true
-				}
-			}
-		}
-	}
-	if len(r.Windows) > 0 {
-		return r.Windows[0], true
-	}
-	return engine.WindowMeter{}, false
 }

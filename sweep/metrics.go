@@ -43,7 +43,7 @@ func measure(lane engine.LaneSpec, r engine.LaneResult) Metrics {
 	t := r.Totals
 	m := Metrics{Offered: t.Offered, Admitted: t.Admitted, Refused: t.Refused, TimedOut: t.TimedOut, GaveUp: t.GaveUp,
 		Waiting: t.Waiting, Failed: t.Failed, WaitP50: r.Wait.P50, WaitP99: r.Wait.P99, Bound: -1}
-	if w, ok := primaryWindow(lane, r); ok {
+	if w, ok := engine.PrimaryWindow(lane, r); ok {
 		m.Window, m.MaxInWindow, m.Bound = w.Length, w.MaxAdmitted, w.Bound
 	}
 	if len(lane.Stack) > 0 {
@@ -55,24 +55,6 @@ func measure(lane engine.LaneSpec, r engine.LaneResult) Metrics {
 		m.Keys, m.Fairness = r.Keys.Distinct, r.Keys.Fairness
 	}
 	return m
-}
-
-// primaryWindow is the meter of the lane's first stage's natural window, else its first:
-// the window ratelab run's table shows.
-func primaryWindow(lane engine.LaneSpec, r engine.LaneResult) (engine.WindowMeter, bool) {
-	for _, s := range lane.Stack {
-		if w := s.NaturalWindow(); w > 0 {
-			for _, m := range r.Windows {
-				if m.Length == w {
-					return m, true
-				}
-			}
-		}
-	}
-	if len(r.Windows) > 0 {
-		return r.Windows[0], true
-	}
-	return engine.WindowMeter{}, false
 }
 
 // Share is part's share of the offered requests, in percent; 0 when none were offered.

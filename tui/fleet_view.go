@@ -111,13 +111,7 @@ func joinFit(parts []string, width int) string {
 // stage has a time axis (a bulkhead, a keyed stage: one limit per key, no global one).
 // token-bucket:capacity=30,rate=150/1s (T = 6,666,667ns) at now=1s: 30 + ⌈(1s+1ns)/T⌉ − 1 = 179.
 func limitSoFar(stack []limiters.Spec, now time.Duration) (int64, bool) {
-	limit, found := int64(0), false
-	for _, spec := range stack {
-		if b, ok := limiters.AdmissionBound(spec, now+1); ok && (!found || b < limit) {
-			limit, found = b, true
-		}
-	}
-	return limit, found
+	return limiters.StackBound(stack, now+1)
 }
 
 // storeDown reports whether a central or async lane's store is out for every instance now

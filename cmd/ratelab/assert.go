@@ -88,12 +88,12 @@ var assertMetrics = []assertMetric{
 	{"max_queue", "longest client queue", metricCount, count(func(t engine.Totals) int64 { return int64(t.MaxQueue) })},
 	{"max_in_window", "most admitted in the lane's window (the table's)", metricCount,
 		func(lane engine.LaneSpec, r engine.LaneResult) (float64, bool) {
-			m, ok := primaryWindow(lane, r)
+			m, ok := engine.PrimaryWindow(lane, r)
 			return float64(m.MaxAdmitted), ok
 		}},
 	{"overshoot", "most admitted in the lane's window over its bound (above 1: the bound was broken)", metricRatio,
 		func(lane engine.LaneSpec, r engine.LaneResult) (float64, bool) {
-			m, ok := primaryWindow(lane, r)
+			m, ok := engine.PrimaryWindow(lane, r)
 			if !ok || m.Bound <= 0 {
 				return 0, false
 			}
@@ -101,7 +101,7 @@ var assertMetrics = []assertMetric{
 		}},
 	{"rate_overshoot", "most admitted in the lane's window over its nominal rate × the window (a fixed window's boundary: up to 2)", metricRatio,
 		func(lane engine.LaneSpec, r engine.LaneResult) (float64, bool) {
-			m, ok := primaryWindow(lane, r)
+			m, ok := engine.PrimaryWindow(lane, r)
 			if !ok || len(lane.Stack) == 0 {
 				return 0, false
 			}

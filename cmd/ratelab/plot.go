@@ -156,12 +156,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	base := fileBase(sc, positional)
 	for _, name := range names {
 		drawing := time.Now()
-		var fig *plots.Figure
-		if name == "guarantee" && *window > 0 {
-			fig, err = plots.GuaranteeWindowView(sc, res, *window, view)
-		} else {
-			fig, err = plots.BuildView(name, sc, res, view)
-		}
+		fig, err := plots.BuildWith(name, sc, res, plots.Params{View: view, Window: *window})
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}

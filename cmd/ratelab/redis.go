@@ -77,12 +77,8 @@ func parseReplayLane(text string) (replayLane, error) {
 		if err != nil {
 			return lane, err
 		}
-		if remote {
-			switch spec.Kind() {
-			case limiters.KindTokenBucket, limiters.KindLeakyBucket, limiters.KindFixedWindow:
-			default:
-				return lane, fmt.Errorf("%s: kind %s cannot run in Redis (token-bucket, leaky-bucket and fixed-window can)", part, spec.Kind())
-			}
+		if _, stored := spec.(limiters.Stored); remote && !stored {
+			return lane, fmt.Errorf("%s: kind %s cannot run in Redis (%s can)", part, spec.Kind(), limiters.StoredKinds())
 		}
 		lane.specs = append(lane.specs, spec)
 		lane.remote = append(lane.remote, remote)
@@ -233,9 +229,6 @@ func (r *redisReplay) failures() (lines []string, err error) {
 
 func (r *redisReplay) Close() error { return r.client.Close() }
 
-// redisRunKinds are the kinds a central lane can keep in Redis: redislimit's scripts.
-var redisRunKinds = []limiters.Kind{limiters.KindTokenBucket, limiters.KindLeakyBucket, limiters.KindFixedWindow}
-
 // runKeyTTL is how long a key of run --redis outlives its last decision in real time, should
 // the run be killed before it deletes its keys.
 const runKeyTTL = time.Hour
@@ -272,10 +265,13 @@ func checkRedisLanes(sc *engine.Scenario, addr string) error {
 			return usageErrorf("--redis %s: %s is a stack of %d stages: a central store runs in Redis as one stage (a stage in Redis cannot be refunded when a later one refuses)",
 				addr, name, len(lane.Stack))
 		}
-		kind := lane.Stack[0].Kind()
-		if !slices.Contains(redisRunKinds, kind) {
-			return usageErrorf("--redis %s: %s is a central %s: kind %s cannot run in Redis (token-bucket, leaky-bucket and fixed-window can)",
-				addr, name, lane.Stack[0], kind)
+		held := lane.Stack[0]
+		if k, keyed := held.(limiters.KeyedSpec); keyed { // one store limiter per key, each of the inner spec
+			held = k.Spec
+		}
+		if _, stored := held.(limiters.Stored); !stored {
+			return usageErrorf("--redis %s: %s is a central %s: kind %s cannot run in Redis (%s can)",
+				addr, name, lane.Stack[0], lane.Stack[0].Kind(), limiters.StoredKinds())
 		}
 	}
 	if central == 0 {
@@ -527,7 +523,7 @@ func (s *runStore) FreshAt(now time.Duration) bool {
 	if !ok {
 		return false
 	}
-	if s.remote.Spec().Kind() == limiters.KindFixedWindow {
+	if !s.remote.Spec().(limiters.Stored).StoreForm().GCRA { // a fixed window
 		return st.Count == 0
 	}
 	return st.Arrival <= st.At

@@ -14,7 +14,6 @@ import (
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/jsonout"
 	"github.com/ratelab/ratelab/limiters"
-	"github.com/ratelab/ratelab/replicate"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
@@ -354,13 +353,6 @@ func progressBar(label string, fraction float64, width int) string {
 // writeJSON writes v as the commands' JSON output: indented by two spaces, one value.
 func writeJSON(w io.Writer, v any) error { return jsonout.JSON(w, v) }
 
-// primaryWindow is the guarantee meter a table row shows: the lane's first stage's natural
-// window if it has one, else the first meter (replicate.PrimaryWindow, so that one run's
-// table and the replications' show the same meter).
-func primaryWindow(lane engine.LaneSpec, r engine.LaneResult) (engine.WindowMeter, bool) {
-	return replicate.PrimaryWindow(lane, r)
-}
-
 // summaryRow is one lane's table row. Its request counts add up: offered = admitted +
 // refused + timed out + gave up + waiting (engine.Totals).
 type summaryRow struct {
@@ -454,7 +446,7 @@ func summarize(sc *engine.Scenario, res *engine.Results) []summaryRow {
 			p50: roundedDuration(r.Wait.P50), p90: roundedDuration(r.Wait.P90), p99: roundedDuration(r.Wait.P99),
 			p999: roundedDuration(r.Wait.P999), maxWait: roundedDuration(r.Wait.Max),
 		}
-		if m, ok := primaryWindow(sc.Lanes[i], r); ok {
+		if m, ok := engine.PrimaryWindow(sc.Lanes[i], r); ok {
 			row.window = limiters.FormatDuration(m.Length)
 			row.maxInWindow = fmt.Sprint(m.MaxAdmitted)
 			if m.Bound >= 0 {
@@ -508,7 +500,7 @@ func writeCSV(w io.Writer, sc *engine.Scenario, res *engine.Results) error {
 		"wait_p50_ns", "wait_p90_ns", "wait_p99_ns", "wait_p999_ns", "wait_max_ns", "wait_mean_ns"})
 	for i, r := range res.Lanes {
 		t := r.Totals
-		m, _ := primaryWindow(sc.Lanes[i], r)
+		m, _ := engine.PrimaryWindow(sc.Lanes[i], r)
 		if len(r.Windows) == 0 {
 			m = engine.WindowMeter{Bound: -1, FirstExceeded: -1}
 		}
