@@ -20,9 +20,9 @@ type Lockstep struct {
 	// still the position before it: a view notes where each of its chart's columns begins
 	// (the position to re-run to, quietly, when it goes back).
 	BeforeStep func(at time.Duration)
-	now      time.Duration
-	lastAt   time.Duration // the instant of the last step
-	steps    uint64
+	now        time.Duration
+	lastAt     time.Duration // the instant of the last step
+	steps      uint64
 }
 
 // NewLockstep prepares every lane of sc at time 0 (Scenario.Trace is left as it is; a view
