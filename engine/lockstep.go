@@ -16,9 +16,13 @@ import (
 type Lockstep struct {
 	Scenario *Scenario
 	Lanes    []*Lane
-	now      time.Duration
-	lastAt   time.Duration // the instant of the last step
-	steps    uint64
+	// BeforeStep, when set, is called before each step with its instant, while Steps is
+	// still the position before it: a view notes where each of its chart's columns begins
+	// (the position to re-run to, quietly, when it goes back).
+	BeforeStep func(at time.Duration)
+	now        time.Duration
+	lastAt     time.Duration // the instant of the last step
+	steps      uint64
 }
 
 // NewLockstep prepares every lane of sc at time 0 (Scenario.Trace is left as it is; a view
@@ -118,6 +122,9 @@ func (s *Lockstep) AdvanceTo(t time.Duration) error {
 // stepAt runs step number steps+1, whose instant t is NextEventAt: every lane whose next event
 // is at t runs it. The other lanes' clocks stay behind until sync.
 func (s *Lockstep) stepAt(t time.Duration) error {
+	if s.BeforeStep != nil {
+		s.BeforeStep(t)
+	}
 	s.steps++
 	s.now, s.lastAt = t, t
 	for _, lane := range s.Lanes {

@@ -2,6 +2,10 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
 
 	"github.com/ratelab/ratelab/limiters"
 )
@@ -78,4 +82,52 @@ func Sentence(stages []limiters.Limiter, r Record) string {
 		return withReason(head + " failed at the downstream")
 	}
 	return withReason(fmt.Sprintf("%s %s", head, r.Outcome))
+}
+
+// durationText matches the durations a sentence carries, as limiters.FormatDuration writes
+// them ("194.712ms", "1m30s", "-900ms"), not inside words.
+var durationText = regexp.MustCompile(`-?(?:\d+(?:\.\d+)?(?:ns|µs|us|ms|h|m|s))+`)
+
+// Readable rewrites every duration in a Sentence for the screen: rounded by
+// limiters.ShortDuration to about four significant digits (t=1.0105263s → t=1.011s,
+// 194.712345ms → 194.7ms), or left exact when exact is set; a negative time (a window that
+// began before the run) reads as 0s either way, since nothing happened before 0. The TUI's log
+// and the page's show sentences through it (the TUI's x key and the page's "exact" box set
+// exact).
+func Readable(sentence string, exact bool) string {
+	locs := durationText.FindAllStringIndex(sentence, -1)
+	if locs == nil {
+		return sentence
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range locs {
+		from, to := loc[0], loc[1]
+		before, after := rune(0), rune(0)
+		if from > 0 {
+			before = []rune(sentence[:from])[len([]rune(sentence[:from]))-1]
+		}
+		if to < len(sentence) {
+			after = []rune(sentence[to:])[0]
+		}
+		if unicode.IsLetter(before) || unicode.IsDigit(before) || unicode.IsLetter(after) || before == '.' {
+			continue // part of a word or a number: not a duration
+		}
+		d, err := time.ParseDuration(sentence[from:to])
+		if err != nil {
+			continue
+		}
+		b.WriteString(sentence[last:from])
+		switch {
+		case d < 0:
+			b.WriteString("0s")
+		case exact:
+			b.WriteString(limiters.FormatDuration(d))
+		default:
+			b.WriteString(limiters.ShortDuration(d))
+		}
+		last = to
+	}
+	b.WriteString(sentence[last:])
+	return b.String()
 }

@@ -224,6 +224,34 @@ func FormatDuration(d time.Duration) string {
 	return s
 }
 
+// ShortDuration prints a duration for the screen, rounded to about four significant digits
+// (1.0105263s → 1.011s, 57.51234ms → 57.5ms, 250.4µs → 250µs; 12.345678s → 12.35s): what the
+// workbench's state lines and log show, in the terminal and on the page.
+func ShortDuration(d time.Duration) string {
+	neg := d < 0
+	if neg {
+		d = -d
+	}
+	var r time.Duration
+	switch {
+	case d >= 10*time.Second:
+		r = d.Round(10 * time.Millisecond)
+	case d >= time.Second:
+		r = d.Round(time.Millisecond)
+	case d >= 10*time.Millisecond:
+		r = d.Round(100 * time.Microsecond)
+	case d >= time.Millisecond:
+		r = d.Round(10 * time.Microsecond)
+	default:
+		r = d.Round(time.Microsecond)
+	}
+	s := FormatDuration(r)
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
 // ReadClock is c.Now(), or 0 for the zero value of a limiter type, which has no clock.
 func ReadClock(c Clock) time.Duration {
 	if c == nil {

@@ -1,14 +1,11 @@
 package tui
 
 import (
-	"regexp"
 	"strings"
-	"time"
-	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/engine"
 )
 
 // The smallest terminal the workbench draws in: below it, a screen says so.
@@ -59,47 +56,6 @@ func elide(name string, w int) string {
 	return ansi.Truncate(name, w, "…")
 }
 
-// durationText matches the durations a sentence carries, as limiters.FormatDuration writes
-// them ("194.712ms", "1m30s", "-900ms"), not inside words.
-var durationText = regexp.MustCompile(`-?(?:\d+(?:\.\d+)?(?:ns|µs|us|ms|h|m|s))+`)
-
-// readable rewrites every duration in a sentence for reading: rounded to four significant
-// digits (194.712345ms → 194.7ms), or exact when exact is set; a negative time (a window
-// that began before the run) reads as 0s either way, since nothing happened before 0.
-func readable(sentence string, exact bool) string {
-	locs := durationText.FindAllStringIndex(sentence, -1)
-	if locs == nil {
-		return sentence
-	}
-	var b strings.Builder
-	last := 0
-	for _, loc := range locs {
-		from, to := loc[0], loc[1]
-		before, after := rune(0), rune(0)
-		if from > 0 {
-			before = []rune(sentence[:from])[len([]rune(sentence[:from]))-1]
-		}
-		if to < len(sentence) {
-			after = []rune(sentence[to:])[0]
-		}
-		if unicode.IsLetter(before) || unicode.IsDigit(before) || unicode.IsLetter(after) || before == '.' {
-			continue // part of a word or a number: not a duration
-		}
-		d, err := time.ParseDuration(sentence[from:to])
-		if err != nil {
-			continue
-		}
-		b.WriteString(sentence[last:from])
-		switch {
-		case d < 0:
-			b.WriteString("0s")
-		case exact:
-			b.WriteString(limiters.FormatDuration(d))
-		default:
-			b.WriteString(short(d))
-		}
-		last = to
-	}
-	b.WriteString(sentence[last:])
-	return b.String()
-}
+// readable rewrites every duration in a sentence for reading: engine.Readable, rounded to
+// four significant digits (194.712345ms → 194.7ms), or exact when exact is set.
+func readable(sentence string, exact bool) string { return engine.Readable(sentence, exact) }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 
 // rateStep is what ↑ multiplies a source's rate by (↓ divides): five presses double it
 // (1.25⁵ ≈ 3.05; three presses ≈ 1.95).
-const rateStep = 1.25
+const rateStep = engine.RateStep
 
 // maxBurst is the largest burst b sends: more would be a trace, not a burst.
 const maxBurst = engine.MaxBurst
@@ -67,7 +68,8 @@ func (m *Model) burst() tea.Cmd {
 }
 
 // changeRate multiplies the rate of the first flat-rate source active now (constant or
-// Poisson) by factor from now on: the source ends now and a copy at the new rate starts.
+// Poisson) by factor from now on (engine.ChangeRate: the source ends now and a copy at the
+// new rate starts).
 func (m *Model) changeRate(factor float64) tea.Cmd {
 	s := m.sim
 	if s.done() {
@@ -75,39 +77,21 @@ func (m *Model) changeRate(factor float64) tea.Cmd {
 		return nil
 	}
 	at := s.injectionAt()
-	sc := s.sc
-	k := -1
-	for i, src := range sc.Sources {
-		flat := src.Kind == engine.SourceConstant || src.Kind == engine.SourcePoisson
-		if flat && src.From <= at && (src.Until == 0 || at < src.Until) {
-			k = i
-		}
-	}
-	if k < 0 {
+	c, err := engine.ChangeRate(s.sc, at, factor)
+	switch {
+	case errors.Is(err, engine.ErrNoFlatSource):
 		m.status = "no source with a flat rate (constant or poisson) is active now: ↑/↓ change those"
 		return nil
-	}
-	src := sc.Sources[k]
-	rate := src.Rate * factor
-	if rate < 0.01 || rate > 1e7 {
-		m.status = fmt.Sprintf("the rate stays %s/s: it must be between 0.01/s and 10,000,000/s", rateText(src.Rate))
+	case err != nil:
+		m.status = err.Error()
 		return nil
 	}
-	if src.From == at {
-		sc.Sources[k].Rate = rate // changed again at the same instant: one change
-	} else {
-		sc.Sources[k].Until = at
-		src.From, src.Rate = at, rate
-		sc.Sources = append(sc.Sources, src)
-	}
-	if err := sc.Validate(); err != nil {
+	if err := s.sc.Validate(); err != nil {
 		m.fail(err)
 		return nil
 	}
-	return m.reSimulate(at, fmt.Sprintf("source %d: %s %s/s from t=%s (was %s/s)", k+1, src.Kind, rateText(rate), short(at), rateText(rate/factor)))
+	return m.reSimulate(at, c.String())
 }
-
-func rateText(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
 // parseBurstSize reads the burst size prompt.
 func parseBurstSize(text string) (int, error) {

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -10,61 +9,33 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ratelab/ratelab/engine"
-	"github.com/ratelab/ratelab/limiters"
 )
 
 // predictCount is how many of the next requests a prediction is about.
-const predictCount = 5
+const predictCount = engine.PredictCount
 
 // Predict, then reveal (p): while playing, the workbench pauses just before a decisive
 // moment — the first request after an idle (a burst), or a full fixed window reaching its
 // boundary — and asks how many of the next predictCount requests each lane will admit. Enter
 // plays until every lane has decided them, then shows each lane's answer beside the guess.
 // The pause before a burst is found after the fact: the burst's first step runs, then the
-// run steps back one event (deterministic, so nothing is lost).
+// run steps back one event (deterministic, so nothing is lost). What is decisive, what ends a
+// request and how a guess reads are package engine's (engine.Prediction, engine.Moments,
+// engine.FullWindowAhead, engine.ParseGuesses), which the page in the browser asks with too.
 
-// prediction is one question: requests first..last, each lane's guess and what it did.
+// prediction is one question: requests first..last, and once guessed, each lane's guess and
+// what it did (engine.Prediction).
 type prediction struct {
 	first, last uint64
-	guesses     []int
-	admitted    []int
-	ended       []int
-	seen        [][]bool // per lane, which of the requests have ended
-	revealed    bool
+	*engine.Prediction
+	revealed bool
 }
 
 // watch counts lane i's record r if it ends one of the predicted requests.
-func (p *prediction) watch(i int, r engine.Record) {
-	if r.Request < p.first || r.Request > p.last {
-		return
-	}
-	k := r.Request - p.first
-	if p.seen[i][k] {
-		return
-	}
-	switch r.Outcome {
-	case engine.OutcomeAdmitted, engine.OutcomeDelayed:
-		if r.Reason == engine.ReasonWaitEnded {
-			return
-		}
-		p.admitted[i]++
-	case engine.OutcomeRefused, engine.OutcomeGaveUp, engine.OutcomeTimedOut:
-	default:
-		return // a rejection a retrying or queueing client has not given up on yet
-	}
-	p.seen[i][k] = true
-	p.ended[i]++
-}
+func (p *prediction) watch(i int, r engine.Record) { p.Watch(i, r) }
 
 // done reports whether every lane has ended every predicted request.
-func (p *prediction) done() bool {
-	for _, n := range p.ended {
-		if n < int(p.last-p.first+1) {
-			return false
-		}
-	}
-	return true
-}
+func (p *prediction) done() bool { return p.Done() }
 
 // momentStop is the play's stop in predict mode: it reports a decisive moment the workbench
 // has not asked about yet — a burst mark in lane 0 (every lane is offered the same requests),
@@ -87,17 +58,9 @@ func (m *Model) momentStop(burstMarks int, why *string) func() bool {
 		if next >= s.sc.Horizon {
 			return false
 		}
-		for _, lane := range s.lanes {
-			for _, stage := range lane.Stages {
-				if stage.Kind() != limiters.KindFixedWindow {
-					continue
-				}
-				st := stage.Snapshot(s.now)
-				if st.Count >= st.Limit && next >= st.WindowEnd && st.WindowEnd > s.now {
-					*why = fmt.Sprintf("the boundary at %s of a full window", short(st.WindowEnd))
-					return true
-				}
-			}
+		if end, ok := engine.FullWindowAhead(s.lanes, s.now, next); ok {
+			*why = fmt.Sprintf("the boundary at %s of a full window", short(end))
+			return true
 		}
 		return false
 	}
@@ -155,7 +118,7 @@ func (m *Model) predictFrame() (tea.Cmd, bool) {
 // ask opens the guess prompt about the next predictCount requests.
 func (m *Model) ask(why string) {
 	s := m.sim
-	first := s.seen[0].lastRequest + 1
+	first := s.seen[0].LastRequest + 1
 	m.predict = &prediction{first: first, last: first + predictCount - 1}
 	m.mode, m.editErr, m.status = modeGuess, "", ""
 	m.why = why
@@ -173,17 +136,13 @@ func (m *Model) updateGuess(msg tea.KeyMsg) tea.Cmd {
 		m.status = "no guess: space plays on (p leaves predict mode)"
 		return nil
 	case "enter":
-		guesses, err := parseGuesses(m.seekIn.Value(), len(m.sim.lanes))
+		guesses, err := engine.ParseGuesses(m.seekIn.Value(), len(m.sim.lanes))
 		if err != nil {
 			m.editErr = err.Error()
 			return nil
 		}
-		p, n := m.predict, len(m.sim.lanes)
-		p.guesses, p.admitted, p.ended = guesses, make([]int, n), make([]int, n)
-		p.seen = make([][]bool, n)
-		for i := range p.seen {
-			p.seen[i] = make([]bool, p.last-p.first+1)
-		}
+		p := m.predict
+		p.Prediction = engine.NewPrediction(p.first, guesses)
 		m.sim.watch = p
 		m.mode = modeMain
 		m.seekIn.Blur()
@@ -193,23 +152,6 @@ func (m *Model) updateGuess(msg tea.KeyMsg) tea.Cmd {
 	var cmd tea.Cmd
 	m.seekIn, cmd = m.seekIn.Update(msg)
 	return cmd
-}
-
-func parseGuesses(text string, lanes int) ([]int, error) {
-	fields := strings.Fields(strings.NewReplacer(",", " ", ";", " ").Replace(text))
-	if len(fields) != lanes {
-		return nil, fmt.Errorf("%d numbers for %d lanes: one guess per lane, in order (e.g. %s)", len(fields), lanes,
-			strings.TrimSpace(strings.Repeat("3 ", lanes)))
-	}
-	out := make([]int, lanes)
-	for i, f := range fields {
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 0 || n > predictCount {
-			return nil, fmt.Errorf("lane %d: %q is not a count from 0 to %d", i+1, f, predictCount)
-		}
-		out[i] = n
-	}
-	return out, nil
 }
 
 // guessFooter is the prompt's lines.
@@ -234,15 +176,15 @@ func (m *Model) revealFooter(w int) []string {
 	var lines []string
 	for i, lane := range m.sim.lanes {
 		verdict := "✓ right"
-		if d := p.admitted[i] - p.guesses[i]; d != 0 {
+		if d := p.Admitted[i] - p.Guesses[i]; d != 0 {
 			verdict = fmt.Sprintf("✗ off by %d", max(d, -d))
 		} else {
 			right++
 		}
-		if p.ended[i] < int(p.last-p.first+1) {
-			verdict += fmt.Sprintf(" (%d still undecided at the end)", int(p.last-p.first+1)-p.ended[i])
+		if p.Ended[i] < int(p.last-p.first+1) {
+			verdict += fmt.Sprintf(" (%d still undecided at the end)", int(p.last-p.first+1)-p.Ended[i])
 		}
-		counters := []string{fmt.Sprintf("admitted %d of %d", p.admitted[i], p.last-p.first+1), fmt.Sprintf("you said %d %s", p.guesses[i], verdict)}
+		counters := []string{fmt.Sprintf("admitted %d of %d", p.Admitted[i], p.last-p.first+1), fmt.Sprintf("you said %d %s", p.Guesses[i], verdict)}
 		lines = append(lines, laneTitle("  ", lane.Spec.Label(), counters, 2, w, sty.Lane))
 	}
 	head := fmt.Sprintf("reveal · requests #%d–#%d: %d of %d lanes guessed right · any key goes on", p.first, p.last, right, len(m.sim.lanes))

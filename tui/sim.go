@@ -63,12 +63,8 @@ func (k mark) String() string {
 	return fmt.Sprintf("%s at t=%s (event %d)", what, short(k.at), k.step)
 }
 
-// laneSeen is what the observer remembers of a lane to find its marks.
-type laneSeen struct {
-	lastRequest  uint64
-	lastArrival  time.Duration
-	lastDecision engine.Outcome
-}
+// laneSeen is what the observer remembers of a lane to find its marks (engine.Moments).
+type laneSeen = engine.Moments
 
 // sliceCount is what one lane decided in one time slice.
 type sliceCount struct{ admitted, rejected int }
@@ -134,32 +130,22 @@ func (s *sim) observer(i int) func(engine.Record) {
 }
 
 // burstIdleSlices is how long a lane must see no request for the next one to start a burst,
-// in chart columns (burst-after-idle: 10 × 1ms; its requests at 50ms, 80ms and 150ms each
-// start one, the one at 152ms does not).
-const burstIdleSlices = 10
+// in chart columns (engine.BurstIdleSlices: burst-after-idle's 1ms columns, its requests at
+// 50ms, 80ms and 150ms each start one, the one at 152ms does not).
+const burstIdleSlices = engine.BurstIdleSlices
 
-// markMoments notes lane i's moments for `[` and `]`: the first request after an idle of
-// burstIdleSlices columns (a burst), and a refusal that follows an admission (the limiter
-// starts refusing). Each is a mark at the step running now.
+// markMoments notes lane i's moments for `[` and `]` (engine.Moments.See): the first request
+// after an idle of burstIdleSlices columns (a burst), and a refusal that follows an admission
+// (the limiter starts refusing). Each is a mark at the step running now.
 func (s *sim) markMoments(i int, r engine.Record) {
-	seen := &s.seen[i]
-	if r.Request > seen.lastRequest { // requests are numbered in arrival order: a new one
-		if seen.lastRequest == 0 || r.At-seen.lastArrival >= burstIdleSlices*s.slice {
-			s.marks[i] = append(s.marks[i], mark{step: s.steps, at: r.At, burst: true})
-		}
-		seen.lastRequest = r.Request
-		seen.lastArrival = r.At
+	burst, refusal := s.seen[i].See(r, burstIdleSlices*s.slice)
+	if burst {
+		s.marks[i] = append(s.marks[i], mark{step: s.steps, at: r.At, burst: true})
 	}
-	switch r.Outcome {
-	case engine.OutcomeRejected, engine.OutcomeNever:
-		if seen.lastDecision == engine.OutcomeAdmitted {
-			if n := len(s.marks[i]); n == 0 || s.marks[i][n-1].step != s.steps {
-				s.marks[i] = append(s.marks[i], mark{step: s.steps, at: r.At})
-			}
+	if refusal {
+		if n := len(s.marks[i]); n == 0 || s.marks[i][n-1].step != s.steps {
+			s.marks[i] = append(s.marks[i], mark{step: s.steps, at: r.At})
 		}
-		seen.lastDecision = r.Outcome
-	case engine.OutcomeAdmitted, engine.OutcomeDelayed:
-		seen.lastDecision = engine.OutcomeAdmitted
 	}
 }
 
@@ -172,16 +158,9 @@ var niceDurations = []time.Duration{
 	30 * time.Second, time.Minute,
 }
 
-// sliceFor picks the chart's column width: the smallest nice duration that cuts the
-// horizon into at most 400 slices (250ms → 1ms, 60s → 200ms).
-func sliceFor(horizon time.Duration) time.Duration {
-	for _, d := range niceDurations {
-		if horizon/d <= 400 {
-			return d
-		}
-	}
-	return (horizon + 399) / 400
-}
+// sliceFor picks the chart's column width (engine.ChartSlice): the smallest nice duration
+// that cuts the horizon into at most 400 slices (250ms → 1ms, 60s → 200ms).
+func sliceFor(horizon time.Duration) time.Duration { return engine.ChartSlice(horizon) }
 
 // done reports whether every lane has reached the horizon.
 func (s *sim) done() bool { return s.now >= s.sc.Horizon }

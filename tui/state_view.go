@@ -315,29 +315,6 @@ func meter(used, limit, width int, sty Styles) string {
 	return "[" + sty.Bar.Render(strings.Repeat("█", filled)) + sty.Dim.Render(strings.Repeat("░", w-filled)) + "]"
 }
 
-// short formats a duration for a narrow column: at most four significant digits
-// (1.0105263s → 1.011s, 57.5ms, 250µs).
-func short(d time.Duration) string {
-	neg := d < 0
-	if neg {
-		d = -d
-	}
-	var r time.Duration
-	switch {
-	case d >= 10*time.Second:
-		r = d.Round(10 * time.Millisecond)
-	case d >= time.Second:
-		r = d.Round(time.Millisecond)
-	case d >= 10*time.Millisecond:
-		r = d.Round(100 * time.Microsecond)
-	case d >= time.Millisecond:
-		r = d.Round(10 * time.Microsecond)
-	default:
-		r = d.Round(time.Microsecond)
-	}
-	s := limiters.FormatDuration(r)
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
+// short formats a duration for a narrow column: limiters.ShortDuration, at most four
+// significant digits (1.0105263s → 1.011s, 57.5ms, 250µs), as the page shows them too.
+func short(d time.Duration) string { return limiters.ShortDuration(d) }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
@@ -66,4 +67,30 @@ func DecodeLink(link string) (string, Moment, error) {
 		return "", Moment{}, fmt.Errorf("link: time %q: not a whole number of ns", parts[3])
 	}
 	return string(data), Moment{Steps: steps, Now: time.Duration(now)}, nil
+}
+
+// LinkIn finds a permalink's text in arg: arg itself when it is one ("r1.…"), or the fragment
+// of a URL that carries one ("https://host/ratelab/#r1.…", "file:///…/index.html#r1.…"). It
+// reports false for anything else, which is then a scenario's name or file.
+func LinkIn(arg string) (string, bool) {
+	arg = strings.TrimSpace(arg)
+	if i := strings.IndexByte(arg, '#'); i >= 0 {
+		arg = arg[i+1:]
+	}
+	if !strings.HasPrefix(arg, linkVersion+".") || strings.Count(arg, ".") != 3 {
+		return "", false
+	}
+	return arg, true
+}
+
+// LoadLink is the scenario a permalink's text carries (its sources include the bursts injected
+// on the page), read as a scenario file named "permalink" (errors read "permalink:3:7: …"; the
+// caller validates it, as for a file): `ratelab run LINK` runs it to its horizon, the moment
+// in the link does not change a run's result.
+func LoadLink(link string) (*engine.Scenario, error) {
+	text, _, err := DecodeLink(link)
+	if err != nil {
+		return nil, err
+	}
+	return scenarios.Load("permalink", []byte(text))
 }

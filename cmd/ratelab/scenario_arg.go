@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/scenarios"
+	"github.com/ratelab/ratelab/web"
 )
 
 // maxScenarioFile is the most ratelab reads of a file named without a .yaml suffix to see
@@ -30,7 +31,9 @@ const maxScenarioFile = 64 << 20
 //     whose document is a mapping), else the built-in scenario of that name if there is one;
 //     a FIFO, a device or a socket is refused before it is opened, whatever its name (a
 //     scenario from a pipe comes on standard input, -);
-//   - a built-in scenario's name.
+//   - a built-in scenario's name;
+//   - a permalink of the page `ratelab web` serves ("r1.…", or a URL whose fragment is one),
+//     when no file has that name: the scenario it carries, bursts injected on the page included.
 //
 // A misspelt name is a usage error that says what it might have been; a file that cannot be
 // read or is not a valid scenario file is a failure.
@@ -80,6 +83,9 @@ func loadScenarioArg(ctx context.Context, e *env, arg string) (*engine.Scenario,
 	}
 	if builtin {
 		return scenarios.Get(arg)
+	}
+	if link, ok := web.LinkIn(arg); ok && statErr != nil {
+		return web.LoadLink(link)
 	}
 	switch {
 	case statErr == nil:

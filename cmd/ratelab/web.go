@@ -5,9 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/ratelab/ratelab/web/site"
@@ -20,6 +23,7 @@ func webCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("web", flag.ContinueOnError)
 	out := fs.String("out", "", "write the static site into `DIR` (new, empty, or a site written before) instead of serving it")
 	addr := fs.String("addr", "127.0.0.1:0", "serve on `ADDRESS`, a HOST:PORT (port 0: a free one)")
+	openIt := fs.Bool("open", false, "open the page in the browser (xdg-open); without one, say so and serve on")
 	positional, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -41,7 +45,13 @@ func webCommand(ctx context.Context, e *env, args []string) error {
 		if err := s.Write(*out); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "wrote the site to %s: open %s/index.html, or publish the directory on any static host\n", *out, *out)
+		fmt.Fprintf(e.stdout, "wrote the site to %s: open %s/index.html, or publish the directory on any static host (embed.html is the lanes alone, for an <iframe>)\n", *out, *out)
+		if *openIt {
+			index, err := filepath.Abs(filepath.Join(*out, "index.html"))
+			if err == nil {
+				openBrowser(e, "file://"+index)
+			}
+		}
 		return nil
 	}
 	ln, err := net.Listen("tcp", *addr)
@@ -49,7 +59,11 @@ func webCommand(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("--addr %s: %w", *addr, err)
 	}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stdout, "http://%s/\n", ln.Addr())
+	url := fmt.Sprintf("http://%s/", ln.Addr())
+	fmt.Fprintln(e.stdout, url)
+	if *openIt {
+		openBrowser(e, url)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -63,4 +77,25 @@ func webCommand(ctx context.Context, e *env, args []string) error {
 		}
 		return ctx.Err()
 	}
+}
+
+// browserOpener is the command --open runs with the page's address: xdg-open, the desktop's
+// way to open a URL on Linux and the BSDs (a variable so that tests can name another).
+var browserOpener = "xdg-open"
+
+// openBrowser asks the desktop to open url. It never fails the command: without an opener, or
+// when the opener fails, it says so and the page is served all the same.
+func openBrowser(e *env, url string) {
+	bin, err := exec.LookPath(browserOpener)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "ratelab: --open: no %s here to open a browser with: open %s yourself\n", browserOpener, url)
+		return
+	}
+	cmd := exec.Command(bin, url)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(e.stderr, "ratelab: --open: %s: %v: open %s yourself\n", browserOpener, err, url)
+		return
+	}
+	go cmd.Wait() // xdg-open returns once the browser has the URL; reap it
 }

@@ -2,7 +2,11 @@
 // computes every number, state and sentence shown here. Loaded from a file or a server.
 'use strict';
 (() => {
-const $ = (id) => document.getElementById(id);
+// $ is the element of that id; a form of the page that lacks it (embed.html shows the lanes
+// only) gets a detached stand-in, so the code that fills it needs no test.
+const stand = document.createElement('div');
+const $ = (id) => document.getElementById(id) || stand;
+const embed = document.body.classList.contains('embed');
 const NS = { ns: 1, us: 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
 
 // dur formats nanoseconds for the screen: 1.25s, 40ms, 3µs.
@@ -34,22 +38,28 @@ function call(api, name, ...args) {
 const rl = (name, ...args) => call(window.ratelab, name, ...args);
 
 // loadWasm instantiates a gzip'd, base64'd WebAssembly (a script's global: works from file://).
+// The phases are timed (ms since navigation start) into app.phases: the browser test reports them.
 async function loadWasm(b64, readyEvent) {
+  const mark = (name) => { app.phases[readyEvent + ':' + name] = Math.round(performance.now()); };
+  mark('script');
   const packed = await (await fetch('data:application/octet-stream;base64,' + b64)).blob();
   const stream = packed.stream().pipeThrough(new DecompressionStream('gzip'));
   const buf = await new Response(stream).arrayBuffer();
+  mark('unzipped');
   const go = new Go();
   const { instance } = await WebAssembly.instantiate(buf, go.importObject);
+  mark('compiled');
   const ready = new Promise((resolve) => window.addEventListener(readyEvent, resolve, { once: true }));
   go.run(instance);
   await ready;
+  mark('ready');
 }
 
 const speeds = [1e6, 2e6, 5e6, 1e7, 2e7, 5e7, 1e8, 2e8, 5e8, 1e9, 2e9, 5e9, 1e10, 2e10, 6e10, 3e11, 3.6e12];
 const app = {
-  view: null, yaml: '', speed: 7, playing: false, focus: 0, lastFrame: 0,
+  view: null, yaml: '', speed: 7, playing: false, focus: 0, lastFrame: 0, predict: false, exact: false,
   meter: { events: 0, busy: 0, rate: 0, since: 0 },
-  firstLaneMs: null,
+  firstLaneMs: null, phases: {},
 };
 window.app = app;
 
@@ -58,7 +68,7 @@ function status(text) { $('status').textContent = text; }
 // show draws the view: the clock, the slider, every lane, the focused lane's log.
 function show(v) {
   app.view = v;
-  $('clock').textContent = `t=${dur(v.now_ns)} of ${dur(v.horizon_ns)} · event ${v.steps}${v.done ? ' · end' : ''}`;
+  $('clock').textContent = embed ? `t=${dur(v.now_ns)}` : `t=${dur(v.now_ns)} of ${dur(v.horizon_ns)} · event ${v.steps}${v.done ? ' · end' : ''}`;
   $('seek').value = Math.round(1000 * v.now_ns / v.horizon_ns);
   const lanes = $('lanes');
   while (lanes.children.length > v.lanes.length) lanes.lastChild.remove();
@@ -67,7 +77,7 @@ function show(v) {
     if (!el) {
       el = document.createElement('article');
       el.className = 'lane';
-      el.innerHTML = '<h3></h3><div class="counts"></div><div class="state-text"></div><svg class="state" viewBox="0 0 300 34" preserveAspectRatio="none"></svg><svg class="strip" viewBox="0 0 400 40" preserveAspectRatio="none"></svg><div class="last"></div>';
+      el.innerHTML = '<h3></h3><div class="counts"></div><div class="state-text"></div><svg class="state" viewBox="0 0 300 34" preserveAspectRatio="none"></svg><svg class="strip" viewBox="0 0 400 40" preserveAspectRatio="none"></svg><div class="last"></div><div class="guess"></div>';
       el.addEventListener('click', () => { app.focus = i; show(app.view); });
       lanes.appendChild(el);
     }
@@ -82,6 +92,10 @@ function show(v) {
     el.querySelector('svg.state').innerHTML = svg;
     el.querySelector('svg.strip').innerHTML = strip(lane.columns, lane.color, v);
     el.querySelector('.last').textContent = (lane.log || []).slice(-2).join('\n');
+    const p = v.predict;
+    el.querySelector('.guess').textContent = p && p.guesses ? (p.revealed
+      ? `admitted ${p.admitted[i]} of ${p.last - p.first + 1} · you said ${p.guesses[i]} ${p.admitted[i] === p.guesses[i] ? '✓ right' : '✗ off by ' + Math.abs(p.admitted[i] - p.guesses[i])}`
+      : `you said ${p.guesses[i]} · ${p.admitted[i]} admitted, ${p.ended[i]} of ${p.last - p.first + 1} decided`) : '';
     el.querySelector('.last').style.whiteSpace = 'pre-line';
   });
   const lane = v.lanes[Math.min(app.focus, v.lanes.length - 1)];
@@ -92,11 +106,50 @@ function show(v) {
     li.textContent = s;
     $('log').appendChild(li);
   }
+  showPredict(v);
+  fitLanes();
   if (app.firstLaneMs === null && v.lanes.length) {
     app.firstLaneMs = performance.now();
     document.body.dataset.firstLaneMs = app.firstLaneMs.toFixed(0);
   }
   updateLink();
+}
+
+// showPredict shows predict mode's question (a guess box) or answer (each lane's count).
+function showPredict(v) {
+  const p = v.predict, box = $('predict');
+  $('predict-mode').classList.toggle('on', app.predict);
+  box.hidden = !p;
+  if (!p) return;
+  const n = p.last - p.first + 1;
+  if (p.asking) {
+    $('predict-text').textContent = `predict · next: ${p.why}. Of the next ${n} requests (#${p.first}–#${p.last}), how many will each lane admit? One number per lane, in order · enter plays · esc skips`;
+    $('guess').hidden = false; $('guess').placeholder = v.lanes.map(() => '3').join(' ');
+    if (document.activeElement !== $('guess')) { $('guess').value = ''; $('guess').focus(); }
+  } else if (p.revealed) {
+    $('predict-text').textContent = `reveal · requests #${p.first}–#${p.last}: ${p.right} of ${v.lanes.length} lanes guessed right (see each lane) · space plays on`;
+    $('guess').hidden = true;
+  } else {
+    $('predict-text').textContent = `playing until every lane has decided requests #${p.first}–#${p.last}…`;
+    $('guess').hidden = true;
+  }
+}
+// fitLanes lays the lanes out in the grid of columns that gives each the largest cell in
+// their box (the window, or the embedded form's frame), so that all show without scrolling:
+// up to 8 lanes on the page, any number embedded.
+function fitLanes() {
+  const box = $('lanes'), n = Math.max(app.view.lanes.length, 1);
+  box.classList.toggle('fit', embed || n <= 8);
+  if (!box.classList.contains('fit')) { box.style.gridTemplateColumns = box.style.gridTemplateRows = ''; return; }
+  const W = box.clientWidth, H = box.clientHeight;
+  let best = 1, score = 0;
+  for (let c = 1; c <= n; c++) {
+    const w = W / c, h = H / Math.ceil(n / c);
+    const sc = Math.min(w / 2.2, h); // a lane reads best about 2.2 times wider than high
+    if (sc > score) { score = sc; best = c; }
+  }
+  box.style.gridTemplateColumns = `repeat(${best}, minmax(0, 1fr))`;
+  box.style.gridTemplateRows = `repeat(${Math.ceil(n / best)}, minmax(0, 1fr))`;
 }
 
 // drawState is a stage's state in words and as an SVG drawing, by its shape, as the TUI draws it.
@@ -177,7 +230,8 @@ function setSpeed(k) {
 }
 function play() {
   if (app.view && app.view.done) act('seek', 0);
-  app.playing = true; $('play').textContent = '⏸ pause'; app.lastFrame = performance.now();
+  if (app.view && app.view.predict && app.view.predict.asking) { $('guess').focus(); return; }
+  app.playing = true; $('play').textContent = '‖ pause'; app.lastFrame = performance.now();
   requestAnimationFrame(frame);
 }
 function pause() { app.playing = false; $('play').textContent = '▶ play'; updateLink(); }
@@ -186,7 +240,7 @@ function frame(ts) {
   const dt = Math.min(ts - app.lastFrame, 100);
   app.lastFrame = ts;
   const v = act('advance', speeds[app.speed] * dt / 1000);
-  if (!v || v.done) { pause(); return; }
+  if (!v || v.done || (v.predict && !v.predict.playing)) { pause(); return; }
   requestAnimationFrame(frame);
 }
 // The meter: decisions (records) simulated per second of the time spent simulating.
@@ -202,7 +256,9 @@ function updateLink() {
   if (app.playing) return;
   clearTimeout(linkTimer);
   linkTimer = setTimeout(() => {
-    try { history.replaceState(null, '', '#' + rl('link')); } catch (e) { /* file:// may refuse */ }
+    const link = rl('link');
+    $('full').href = 'index.html#' + link;
+    try { history.replaceState(null, '', '#' + link); } catch (e) { /* file:// may refuse */ }
   }, 150);
 }
 
@@ -247,6 +303,35 @@ function burst() {
   const v = act('burst', n);
   if (v) { app.yaml = rl('yaml'); $('editor').value = app.yaml; status(`sent a burst of ${n} requests at t=${dur(v.now_ns)} (recorded in the scenario: see the editor's script source)`); }
 }
+
+// rate multiplies the rate of the flat source active now, from now on, as the TUI's ↑/↓ do:
+// the change is written into the scenario (the editor shows the split source).
+function rate(factor) {
+  try {
+    const r = rl('rate', factor);
+    show(r.view); app.yaml = rl('yaml'); $('editor').value = app.yaml;
+    status(r.note + ' (recorded in the scenario: see the editor\'s sources)');
+  } catch (e) { status(e.message); }
+}
+function togglePredict() {
+  app.predict = !app.predict;
+  act('predict', app.predict);
+  status(app.predict ? 'predict mode: play (space) pauses just before a burst after idle or a full window\'s boundary, then asks' : 'predict mode off');
+}
+function guess() {
+  try { show(rl('guess', $('guess').value)); $('guess').blur(); play(); } catch (e) { status(e.message); }
+}
+function toggleExact() {
+  app.exact = !app.exact;
+  act('exact', app.exact);
+  status(app.exact ? 'the log shows exact durations (x: rounded)' : 'the log rounds durations to four digits, as the TUI (x: exact)');
+}
+// embedCode is an <iframe> of embed.html showing this scenario at this moment.
+function embedCode() {
+  const base = location.href.split('#')[0].replace(/[^/]*$/, '');
+  return `<iframe src="${base}embed.html#${rl('link')}" width="640" height="360" style="border:0" title="ratelab: ${app.view.scenario}"></iframe>`;
+}
+app.embedCode = embedCode;
 
 // Charts: the WebAssembly build with package plots, loaded the first time they are asked for.
 let chartsReady = null;
@@ -310,6 +395,9 @@ const keys = [
   ['g', 'go to a typed time', () => { const t = parseDur(prompt('go to time (e.g. 1.5s, 200ms)') || ''); if (t !== null) { pause(); act('seek', t); } }],
   ['+ -', 'faster / slower', null],
   ['b', 'send a burst now (recorded in the run)', burst],
+  ['↑ ↓', 'the active source\'s rate ×1.25 / ÷1.25 from now (recorded in the run)', null],
+  ['p', 'predict mode: pause before a burst or a full window\'s boundary, guess, see', togglePredict],
+  ['x', 'exact durations in the log (again: rounded)', toggleExact],
   ['B', 'set the burst size', () => $('burst-size').focus()],
   ['tab', 'focus the next lane (shift+tab: previous)', null],
   ['e', 'edit the scenario (ctrl+enter applies, esc leaves)', () => $('editor').focus()],
@@ -320,7 +408,7 @@ const keys = [
   ['j', 'run to the end: run --format json', json],
   ['?', 'this help', () => $('help-dialog').showModal()],
 ];
-const keyMap = { ' ': 0, '.': 1, ArrowRight: 1, ',': 2, ArrowLeft: 2, Home: 3, End: 4, g: 5, b: 7, B: 8, e: 10, a: 11, r: 12, s: 13, c: 14, j: 15, '?': 16 };
+const keyMap = { ' ': 0, '.': 1, ArrowRight: 1, ',': 2, ArrowLeft: 2, Home: 3, End: 4, g: 5, b: 7, p: 9, x: 10, B: 11, e: 13, a: 14, r: 15, s: 16, c: 17, j: 18, '?': 19 };
 document.addEventListener('keydown', (ev) => {
   const t = ev.target;
   const typing = t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && t.type !== 'range') || t.tagName === 'SELECT';
@@ -328,6 +416,8 @@ document.addEventListener('keydown', (ev) => {
     if (ev.key === 'Escape') t.blur();
     if (t.id === 'editor' && ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); apply(); }
     if (t.id === 'spec' && ev.key === 'Enter') addLane();
+    if (t.id === 'guess' && ev.key === 'Enter') guess();
+    if (t.id === 'guess' && ev.key === 'Escape') { act('dismiss'); status('no guess: space plays on (p leaves predict mode)'); }
     return;
   }
   if (ev.ctrlKey || ev.metaKey || ev.altKey || document.querySelector('dialog[open]')) return;
@@ -338,6 +428,7 @@ document.addEventListener('keydown', (ev) => {
   }
   if (ev.key === '+' || ev.key === '=') { setSpeed(app.speed + 1); return; }
   if (ev.key === '-' || ev.key === '_') { setSpeed(app.speed - 1); return; }
+  if (ev.key === 'ArrowUp' || ev.key === 'ArrowDown') { ev.preventDefault(); rate(ev.key === 'ArrowUp' ? 1.25 : 1 / 1.25); return; }
   const k = keyMap[ev.key];
   if (k !== undefined) { ev.preventDefault(); keys[k][2](); }
 });
@@ -356,6 +447,13 @@ async function start() {
   $('step').onclick = keys[1][2]; $('end').onclick = keys[4][2];
   $('faster').onclick = () => setSpeed(app.speed + 1); $('slower').onclick = () => setSpeed(app.speed - 1);
   $('burst').onclick = burst; $('charts').onclick = charts; $('json').onclick = json;
+  $('rate-up').onclick = () => rate(1.25); $('rate-down').onclick = () => rate(1 / 1.25);
+  $('predict-mode').onclick = togglePredict; $('guess-ok').onclick = guess;
+  $('embed').onclick = async () => {
+    const code = embedCode();
+    try { await navigator.clipboard.writeText(code); status('embed code copied: ' + code.length + ' characters (an <iframe> of embed.html)'); } catch (e) { status(code); }
+  };
+  window.addEventListener('resize', () => app.view && fitLanes());
   $('help').onclick = () => $('help-dialog').showModal();
   $('apply').onclick = apply; $('add').onclick = addLane;
   $('seek').oninput = () => { pause(); act('seek', Math.round(app.view.horizon_ns * $('seek').value / 1000)); };
@@ -367,8 +465,8 @@ async function start() {
   $('editor').addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(checkEditor, 250); });
   window.addEventListener('hashchange', () => { if (location.hash.slice(1) !== app.lastLink) openHash(); });
   if (!openHash()) {
-    const yaml = rl('defaultYAML');
-    open(yaml);
+    const name = new URLSearchParams(location.search).get('scenario');
+    open(name ? rl('builtinYAML', name) : rl('defaultYAML'));
   }
   const first = rl('builtins').find((b) => b.name === app.view.scenario);
   if (first) $('scenario').value = first.name;

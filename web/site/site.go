@@ -1,6 +1,6 @@
-// Package site is the workbench's static page: its files (index.html, app.js, style.css,
-// embedded here), Go's wasm_exec.js, and the two WebAssembly builds of web/wasm, built by the
-// local Go toolchain. `ratelab web` serves it (Handler) or writes it (Write).
+// Package site is the workbench's static page: its files (index.html; embed.html, one
+// scenario's lanes sized to an <iframe>; app.js, style.css; embedded here), Go's
+// wasm_exec.js, and the two WebAssembly builds of web/wasm, built by the local Go toolchain. `ratelab web` serves it (Handler) or writes it (Write).
 //
 // Why build at run time: a WebAssembly build of web/wasm is 7.8 MB (2.0 MB gzip'd) and the
 // charts' 16 MB, too large to commit or embed in every ratelab binary; and a binary built
@@ -34,7 +34,7 @@ import (
 	"sync"
 )
 
-//go:embed index.html app.js style.css
+//go:embed index.html embed.html app.js style.css
 var static embed.FS
 
 // Marker is in the page's index.html: Write overwrites a directory that has it (a site it
@@ -96,7 +96,7 @@ func Build(ctx context.Context, goCmd, tmp string) (*Site, error) {
 		return nil, err
 	}
 	s := &Site{Files: map[string][]byte{}}
-	for _, name := range []string{"index.html", "app.js", "style.css"} {
+	for _, name := range []string{"index.html", "embed.html", "app.js", "style.css"} {
 		data, err := static.ReadFile(name)
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package site_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,10 @@ var (
 	built     *site.Site
 	buildErr  error
 	buildDir  string
+	// binary is the ratelab command, built beside the site: the browser test runs the page's
+	// permalink with it.
+	binary    string
+	binaryErr error
 )
 
 // theSite builds the site once for the package's tests (two go builds of web/wasm).
@@ -34,6 +39,22 @@ func theSite(t *testing.T) *site.Site {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		began := time.Now()
+		cmdDone := make(chan struct{})
+		go func() {
+			defer close(cmdDone)
+			root, err := site.Source()
+			if err != nil {
+				binaryErr = err
+				return
+			}
+			binary = filepath.Join(buildDir, "ratelab")
+			cmd := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/ratelab")
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				binaryErr = fmt.Errorf("go build ./cmd/ratelab: %v: %s", err, out)
+			}
+		}()
+		defer func() { <-cmdDone }()
 		built, buildErr = site.Build(ctx, "", buildDir)
 		if buildErr == nil {
 			buildErr = built.Write(filepath.Join(buildDir, "site"))

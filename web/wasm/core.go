@@ -69,9 +69,37 @@ func register() {
 		"burst": fn(func(a []js.Value) any {
 			return withSession(func(s *web.Session) error { return s.Burst(int(num(a, 0))) })
 		}),
-		// advance moves on by the virtual ns given (play), to the horizon at most.
+		// advance moves on by the virtual ns given (play), to the horizon at most; in predict
+		// mode it stops at a question or an answer (Session.Advance).
 		"advance": fn(func(a []js.Value) any {
-			return withSession(func(s *web.Session) error { return s.Seek(s.View().Now + time.Duration(num(a, 0))) })
+			return withSession(func(s *web.Session) error { return s.Advance(time.Duration(num(a, 0))) })
+		}),
+		// predict turns predict mode on (true) or off.
+		"predict": fn(func(a []js.Value) any {
+			return withSession(func(s *web.Session) error { s.SetPredict(len(a) > 0 && a[0].Truthy()); return nil })
+		}),
+		// guess answers predict mode's question: one count per lane ("3 5 0").
+		"guess": fn(func(a []js.Value) any {
+			return withSession(func(s *web.Session) error { return s.Guess(str(a, 0)) })
+		}),
+		"dismiss": fn(func([]js.Value) any {
+			return withSession(func(s *web.Session) error { s.Dismiss(); return nil })
+		}),
+		// exact shows the log's durations exact (true) or rounded as the TUI does.
+		"exact": fn(func(a []js.Value) any {
+			return withSession(func(s *web.Session) error { s.SetExact(len(a) > 0 && a[0].Truthy()); return nil })
+		}),
+		// rate multiplies the active flat source's rate by the factor given from now on:
+		// {note: "source 1: poisson 125/s from t=2s (was 100/s)", view}.
+		"rate": fn(func(a []js.Value) any {
+			if session == nil {
+				return answer(nil, errNoSession)
+			}
+			c, err := session.ChangeRate(num(a, 0))
+			if err != nil {
+				return answer(nil, err)
+			}
+			return answer(map[string]any{"note": c.String(), "view": session.View()}, nil)
 		}),
 		"yaml": fn(func([]js.Value) any {
 			if session == nil {
