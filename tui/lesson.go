@@ -90,7 +90,7 @@ func (m *LessonModel) enter(i int) error {
 		if err := bench.sim.advanceTo(s.Question.At); err != nil {
 			return err
 		}
-		bench.status = "t=" + short(s.Question.At) + ": the question's instant · tab goes back to the lesson"
+		bench.status = "t=" + short(s.Question.At) + ": the question's instant · tab: the lesson"
 	}
 	m.bench = bench
 	return nil
@@ -180,7 +180,7 @@ func (m *LessonModel) key(msg tea.KeyMsg) tea.Cmd {
 			if err := m.bench.sim.advanceTo(s.Answer.Until + 1); err != nil {
 				m.err = err.Error()
 			}
-			m.bench.status = "t=" + short(m.bench.sim.now) + ": the answer's decisions are in the log · tab goes back to the lesson"
+			m.bench.status = "t=" + short(m.bench.sim.now) + ": the answer's decisions are in the log · tab: the lesson"
 			return nil
 		case phaseReveal:
 			if s.Goal != nil {
