@@ -198,7 +198,7 @@ func (s *painted) restoreOnPanic() {
 
 // runPainted runs m as a bubbletea program reading keys from in, painting on out itself. A
 // nil in reads the keys from the controlling terminal (/dev/tty).
-func runPainted(ctx context.Context, m *Model, in io.Reader, out io.Writer) error {
+func runPainted(ctx context.Context, m tea.Model, in io.Reader, out io.Writer) error {
 	if in == nil {
 		tty, err := os.Open("/dev/tty")
 		if err != nil {

@@ -110,4 +110,4 @@ var adaptiveMetrics = []assertMetric{
 		}},
 }
 
-func init() { assertMetrics = append(assertMetrics, adaptiveMetrics...) }
+func init() { registerMetrics(adaptiveMetrics...) }

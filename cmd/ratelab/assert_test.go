@@ -65,8 +65,8 @@ func TestAssertRefusesBadChecks(t *testing.T) {
 func TestAssertLaneSpecWithDots(t *testing.T) {
 	a, err := parseAssertion("token-bucket:capacity=2,rate=0.5/1s.admitted>=1")
 	require.NoError(t, err)
-	assert.Equal(t, "token-bucket:capacity=2,rate=0.5/1s", a.lanes)
-	assert.Equal(t, "admitted", a.metric.name)
-	assert.Equal(t, ">=", a.op)
-	assert.Equal(t, 1.0, a.value)
+	assert.Equal(t, "token-bucket:capacity=2,rate=0.5/1s", a.Selector)
+	assert.Equal(t, "admitted", a.Metric.Name)
+	assert.Equal(t, ">=", a.Op)
+	assert.Equal(t, 1.0, a.Value)
 }

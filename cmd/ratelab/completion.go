@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/golden"
+	"github.com/ratelab/ratelab/lessons"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
 	"github.com/ratelab/ratelab/scenarios"
@@ -128,6 +129,11 @@ func completions(ctx context.Context, before []string, cur string) []string {
 		return cands
 	}
 	switch c.name {
+	case "learn":
+		if positionals(fs, before[1:]) == 0 {
+			add(lessons.Names()...)
+			files = true
+		}
 	case "run", "show", "plot", "tui", "fit":
 		if positionals(fs, before[1:]) == 0 {
 			add(scenarios.Names()...)

@@ -53,9 +53,9 @@ func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"plot", "--replications", "0", "--out", "x"}, "--replications 0: must be 1 to 10000"},
 		{[]string{"plot", "--replications", "3", "--chart", "state", "--out", "x"}, "--chart state: with --replications only the rate chart is drawn (its band is the replications' interval)"},
 		{[]string{"plot", "--replications", "3", "--gallery", "x"}, "plot: --gallery draws one run of every scenario; it does not combine with --replications"},
-		{[]string{"rn"}, `unknown command "rn" (did you mean run?) (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, web, guarantees, completion, help, version)`},
-		{[]string{"Replay"}, `unknown command "Replay" (did you mean replay?) (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, web, guarantees, completion, help, version)`},
-		{[]string{"--seed", "2"}, "--seed: flags go after the command, as in ratelab run --seed (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, web, guarantees, completion, help, version)"},
+		{[]string{"rn"}, `unknown command "rn" (did you mean run?) (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, learn, web, guarantees, completion, help, version)`},
+		{[]string{"Replay"}, `unknown command "Replay" (did you mean replay?) (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, learn, web, guarantees, completion, help, version)`},
+		{[]string{"--seed", "2"}, "--seed: flags go after the command, as in ratelab run --seed (commands: run, list, show, replay, fit, sweep, sweep merge, translate, plot, tui, learn, web, guarantees, completion, help, version)"},
 	} {
 		_, _, err := ratelab(t, tc.args...)
 		require.Error(t, err, "%v", tc.args)

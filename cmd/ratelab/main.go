@@ -143,6 +143,7 @@ var commands = []command{
 	{"tui", "[SCENARIO | FILE | -] [flags]", "open the interactive workbench: every limiter side by side, one decision at a time",
 		"Needs a terminal. With -, the scenario file comes from standard input and the keys from the terminal.",
 		tuiCommand},
+	{"learn", "[LESSON | FILE.yaml] [--answers]", "list the built-in lessons, or take one: read, predict what the limiters will do, reach a goal", learnAbout, learnCommand},
 	{"web", "[--out DIR] [--addr ADDRESS]", "the workbench in a browser: serve the page on a loopback port (its address printed), or write it as a static site", "The page runs ratelab's engine compiled to WebAssembly, built here by the Go toolchain from ratelab's source; --out DIR writes it for any static host or to open as a file.", webCommand},
 	{"guarantees", "[run ID]", "list the guarantee catalogue, or run one guarantee: its check's verdict and golden text",
 		"A broken guarantee fails (exit 1).", guaranteesCommand},

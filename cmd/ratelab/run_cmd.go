@@ -198,7 +198,7 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	for _, a := range checks { // a lane that is not there is refused before the run
-		if _, err := a.selectLanes(sc); err != nil {
+		if _, err := selectLanes(a, sc); err != nil {
 			return err
 		}
 	}
