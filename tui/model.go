@@ -19,10 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -91,18 +89,15 @@ type Model struct {
 	exact         bool // the log shows durations exact instead of rounded
 	topKeys       bool // keyed lanes show their top keys instead of their chart (k)
 
-	sim     *sim
-	picker  picker
-	input   textinput.Model
-	seekIn  textinput.Model // the one-line prompt: a time to seek to, or a burst's size
-	burstIn bool            // the prompt asks for the burst size, not a time
-	adding  bool            // the editor makes a new lane (a, d) instead of changing the focused one
-	editErr string
+	sim *sim
 
-	predictOn  bool        // predict mode: the play pauses before decisive moments
-	predict    *prediction // the question asked, then its answer
-	momentSeen uint64      // moments up to this step have been asked about
-	why        string      // what the question's moment is
+	// The modes that take the keys from the workbench, each with its own keys, state, update
+	// and view; mode says which has the keys. The root opens a mode, hands it the keys, and
+	// acts on what its update returns.
+	picker    picker     // s: the scenario picker
+	editor    editor     // e, a, d: the lane editor
+	seek      seekPrompt // g, B: a time to go to, the burst's size
+	predictor            // p: predict mode (embedded: m.predictOn, m.predict read as its state)
 
 	burstSize int     // requests b sends at once
 	injected  int     // the scenario's source of what b sent, -1 before the first burst
@@ -133,14 +128,7 @@ func New(sc *engine.Scenario) (*Model, error) {
 	m := &Model{keys: DefaultKeyMap(), styles: DefaultStyles(), help: help.New(), sim: s, width: 80, height: 24}
 	m.speed = defaultSpeed(sc.Horizon)
 	m.burstSize, m.injected = 10, -1
-	m.picker = newPicker(sc)
-	m.input = textinput.New()
-	m.input.Prompt = "spec> "
-	m.input.Cursor.SetMode(cursor.CursorStatic)
-	m.seekIn = textinput.New()
-	m.seekIn.Prompt = "seek to t="
-	m.seekIn.Placeholder = "1.5s"
-	m.seekIn.Cursor.SetMode(cursor.CursorStatic)
+	m.picker, m.editor, m.seek, m.predictor = newPicker(sc), newEditor(), newSeekPrompt(), newPredictor()
 	return m, nil
 }
 
@@ -180,7 +168,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.Width = msg.Width
-		m.input.Width = max(msg.Width-len(m.input.Prompt)-1, 10) // long stacks scroll, the cursor stays on screen
+		m.editor.setWidth(msg.Width)
 		return nil
 	case tickMsg:
 		return m.tick(msg)
@@ -208,8 +196,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		case modeGuess:
 			return m.updateGuess(msg)
 		}
-		if m.predict != nil && m.predict.revealed && !m.showHelp && !key.Matches(msg, m.keys.Help, m.keys.Quit) {
-			m.predict = nil // any key closes the answer
+		if m.predictor.answered() && !m.showHelp && !key.Matches(msg, m.keys.Help, m.keys.Quit) {
+			m.predictor.closeAnswer() // any key closes the answer
 			m.status = "predict mode: space plays to the next moment · p leaves it"
 			return nil
 		}
@@ -256,8 +244,9 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.fail(m.sim.step())
-		if p := m.predict; p != nil && !p.revealed && p.done() {
-			p.revealed, m.sim.watch = true, nil
+		if m.predictor.asking() && m.predictor.predict.done() {
+			m.predictor.reveal()
+			m.sim.watch = nil
 		}
 	case key.Matches(msg, m.keys.StepBack):
 		m.playing = false
@@ -290,25 +279,13 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 		m.playing = false
 		return m.travel(travel{to: toTime, at: m.sim.sc.Horizon, done: "at the end of the run"})
 	case key.Matches(msg, m.keys.Seek):
-		m.playing = false
-		m.mode, m.burstIn, m.editErr = modeSeek, false, ""
-		m.seekIn.Prompt, m.seekIn.Placeholder = "seek to t=", "1.5s"
-		m.seekIn.SetValue("")
-		return m.seekIn.Focus()
+		m.playing, m.mode = false, modeSeek
+		return m.seek.openSeek(m.sim.sc.Horizon)
 	case key.Matches(msg, m.keys.BurstSize):
-		m.playing = false
-		m.mode, m.burstIn, m.editErr = modeSeek, true, ""
-		m.seekIn.Prompt, m.seekIn.Placeholder = "burst size: ", ""
-		m.seekIn.SetValue(fmt.Sprint(m.burstSize))
-		m.seekIn.CursorEnd()
-		return m.seekIn.Focus()
+		m.playing, m.mode = false, modeSeek
+		return m.seek.openBurstSize(m.burstSize, m.keys.Burst.Help().Key)
 	case key.Matches(msg, m.keys.Predict):
-		m.predictOn, m.predict, m.sim.watch = !m.predictOn, nil, nil
-		m.momentSeen = m.sim.steps
-		m.status = "predict mode off"
-		if m.predictOn {
-			m.status = "predict mode: space plays until just before a burst after idle or a full window's boundary, then asks"
-		}
+		m.status, m.sim.watch = m.predictor.toggle(m.sim.steps), nil
 	case key.Matches(msg, m.keys.Burst):
 		return m.burst()
 	case key.Matches(msg, m.keys.RateUp):
@@ -318,21 +295,15 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.Export):
 		m.export()
 	case key.Matches(msg, m.keys.Add):
-		m.playing = false
-		m.mode, m.adding, m.editErr = modeEdit, true, ""
-		m.input.SetValue("")
-		m.input.Placeholder = limiters.Kinds()[0].Example
-		return m.input.Focus()
+		m.playing, m.mode = false, modeEdit
+		return m.editor.openNew(len(m.sim.sc.Lanes) + 1)
 	case key.Matches(msg, m.keys.Duplicate):
 		lane := m.sim.sc.Lanes[m.focus]
 		if lane.Build != nil {
 			return m.addLane(lane, "a copy of lane "+fmt.Sprint(m.focus+1))
 		}
-		m.playing = false
-		m.mode, m.adding, m.editErr = modeEdit, true, ""
-		m.input.SetValue(engine.StackString(lane.Stack))
-		m.input.CursorEnd()
-		return m.input.Focus()
+		m.playing, m.mode = false, modeEdit
+		return m.editor.open(true, len(m.sim.sc.Lanes)+1, engine.StackString(lane.Stack))
 	case key.Matches(msg, m.keys.Faster):
 		m.speed = min(m.speed+1, len(speeds)-1)
 	case key.Matches(msg, m.keys.Slower):
@@ -349,12 +320,8 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 			m.status = "this lane's limiters are built in code; they cannot be edited here"
 			return nil
 		}
-		m.playing = false // a frame must not change the run under the editor
-		m.mode, m.adding = modeEdit, false
-		m.editErr = ""
-		m.input.SetValue(engine.StackString(lane.Stack))
-		m.input.CursorEnd()
-		return m.input.Focus()
+		m.playing, m.mode = false, modeEdit // a frame must not change the run under the editor
+		return m.editor.open(false, m.focus+1, engine.StackString(lane.Stack))
 	case key.Matches(msg, m.keys.Switch):
 		m.playing = false
 		m.mode = modePicker
@@ -388,53 +355,21 @@ func (m *Model) updateHelp(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// updateSeek hands the key to the seek prompt; a time typed moves the run there, a size
+// typed is the next bursts'.
 func (m *Model) updateSeek(msg tea.KeyMsg) tea.Cmd {
-	switch msg.String() {
-	case "esc":
+	cmd, out, at, size := m.seek.update(msg)
+	switch out {
+	case seekCancelled:
 		m.mode = modeMain
-		m.seekIn.Blur()
-		return nil
-	case "enter":
-		if m.burstIn {
-			n, err := parseBurstSize(m.seekIn.Value())
-			if err != nil {
-				m.editErr = err.Error()
-				return nil
-			}
-			m.burstSize, m.mode = n, modeMain
-			m.seekIn.Blur()
-			m.status = fmt.Sprintf("b now sends %d requests at once", n)
-			return nil
-		}
-		t, err := parseSeek(m.seekIn.Value(), m.sim.sc.Horizon)
-		if err != nil {
-			m.editErr = err.Error()
-			return nil
-		}
+	case seekBurstSize:
+		m.burstSize, m.mode = size, modeMain
+		m.status = fmt.Sprintf("%s now sends %d requests at once", m.keys.Burst.Help().Key, size)
+	case seekTime:
 		m.mode = modeMain
-		m.seekIn.Blur()
-		return m.travel(travel{to: toTime, at: t, done: "at t=" + short(t)})
+		return m.travel(travel{to: toTime, at: at, done: "at t=" + short(at)})
 	}
-	var cmd tea.Cmd
-	m.seekIn, cmd = m.seekIn.Update(msg)
 	return cmd
-}
-
-// parseSeek reads a typed time: a duration with its unit, from 0 to the horizon.
-func parseSeek(text string, horizon time.Duration) (time.Duration, error) {
-	text = strings.TrimSpace(text)
-	t, err := time.ParseDuration(text)
-	switch {
-	case text == "":
-		return 0, fmt.Errorf("type a time, e.g. 1.5s or 200ms")
-	case err != nil:
-		return 0, fmt.Errorf("%q is not a time: it needs a unit, e.g. 1.5s or 200ms", text)
-	case t < 0:
-		return 0, fmt.Errorf("%s: the run starts at 0", text)
-	case t > horizon:
-		return 0, fmt.Errorf("%s: the run ends at %s", text, short(horizon))
-	}
-	return t, nil
 }
 
 // updateMoving answers keys while a long time-travel move goes on: esc stops it where it
@@ -606,39 +541,25 @@ func (m *Model) restart(status string) tea.Cmd {
 	return nil
 }
 
+// updateEdit hands the key to the lane editor and applies the stack it returns.
 func (m *Model) updateEdit(msg tea.KeyMsg) tea.Cmd {
-	switch msg.String() {
-	case "esc":
+	cmd, out, stack := m.editor.update(msg)
+	switch out {
+	case editCancelled:
 		m.mode = modeMain
-		m.input.Blur()
-		return nil
-	case "enter":
-		return m.applyEdit(m.input.Value())
+	case editedStack:
+		return m.applyEdit(stack)
 	}
-	var cmd tea.Cmd
-	m.input, cmd = m.input.Update(msg)
 	return cmd
 }
 
-// applyEdit replaces the focused lane's stack with text when every stage parses and builds;
-// otherwise it shows the error and changes nothing.
-func (m *Model) applyEdit(text string) tea.Cmd {
-	stack, err := engine.ParseStack(text)
-	if err == nil {
-		for _, spec := range stack {
-			if err = spec.Validate(); err != nil {
-				break
-			}
-		}
-	}
-	if err != nil {
-		m.editErr = err.Error()
-		return nil
-	}
+// applyEdit adds a lane of stack, or replaces the focused lane's stack with it when the
+// scenario still validates; otherwise the editor shows the error and nothing changes.
+func (m *Model) applyEdit(stack []limiters.Spec) tea.Cmd {
 	sc := m.sim.sc
-	if m.adding {
+	if m.editor.adding {
 		m.mode = modeMain
-		m.input.Blur()
+		m.editor.close()
 		lane := engine.LaneSpec{Stack: stack}
 		if m.focus < len(sc.Lanes) {
 			orig := sc.Lanes[m.focus]
@@ -650,35 +571,26 @@ func (m *Model) applyEdit(text string) tea.Cmd {
 	sc.Lanes[m.focus].Stack = stack
 	if err := sc.Validate(); err != nil {
 		sc.Lanes[m.focus].Stack = old
-		m.editErr = err.Error()
+		m.editor.fail(err)
 		return nil
 	}
 	m.mode = modeMain
-	m.input.Blur()
+	m.editor.close()
 	return m.restart("lane " + fmt.Sprint(m.focus+1) + " is now " + engine.StackString(stack) + "; restarted")
 }
 
+// updatePicker hands the key to the scenario picker and opens the scenario it returns.
 func (m *Model) updatePicker(msg tea.KeyMsg) tea.Cmd {
-	switch msg.String() {
-	case "esc", "s":
+	out, sc := m.picker.update(msg)
+	switch out {
+	case pickBack:
 		m.mode = modeMain
-	case "q":
+	case pickQuit:
 		return tea.Quit
-	case "up", "k":
-		m.picker.move(-1)
-	case "down", "j":
-		m.picker.move(1)
-	case "enter":
-		sc, err := m.picker.load()
-		if err == nil {
-			err = sc.Validate()
-		}
-		var s *sim
-		if err == nil {
-			s, err = newSim(sc)
-		}
+	case pickOpened:
+		s, err := newSim(sc)
 		if err != nil {
-			m.picker.err = err.Error()
+			m.picker.fail(err)
 			return nil
 		}
 		m.sim.close()
@@ -689,6 +601,23 @@ func (m *Model) updatePicker(msg tea.KeyMsg) tea.Cmd {
 		m.status = "opened " + sc.Name + ": space plays, . steps"
 	}
 	return nil
+}
+
+// updateGuess hands the key to predict mode's guess prompt; guesses made, the run plays
+// until every lane has decided the requests they are about.
+func (m *Model) updateGuess(msg tea.KeyMsg) tea.Cmd {
+	cmd, out, watch := m.predictor.updateGuess(msg, len(m.sim.lanes))
+	switch out {
+	case guessSkipped:
+		m.mode = modeMain
+		m.status = "no guess: space plays on (p leaves predict mode)"
+	case guessMade:
+		m.sim.watch = watch
+		m.mode = modeMain
+		m.status = "playing until every lane has decided them…"
+		return m.play()
+	}
+	return cmd
 }
 
 // View draws the screen: never more lines than the terminal has, none wider.
@@ -903,35 +832,13 @@ func (m *Model) footer(w int) []string {
 	sty := m.styles
 	switch {
 	case m.mode == modeGuess:
-		return m.guessFooter(w)
-	case m.predict != nil && m.predict.revealed:
-		return m.revealFooter(w)
+		return m.predictor.guessFooter(w, sty)
+	case m.predictor.answered():
+		return m.predictor.revealFooter(w, sty, m.sim.lanes)
 	case m.mode == modeSeek:
-		title := sty.Header.Render("seek") + sty.Dim.Render(fmt.Sprintf(" · a time from 0 to %s, e.g. 1.5s · enter goes · esc cancels", short(m.sim.sc.Horizon)))
-		if m.burstIn {
-			title = sty.Header.Render("burst size") + sty.Dim.Render(" · how many requests b sends at once · enter sets · esc cancels")
-		}
-		lines := []string{
-			fitWords(title, w),
-			m.seekIn.View(),
-		}
-		if m.editErr != "" {
-			lines = append(lines, sty.Error.Render(fitWords(m.editErr, w)))
-		}
-		return lines
+		return m.seek.footer(w, sty)
 	case m.mode == modeEdit:
-		lines := []string{
-			fitWords(m.editTitle(), w),
-			m.input.View(),
-		}
-		if m.editErr != "" {
-			for _, l := range strings.Split(ansi.Wrap(m.editErr, w, ""), "\n") {
-				lines = append(lines, sty.Error.Render(l))
-			}
-		} else {
-			lines = append(lines, sty.Dim.Render(fitWords(kindExamples(), w)))
-		}
-		return lines
+		return m.editor.footer(w, sty)
 	}
 	always := "  ? help · q quit"
 	room := w - ansi.StringWidth(always)

@@ -4,23 +4,56 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
+// pickerKeys are the scenario picker's keys, named in its header.
+type pickerKeys struct {
+	Up   key.Binding
+	Down key.Binding
+	Open key.Binding
+	Back key.Binding
+	Quit key.Binding
+}
+
+func defaultPickerKeys() pickerKeys {
+	return pickerKeys{
+		Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑", "move up")),
+		Down: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓", "move down")),
+		Open: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "opens")),
+		Back: key.NewBinding(key.WithKeys("esc", "s"), key.WithHelp("esc", "back")),
+		Quit: key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quits")),
+	}
+}
+
 // picker lists the scenarios with the selected one's explanation beside the list. A scenario
-// that is not built in (a file) is listed first, as it was opened.
+// that is not built in (a file) is listed first, as it was opened. Enter hands the root the
+// selected scenario, loaded and validated; the root opens it, or gives back why not (fail).
 type picker struct {
+	keys     pickerKeys
 	items    []*engine.Scenario
 	selected int
 	own      *engine.Scenario // the opened file's scenario, or nil
 	err      string
 }
 
+// pickOutcome is what a key did to the picker.
+type pickOutcome int
+
+const (
+	pickBrowsing pickOutcome = iota // the picker stays open
+	pickBack                        // esc or s: back to the workbench as it was
+	pickQuit                        // q: quit ratelab
+	pickOpened                      // enter on a scenario that loads and validates
+)
+
 func newPicker(current *engine.Scenario) picker {
-	p := picker{items: scenarios.All()}
+	p := picker{keys: defaultPickerKeys(), items: scenarios.All()}
 	builtIn := false
 	for _, sc := range p.items {
 		builtIn = builtIn || sc.Name == current.Name
@@ -55,8 +88,42 @@ func (p *picker) load() (*engine.Scenario, error) {
 	return scenarios.Get(sc.Name)
 }
 
+// update takes a key; with pickOpened, sc is the scenario to open.
+func (p *picker) update(msg tea.KeyMsg) (out pickOutcome, sc *engine.Scenario) {
+	switch {
+	case key.Matches(msg, p.keys.Back):
+		return pickBack, nil
+	case key.Matches(msg, p.keys.Quit):
+		return pickQuit, nil
+	case key.Matches(msg, p.keys.Up):
+		p.move(-1)
+	case key.Matches(msg, p.keys.Down):
+		p.move(1)
+	case key.Matches(msg, p.keys.Open):
+		sc, err := p.load()
+		if err == nil {
+			err = sc.Validate()
+		}
+		if err != nil {
+			p.fail(err)
+			return pickBrowsing, nil
+		}
+		return pickOpened, sc
+	}
+	return pickBrowsing, nil
+}
+
+// fail shows why the selected scenario cannot be opened.
+func (p *picker) fail(err error) { p.err = err.Error() }
+
+// hints is the header's line of keys: "↑/↓ move · enter opens · esc back · q quits".
+func (k pickerKeys) hints() string {
+	h := func(b key.Binding) string { return b.Help().Key + " " + b.Help().Desc }
+	return k.Up.Help().Key + "/" + k.Down.Help().Key + " move · " + strings.Join([]string{h(k.Open), h(k.Back), h(k.Quit)}, " · ")
+}
+
 func (p *picker) view(w, h int, sty Styles) []string {
-	lines := []string{sty.Header.Render("ratelab · choose a scenario") + sty.Dim.Render("   ↑/↓ move · enter opens · esc back · q quits"), ""}
+	lines := []string{sty.Header.Render("ratelab · choose a scenario") + sty.Dim.Render("   "+p.keys.hints()), ""}
 	listW := 20
 	for _, sc := range p.items {
 		listW = max(listW, len(sc.Name)+4)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -45,13 +47,13 @@ func (m *Model) momentStop(burstMarks int, why *string) func() bool {
 	return func() bool {
 		if marks := s.marks[0]; len(marks) > burstMarks {
 			last := marks[len(marks)-1]
-			if last.burst && last.step > m.momentSeen {
+			if last.burst && last.step > m.predictor.momentSeen {
 				*why = "burst"
 				return true
 			}
 			burstMarks = len(marks)
 		}
-		if s.steps+1 <= m.momentSeen {
+		if s.steps+1 <= m.predictor.momentSeen {
 			return false
 		}
 		next := s.nextEventAt()
@@ -82,13 +84,15 @@ func (m *Model) predictFrame() (tea.Cmd, bool) {
 		}
 		return nil, false
 	}
-	if p := m.predict; p != nil && !p.revealed {
+	if m.predictor.asking() {
+		p := m.predictor.predict
 		arrived, err := s.forward(func() bool { return p.done() || atTarget() }, maxFrameWork)
 		m.fail(err)
 		if !arrived || m.err != nil || !p.done() && !s.done() {
 			return goOn(arrived)
 		}
-		p.revealed, s.watch, m.playing = true, nil, false
+		m.predictor.reveal()
+		s.watch, m.playing = nil, false
 		m.status = ""
 		return nil, true
 	}
@@ -102,92 +106,146 @@ func (m *Model) predictFrame() (tea.Cmd, bool) {
 	m.playing = false
 	if why == "burst" {
 		n := s.marks[0][len(s.marks[0])-1].step
-		m.momentSeen = n
+		m.predictor.seen(n)
 		why = "a burst after idle at t=" + short(s.marks[0][len(s.marks[0])-1].at)
 		m.travel(travel{to: toStep, step: n - 1})
 		for m.moving != nil && m.err == nil { // the question needs the position before the burst
 			m.move(time.Second)
 		}
 	} else {
-		m.momentSeen = s.steps + 1
+		m.predictor.seen(s.steps + 1)
 	}
-	m.ask(why)
+	m.mode, m.status = modeGuess, ""
+	m.predictor.ask(why, m.sim.seen[0].LastRequest+1, len(m.sim.lanes))
 	return nil, true
 }
 
-// ask opens the guess prompt about the next predictCount requests.
-func (m *Model) ask(why string) {
-	s := m.sim
-	first := s.seen[0].LastRequest + 1
-	m.predict = &prediction{first: first, last: first + predictCount - 1}
-	m.mode, m.editErr, m.status = modeGuess, "", ""
-	m.why = why
-	m.seekIn.Prompt, m.seekIn.Placeholder = "guess> ", strings.TrimSpace(strings.Repeat("3 ", len(s.lanes)))
-	m.seekIn.SetValue("")
-	m.seekIn.Focus()
+// defaultGuessKeys are the guess prompt's own keys; every other key is the text's.
+func defaultGuessKeys() promptKeys {
+	return promptKeys{
+		Go:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "plays")),
+		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "skips")),
+	}
 }
 
-// updateGuess reads the guesses: one whole number per lane, each from 0 to predictCount.
-func (m *Model) updateGuess(msg tea.KeyMsg) tea.Cmd {
-	switch msg.String() {
-	case "esc":
-		m.mode, m.predict = modeMain, nil
-		m.seekIn.Blur()
-		m.status = "no guess: space plays on (p leaves predict mode)"
-		return nil
-	case "enter":
-		guesses, err := engine.ParseGuesses(m.seekIn.Value(), len(m.sim.lanes))
-		if err != nil {
-			m.editErr = err.Error()
-			return nil
-		}
-		p := m.predict
-		p.Prediction = engine.NewPrediction(p.first, guesses)
-		m.sim.watch = p
-		m.mode = modeMain
-		m.seekIn.Blur()
-		m.status = "playing until every lane has decided them…"
-		return m.play()
+// predictor is predict mode's state: whether it is on, the question asked and its answer,
+// how far moments have been asked about, and the guess prompt. The root finds the moments
+// and plays the run (predictFrame); the predictor asks, reads the guesses and shows the
+// answer.
+type predictor struct {
+	keys       promptKeys
+	predictOn  bool        // predict mode: the play pauses before decisive moments
+	predict    *prediction // the question asked, then its answer
+	momentSeen uint64      // moments up to this step have been asked about
+	why        string      // what the question's moment is
+	in         textinput.Model
+	err        string // why the last guesses were refused
+}
+
+func newPredictor() predictor {
+	return predictor{keys: defaultGuessKeys(), in: newPromptInput("guess> ", "")}
+}
+
+// toggle turns predict mode on or off at step steps, dropping any question, and returns the
+// status that says so.
+func (p *predictor) toggle(steps uint64) string {
+	p.predictOn, p.predict, p.momentSeen = !p.predictOn, nil, steps
+	if p.predictOn {
+		return "predict mode: space plays until just before a burst after idle or a full window's boundary, then asks"
 	}
-	var cmd tea.Cmd
-	m.seekIn, cmd = m.seekIn.Update(msg)
-	return cmd
+	return "predict mode off"
+}
+
+// seen marks the moments up to step n as asked about.
+func (p *predictor) seen(n uint64) { p.momentSeen = n }
+
+// asking reports whether a question is out and its answer not yet shown.
+func (p *predictor) asking() bool { return p.predict != nil && !p.predict.revealed }
+
+// answered reports whether the answer is on screen.
+func (p *predictor) answered() bool { return p.predict != nil && p.predict.revealed }
+
+// reveal shows the answer of the question out.
+func (p *predictor) reveal() { p.predict.revealed = true }
+
+// closeAnswer drops the question and its answer.
+func (p *predictor) closeAnswer() { p.predict = nil }
+
+// ask opens the guess prompt about the predictCount requests from first, of lanes lanes.
+func (p *predictor) ask(why string, first uint64, lanes int) {
+	p.predict = &prediction{first: first, last: first + predictCount - 1}
+	p.why, p.err = why, ""
+	p.in.Placeholder = strings.TrimSpace(strings.Repeat("3 ", lanes))
+	p.in.SetValue("")
+	p.in.Focus()
+}
+
+// guessOutcome is what a key did to the guess prompt.
+type guessOutcome int
+
+const (
+	guessTyping  guessOutcome = iota // the prompt stays open
+	guessSkipped                     // esc: no guess, the question dropped
+	guessMade                        // enter with one guess per lane: the question is watched
+)
+
+// updateGuess reads the guesses of lanes lanes: one whole number per lane, each from 0 to
+// predictCount. With guessMade, the root plays and counts the question's requests (watch).
+func (p *predictor) updateGuess(msg tea.KeyMsg, lanes int) (cmd tea.Cmd, out guessOutcome, watch *prediction) {
+	switch {
+	case key.Matches(msg, p.keys.Cancel):
+		p.predict = nil
+		p.in.Blur()
+		return nil, guessSkipped, nil
+	case key.Matches(msg, p.keys.Go):
+		guesses, err := engine.ParseGuesses(p.in.Value(), lanes)
+		if err != nil {
+			p.err = err.Error()
+			return nil, guessTyping, nil
+		}
+		q := p.predict
+		q.Prediction = engine.NewPrediction(q.first, guesses)
+		p.in.Blur()
+		return nil, guessMade, q
+	}
+	p.in, cmd = p.in.Update(msg)
+	return cmd, guessTyping, nil
 }
 
 // guessFooter is the prompt's lines.
-func (m *Model) guessFooter(w int) []string {
-	sty, p := m.styles, m.predict
-	lines := strings.Split(ansi.Wrap(fmt.Sprintf("predict · next: %s. Of the next %d requests (#%d–#%d), how many will each lane admit? One number per lane, top to bottom · enter plays · esc skips",
-		m.why, predictCount, p.first, p.last), w, ""), "\n")
+func (p *predictor) guessFooter(w int, sty Styles) []string {
+	q := p.predict
+	lines := strings.Split(ansi.Wrap(fmt.Sprintf("predict · next: %s. Of the next %d requests (#%d–#%d), how many will each lane admit? One number per lane, top to bottom · %s %s · %s %s",
+		p.why, predictCount, q.first, q.last, p.keys.Go.Help().Key, p.keys.Go.Help().Desc, p.keys.Cancel.Help().Key, p.keys.Cancel.Help().Desc), w, ""), "\n")
 	for i := range lines {
 		lines[i] = sty.Header.Render(lines[i])
 	}
-	lines = append(lines, m.seekIn.View())
-	if m.editErr != "" {
-		lines = append(lines, sty.Error.Render(fitWords(m.editErr, w)))
+	lines = append(lines, p.in.View())
+	if p.err != "" {
+		lines = append(lines, sty.Error.Render(fitWords(p.err, w)))
 	}
 	return lines
 }
 
 // revealFooter is each lane's answer against its guess.
-func (m *Model) revealFooter(w int) []string {
-	sty, p := m.styles, m.predict
+func (p *predictor) revealFooter(w int, sty Styles, lanes []*engine.Lane) []string {
+	q := p.predict
 	right := 0
 	var lines []string
-	for i, lane := range m.sim.lanes {
+	for i, lane := range lanes {
 		verdict := "✓ right"
-		if d := p.Admitted[i] - p.Guesses[i]; d != 0 {
+		if d := q.Admitted[i] - q.Guesses[i]; d != 0 {
 			verdict = fmt.Sprintf("✗ off by %d", max(d, -d))
 		} else {
 			right++
 		}
-		if p.Ended[i] < int(p.last-p.first+1) {
-			verdict += fmt.Sprintf(" (%d still undecided at the end)", int(p.last-p.first+1)-p.Ended[i])
+		if q.Ended[i] < int(q.last-q.first+1) {
+			verdict += fmt.Sprintf(" (%d still undecided at the end)", int(q.last-q.first+1)-q.Ended[i])
 		}
-		counters := []string{fmt.Sprintf("admitted %d of %d", p.Admitted[i], p.last-p.first+1), fmt.Sprintf("you said %d %s", p.Guesses[i], verdict)}
+		counters := []string{fmt.Sprintf("admitted %d of %d", q.Admitted[i], q.last-q.first+1), fmt.Sprintf("you said %d %s", q.Guesses[i], verdict)}
 		lines = append(lines, laneTitle("  ", lane.Spec.Label(), counters, 2, w, sty.Lane))
 	}
-	head := fmt.Sprintf("reveal · requests #%d–#%d: %d of %d lanes guessed right · any key goes on", p.first, p.last, right, len(m.sim.lanes))
+	head := fmt.Sprintf("reveal · requests #%d–#%d: %d of %d lanes guessed right · any key goes on", q.first, q.last, right, len(lanes))
 	always := "? help · q quit"
 	if last := lines[len(lines)-1]; ansi.StringWidth(last)+2+len(always) <= w {
 		lines[len(lines)-1] = last + strings.Repeat(" ", w-ansi.StringWidth(last)-ansi.StringWidth(always)) + sty.Dim.Render(always)
