@@ -129,3 +129,11 @@ func (e *editor) footer(w int, sty Styles) []string {
 	}
 	return append(lines, sty.Dim.Render(fitWords(kindExamples(), w)))
 }
+
+func kindExamples() string {
+	var ex []string
+	for _, k := range limiters.Kinds() {
+		ex = append(ex, k.Example)
+	}
+	return strings.Join(ex, "  ")
+}

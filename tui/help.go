@@ -1,8 +1,11 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -98,4 +101,106 @@ func (m *Model) helpLines(width int) []string {
 		}
 	}
 	return lines
+}
+
+// pagerKeys are the `?` page's keys, named in its footer.
+type pagerKeys struct {
+	Close    key.Binding
+	Quit     key.Binding
+	Up       key.Binding
+	Down     key.Binding
+	PageUp   key.Binding
+	PageDown key.Binding
+	Top      key.Binding
+	Bottom   key.Binding
+}
+
+func defaultPagerKeys() pagerKeys {
+	return pagerKeys{
+		Close:    key.NewBinding(key.WithKeys("?", "esc"), key.WithHelp("? or esc", "closes")),
+		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑", "scroll up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j", "enter"), key.WithHelp("↓", "scroll down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "b"), key.WithHelp("pgup", "a page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", " ", "f"), key.WithHelp("pgdown", "a page down")),
+		Top:      key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "the first line")),
+		Bottom:   key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "the last page")),
+	}
+}
+
+// pager shows the `?` page a screen at a time: its keys scroll it, close it or quit. The
+// page's lines are the root's (helpLines); the pager keeps which is on top.
+type pager struct {
+	keys pagerKeys
+	top  int // the first line of the page on screen
+}
+
+// pagerOutcome is what a key did to the pager.
+type pagerOutcome int
+
+const (
+	pagerReading pagerOutcome = iota // the page stays open
+	pagerClosed                      // ? or esc: back to the workbench
+	pagerQuit                        // q: quit ratelab
+)
+
+// update takes a key on a page of lines lines shown rows at a time.
+func (p *pager) update(msg tea.KeyMsg, lines, rows int) pagerOutcome {
+	out := pagerReading
+	switch {
+	case key.Matches(msg, p.keys.Close):
+		out = pagerClosed
+	case key.Matches(msg, p.keys.Quit):
+		return pagerQuit
+	case key.Matches(msg, p.keys.Up):
+		p.top--
+	case key.Matches(msg, p.keys.Down):
+		p.top++
+	case key.Matches(msg, p.keys.PageUp):
+		p.top -= rows
+	case key.Matches(msg, p.keys.PageDown):
+		p.top += rows
+	case key.Matches(msg, p.keys.Top):
+		p.top = 0
+	case key.Matches(msg, p.keys.Bottom):
+		p.top = lines
+	}
+	p.top = min(max(p.top, 0), max(lines-rows, 0))
+	return out
+}
+
+// view is the page's body scrolled to top, under title, above a footer that says how to
+// move and leave, in h lines of w cells.
+func (p *pager) view(title string, body []string, w, h int, sty Styles) []string {
+	rows := h - 2
+	top := min(p.top, max(len(body)-rows, 0))
+	end := min(top+rows, len(body))
+	lines := []string{title}
+	lines = append(lines, body[top:end]...)
+	for len(lines) < h-1 {
+		lines = append(lines, "")
+	}
+	leave := fmt.Sprintf("%s %s · %s %s", p.keys.Close.Help().Key, p.keys.Close.Help().Desc, p.keys.Quit.Help().Key, p.keys.Quit.Help().Desc)
+	where := leave
+	if len(body) > rows {
+		where = fmt.Sprintf("%s/%s scroll (lines %d–%d of %d) · %s", p.keys.Up.Help().Key, p.keys.Down.Help().Key, top+1, end, len(body), leave)
+	}
+	return append(lines, sty.Dim.Render(fitWords(where, w)))
+}
+
+// updateHelp hands the key to the `?` page's pager.
+func (m *Model) updateHelp(msg tea.KeyMsg) tea.Cmd {
+	switch m.pager.update(msg, len(m.helpLines(m.width)), max(m.height-2, 1)) {
+	case pagerClosed:
+		m.showHelp = false
+	case pagerQuit:
+		return tea.Quit
+	}
+	return nil
+}
+
+// helpView is the `?` page.
+func (m *Model) helpView(w, h int) []string {
+	title := fitWords(m.styles.Header.Render("ratelab · help")+m.styles.Dim.Render(" · every key, then every symbol on screen"), w)
+	return m.pager.view(title, m.helpLines(w), w, h, m.styles)
 }

@@ -2,7 +2,9 @@ package tui
 
 import "github.com/charmbracelet/bubbles/key"
 
-// KeyMap is every key of the workbench; `?` lists them (bubbles/help).
+// KeyMap is every key of the workbench; `?` lists them (bubbles/help), save Stop, which the
+// status of a long move names while it can be pressed. The modes that take the keys from it
+// (the editor, the prompts, the picker, the `?` page) have keymaps of their own.
 type KeyMap struct {
 	Play     key.Binding
 	Step     key.Binding
@@ -32,6 +34,7 @@ type KeyMap struct {
 	Switch    key.Binding
 	Help      key.Binding
 	Quit      key.Binding
+	Stop      key.Binding // stops a time-travel move that goes on in frames
 }
 
 // DefaultKeyMap is the workbench's keys.
@@ -64,6 +67,7 @@ func DefaultKeyMap() KeyMap {
 		Switch:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "switch scenario")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "this help: every key and symbol")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Stop:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stops")),
 	}
 }
 

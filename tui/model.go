@@ -16,13 +16,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
@@ -52,30 +50,6 @@ const (
 	modeGuess // predict mode's question
 )
 
-// keyBudget is how long a key may re-simulate before the screen answers: a time-travel move
-// that needs more goes on frame by frame (maxFrameWork each), showing its progress.
-const keyBudget = 80 * time.Millisecond
-
-// travelTo is what a time-travel move stops at.
-type travelTo int
-
-const (
-	toStep travelTo = iota // the position after step n
-	toTime                 // time t: every event before t
-	toMark                 // the focused lane's next mark
-)
-
-// travel is a move along the run in progress: going back re-simulates from 0 (the engine is
-// deterministic, so the same steps reach the same state), going forward runs steps.
-type travel struct {
-	to    travelTo
-	step  uint64
-	at    time.Duration
-	lane  int // toMark: the lane, and how many marks it had when the move began
-	marks int
-	done  string // the status once arrived
-}
-
 // Model is the workbench's root model.
 type Model struct {
 	keys   KeyMap
@@ -85,7 +59,6 @@ type Model struct {
 	width, height int
 	mode          mode
 	showHelp      bool
-	helpTop       int  // the first line of the help page on screen
 	exact         bool // the log shows durations exact instead of rounded
 	topKeys       bool // keyed lanes show their top keys instead of their chart (k)
 
@@ -97,6 +70,7 @@ type Model struct {
 	picker    picker     // s: the scenario picker
 	editor    editor     // e, a, d: the lane editor
 	seek      seekPrompt // g, B: a time to go to, the burst's size
+	pager     pager      // ?: the help page
 	predictor            // p: predict mode (embedded: m.predictOn, m.predict read as its state)
 
 	burstSize int     // requests b sends at once
@@ -129,6 +103,7 @@ func New(sc *engine.Scenario) (*Model, error) {
 	m.speed = defaultSpeed(sc.Horizon)
 	m.burstSize, m.injected = 10, -1
 	m.picker, m.editor, m.seek, m.predictor = newPicker(sc), newEditor(), newSeekPrompt(), newPredictor()
+	m.pager = pager{keys: defaultPagerKeys()}
 	return m, nil
 }
 
@@ -214,11 +189,14 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 	if m.showHelp {
 		return m.updateHelp(msg)
 	}
+	if cmd, ok := m.updateTravel(msg); ok {
+		return cmd
+	}
 	switch {
 	case key.Matches(msg, m.keys.Quit):
 		return tea.Quit
 	case key.Matches(msg, m.keys.Help):
-		m.showHelp, m.helpTop = true, 0
+		m.showHelp, m.pager.top = true, 0
 	case key.Matches(msg, m.keys.Exact):
 		m.exact = !m.exact
 		m.status = "the log shows durations rounded for reading (x: exact)"
@@ -237,47 +215,6 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		return m.play()
-	case key.Matches(msg, m.keys.Step):
-		m.playing = false
-		if m.sim.done() {
-			m.status = "the run is over: r restarts it"
-			return nil
-		}
-		m.fail(m.sim.step())
-		if m.predictor.asking() && m.predictor.predict.done() {
-			m.predictor.reveal()
-			m.sim.watch = nil
-		}
-	case key.Matches(msg, m.keys.StepBack):
-		m.playing = false
-		if m.sim.steps == 0 {
-			m.status = "at the start: nothing to step back to"
-			return nil
-		}
-		n := m.sim.steps - 1
-		return m.travel(travel{to: toStep, step: n, done: fmt.Sprintf("back one event: event %d", n)})
-	case key.Matches(msg, m.keys.PrevMark):
-		m.playing = false
-		marks := m.sim.marks[m.focus]
-		for k := len(marks) - 1; k >= 0; k-- {
-			if marks[k].step < m.sim.steps {
-				return m.travel(travel{to: toStep, step: marks[k].step, done: "back to " + marks[k].String()})
-			}
-		}
-		m.status = "no earlier burst or refusal in this lane"
-	case key.Matches(msg, m.keys.NextMark):
-		m.playing = false
-		if m.sim.done() {
-			m.status = "the run is over: r restarts it"
-			return nil
-		}
-		return m.travel(travel{to: toMark, lane: m.focus, marks: len(m.sim.marks[m.focus])})
-	case key.Matches(msg, m.keys.Home):
-		m.playing = false
-		return m.travel(travel{to: toStep, step: 0, done: "back at the start"})
-	case key.Matches(msg, m.keys.End):
-		m.playing = false
-		return m.travel(travel{to: toTime, at: m.sim.sc.Horizon, done: "at the end of the run"})
 	case key.Matches(msg, m.keys.Seek):
 		m.playing, m.mode = false, modeSeek
 		return m.seek.openSeek(m.sim.sc.Horizon)
@@ -330,31 +267,6 @@ func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-// updateHelp pages the `?` screen: ↑/↓ and page keys scroll it, ? or esc closes it.
-func (m *Model) updateHelp(msg tea.KeyMsg) tea.Cmd {
-	page := max(m.height-2, 1)
-	switch msg.String() {
-	case "?", "esc":
-		m.showHelp = false
-	case "q", "ctrl+c":
-		return tea.Quit
-	case "up", "k":
-		m.helpTop--
-	case "down", "j", "enter":
-		m.helpTop++
-	case "pgup", "b":
-		m.helpTop -= page
-	case "pgdown", " ", "f":
-		m.helpTop += page
-	case "home":
-		m.helpTop = 0
-	case "end":
-		m.helpTop = len(m.helpLines(m.width))
-	}
-	m.helpTop = min(max(m.helpTop, 0), max(len(m.helpLines(m.width))-page, 0))
-	return nil
-}
-
 // updateSeek hands the key to the seek prompt; a time typed moves the run there, a size
 // typed is the next bursts'.
 func (m *Model) updateSeek(msg tea.KeyMsg) tea.Cmd {
@@ -370,92 +282,6 @@ func (m *Model) updateSeek(msg tea.KeyMsg) tea.Cmd {
 		return m.travel(travel{to: toTime, at: at, done: "at t=" + short(at)})
 	}
 	return cmd
-}
-
-// updateMoving answers keys while a long time-travel move goes on: esc stops it where it
-// is, q quits; every other key waits.
-func (m *Model) updateMoving(msg tea.KeyMsg) tea.Cmd {
-	switch {
-	case msg.String() == "esc":
-		m.moving = nil
-		m.status = fmt.Sprintf("stopped at t=%s (event %d)", short(m.sim.now), m.sim.steps)
-	case key.Matches(msg, m.keys.Quit):
-		return tea.Quit
-	}
-	return nil
-}
-
-// travel starts a move along the run: a target behind the position re-simulates from 0.
-// It runs for keyBudget at once; what is left goes on in frames.
-func (m *Model) travel(tr travel) tea.Cmd {
-	s := m.sim
-	behind := tr.to == toStep && tr.step < s.steps || tr.to == toTime && tr.at < s.now
-	if !behind {
-		return m.startMove(tr, -1)
-	}
-	if tr.to == toTime {
-		return m.startMove(tr, int(tr.at/s.slice))
-	}
-	return m.startMove(tr, s.sliceOfStep(tr.step))
-}
-
-// startMove begins tr, first rewinding the run to the checkpoint of slice k when k ≥ 0; it
-// goes on in frames when keyBudget does not finish it.
-func (m *Model) startMove(tr travel, k int) tea.Cmd {
-	if k >= 0 {
-		s := m.sim
-		fresh, err := s.rewind(s.rewindSlice(k))
-		if err != nil {
-			m.fail(err)
-			return nil
-		}
-		s.close()
-		m.sim, m.err = fresh, nil
-	}
-	m.moving = &tr
-	if m.move(keyBudget) {
-		return nil
-	}
-	m.tickGen++
-	return tickCmd(m.tickGen)
-}
-
-// move goes on with the move in progress for at most budget and reports whether it is over.
-func (m *Model) move(budget time.Duration) bool {
-	tr, s := m.moving, m.sim
-	var stop func() bool
-	switch tr.to {
-	case toStep:
-		stop = func() bool { return s.steps >= tr.step }
-	case toTime:
-		stop = func() bool { return s.nextEventAt() >= tr.at }
-	case toMark:
-		stop = func() bool { return len(s.marks[tr.lane]) > tr.marks }
-	}
-	arrived, err := s.forward(stop, budget)
-	m.fail(err)
-	if !arrived && m.err == nil {
-		m.status = fmt.Sprintf("travelling… t=%s (esc stops)", short(s.now))
-		return false
-	}
-	m.moving = nil
-	if m.err != nil {
-		return true
-	}
-	switch tr.to {
-	case toTime:
-		m.fail(s.advanceTo(tr.at))
-		m.status = tr.done
-	case toMark:
-		if marks := s.marks[tr.lane]; len(marks) > tr.marks {
-			m.status = "at " + marks[len(marks)-1].String()
-		} else {
-			m.status = "no burst or refusal until the end of the run"
-		}
-	default:
-		m.status = tr.done
-	}
-	return true
 }
 
 // play starts a new chain of ticks; ticks of an earlier chain are ignored.
@@ -618,257 +444,4 @@ func (m *Model) updateGuess(msg tea.KeyMsg) tea.Cmd {
 		return m.play()
 	}
 	return cmd
-}
-
-// View draws the screen: never more lines than the terminal has, none wider.
-func (m *Model) View() string {
-	lines := m.screen()
-	if len(lines) > m.height {
-		lines = lines[:m.height]
-	}
-	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, m.width, "") // a safety net: screen fits its lines itself
-	}
-	return strings.Join(lines, "\n")
-}
-
-// screen is the view's lines, each fitted to the width by its own drawing (words are not
-// cut; names are elided before numbers).
-func (m *Model) screen() []string {
-	w, h := m.width, m.height
-	switch {
-	case w < minWidth || h < minHeight:
-		return m.tooSmall(w, h)
-	case m.mode == modePicker:
-		return m.picker.view(w, h, m.styles)
-	case m.showHelp:
-		return m.helpView(w, h)
-	}
-	return m.mainView(w, h)
-}
-
-// tooSmall is the screen of a terminal smaller than minWidth×minHeight.
-func (m *Model) tooSmall(w, h int) []string {
-	text := fmt.Sprintf("terminal too small: ratelab needs at least %d×%d, this one is %d×%d. Enlarge the window (or make the font smaller); q quits.",
-		minWidth, minHeight, w, h)
-	return strings.Split(ansi.Wrap(text, max(w, 1), ""), "\n")
-}
-
-// helpView is the `?` page, scrolled to helpTop, with the header and a footer that says how
-// to move and leave.
-func (m *Model) helpView(w, h int) []string {
-	body := m.helpLines(w)
-	rows := h - 2
-	top := min(m.helpTop, max(len(body)-rows, 0))
-	end := min(top+rows, len(body))
-	lines := []string{fitWords(m.styles.Header.Render("ratelab · help")+m.styles.Dim.Render(" · every key, then every symbol on screen"), w)}
-	lines = append(lines, body[top:end]...)
-	for len(lines) < h-1 {
-		lines = append(lines, "")
-	}
-	where := "? or esc closes · q quit"
-	if len(body) > rows {
-		where = fmt.Sprintf("↑/↓ scroll (lines %d–%d of %d) · ? or esc closes · q quit", top+1, end, len(body))
-	}
-	return append(lines, m.styles.Dim.Render(fitWords(where, w)))
-}
-
-// laneLayout is each lane's height and how many lanes fit, for the current size and footer.
-func (m *Model) laneLayout(footer int) (laneH, visible int) {
-	n := len(m.sim.lanes)
-	// Header and footer, then the axis, the log's rule and two entries; four entries when
-	// every lane still fits at its least height.
-	avail := m.height - 1 - footer - 3
-	if n*minLaneHeight <= avail-2 {
-		avail -= 2
-	}
-	laneH = min(max(avail/n, minLaneHeight), maxLaneHeight)
-	return laneH, min(n, max(avail/laneH, 1))
-}
-
-// scroll keeps the focused lane among the visible ones, moving the first visible lane as
-// little as possible.
-func (m *Model) scroll() {
-	if m.mode == modePicker || m.width < minWidth || m.height < minHeight {
-		return
-	}
-	_, visible := m.laneLayout(len(m.footer(m.width)))
-	m.top = min(m.top, m.focus)
-	m.top = max(m.top, m.focus-visible+1)
-	m.top = min(max(m.top, 0), len(m.sim.lanes)-visible)
-}
-
-func (m *Model) mainView(w, h int) []string {
-	footer := m.footer(w)
-	laneH, visible := m.laneLayout(len(footer))
-	first := min(max(m.top, 0), len(m.sim.lanes)-visible)
-	if m.focus < first || m.focus >= first+visible { // a size the last Update did not see
-		first = min(m.focus, len(m.sim.lanes)-visible)
-	}
-
-	lines := []string{m.header(w, first, visible)}
-	cols := chartCols(w)
-	cw := m.chartWindow(cols)
-	for i := first; i < first+visible; i++ {
-		lines = append(lines, m.laneView(i, laneH, w, cw)...)
-	}
-	rest := h - len(lines) - len(footer)
-	if rest >= 4 {
-		lines = append(lines, m.axis(cw, w))
-		rest--
-	}
-	lines = append(lines, m.logView(w, rest)...)
-	return append(lines, footer...)
-}
-
-// header is the run's line: the scenario, the time, play state and speed, which lanes are
-// on screen. The scenario's name is elided first, so the numbers stay.
-func (m *Model) header(w, first, visible int) string {
-	s, sty := m.sim, m.styles
-	state := "❚❚ paused"
-	if m.playing {
-		state = "▶ playing"
-	}
-	speed := "max"
-	if v := speeds[m.speed]; v > 0 {
-		speed = short(v) + "/s"
-	}
-	parts := []string{
-		fmt.Sprintf("t=%s of %s", short(s.now), short(s.sc.Horizon)),
-		state, "speed " + speed,
-	}
-	if visible < len(s.lanes) {
-		parts = append(parts, fmt.Sprintf("lanes %d–%d of %d", first+1, first+visible, len(s.lanes)))
-	}
-	rest := "  " + strings.Join(parts, "  ")
-	name := "ratelab · " + s.sc.Name
-	room := w - ansi.StringWidth(rest)
-	if ansi.StringWidth(name) > room {
-		name = s.sc.Name
-	}
-	return sty.Header.Render(elide(name, max(room, 0))) + fitWords(rest, w-min(ansi.StringWidth(name), max(room, 0)))
-}
-
-// axis labels the charts' time range under the lanes.
-func (m *Model) axis(cw chartWindow, w int) string {
-	s, sty := m.sim, m.styles
-	from := time.Duration(cw.first) * s.slice
-	to := time.Duration(cw.first+cw.cols) * s.slice
-	left := "   " + short(from)
-	right := short(to)
-	scale := fmt.Sprintf(" │ 1 column = %s · full bar = %d", short(s.slice), cw.scale)
-	gap := cw.cols + 3 - ansi.StringWidth(left) - ansi.StringWidth(right)
-	if gap < 1 {
-		return sty.Dim.Render(fitWords(left+scale, w))
-	}
-	return sty.Dim.Render(fitWords(left+strings.Repeat("─", gap)+right+scale, w))
-}
-
-// logView is the focused lane's newest events as sentences, the newest at the bottom.
-func (m *Model) logView(w, rows int) []string {
-	if rows <= 0 {
-		return nil
-	}
-	s, sty := m.sim, m.styles
-	lane := s.lanes[m.focus]
-	title := fmt.Sprintf("── log · %s ", elide(lane.Spec.Label(), w-12))
-	lines := []string{sty.Rule.Render(title + strings.Repeat("─", max(0, w-ansi.StringWidth(title))))}
-	rows--
-	if m.err != nil {
-		return append(lines, sty.Error.Render("error: "+m.err.Error()))
-	}
-	// Whole sentences only, the newest at the bottom: one that does not fit in full is left
-	// out rather than shown from its middle.
-	var body []string
-	records := s.logs[m.focus].last(rows)
-	for k := len(records) - 1; k >= 0; k-- {
-		r := records[k]
-		text := readable(sentence(lane.Stages, r), m.exact)
-		style := sty.Dim
-		switch r.Outcome {
-		case engine.OutcomeAdmitted:
-			style = sty.Admitted
-		case engine.OutcomeRejected, engine.OutcomeNever, engine.OutcomeFailed, engine.OutcomeRefused, engine.OutcomeGaveUp, engine.OutcomeTimedOut:
-			style = sty.Rejected
-		}
-		wrapped := strings.Split(ansi.Wrap(text, w-2, ""), "\n")
-		if len(body)+len(wrapped) > rows {
-			break
-		}
-		for j := len(wrapped) - 1; j >= 0; j-- {
-			l := wrapped[j]
-			if j > 0 {
-				l = "  " + l
-			}
-			body = append([]string{style.Render(l)}, body...)
-		}
-	}
-	if len(body) == 0 && len(records) > 0 {
-		// The newest sentence alone is longer than the log: its start, cut between words.
-		wrapped := strings.Split(ansi.Wrap(readable(sentence(lane.Stages, records[len(records)-1]), m.exact), w-2, ""), "\n")
-		for j := 0; j < rows && j < len(wrapped); j++ {
-			l := wrapped[j]
-			if j == rows-1 && j+1 < len(wrapped) {
-				l = fitWords(l+" "+wrapped[j+1], w-2)
-			}
-			if j > 0 {
-				l = "  " + l
-			}
-			body = append(body, l)
-		}
-	}
-	if len(body) == 0 {
-		body = []string{sty.Dim.Render("no decisions yet: space plays, . steps to the next event")}
-	}
-	for len(body) < rows {
-		body = append(body, "")
-	}
-	return append(lines, body...)
-}
-
-// footer is the key line, or the status in its place; either way it ends with "? help · q
-// quit", so a newcomer always sees how to learn the keys and how to leave.
-func (m *Model) footer(w int) []string {
-	sty := m.styles
-	switch {
-	case m.mode == modeGuess:
-		return m.predictor.guessFooter(w, sty)
-	case m.predictor.answered():
-		return m.predictor.revealFooter(w, sty, m.sim.lanes)
-	case m.mode == modeSeek:
-		return m.seek.footer(w, sty)
-	case m.mode == modeEdit:
-		return m.editor.footer(w, sty)
-	}
-	always := "  ? help · q quit"
-	room := w - ansi.StringWidth(always)
-	if m.status != "" {
-		lines := strings.Split(ansi.Wrap(m.status, room, ""), "\n")
-		for i := range lines {
-			lines[i] = sty.Status.Render(lines[i])
-		}
-		last := len(lines) - 1
-		lines[last] += strings.Repeat(" ", max(room-ansi.StringWidth(lines[last]), 0)) + sty.Dim.Render(always)
-		return lines
-	}
-	var hints []string
-	used := 0
-	for _, b := range m.keys.ShortHelp() {
-		hint := b.Help().Key + " " + b.Help().Desc
-		if used+ansi.StringWidth(hint)+3 > room {
-			break
-		}
-		hints = append(hints, hint)
-		used += ansi.StringWidth(hint) + 3
-	}
-	line := sty.Dim.Render(strings.Join(hints, " · "))
-	return []string{line + strings.Repeat(" ", max(room-ansi.StringWidth(line), 0)) + sty.Dim.Render(always)}
-}
-
-func kindExamples() string {
-	var ex []string
-	for _, k := range limiters.Kinds() {
-		ex = append(ex, k.Example)
-	}
-	return strings.Join(ex, "  ")
 }
