@@ -3,7 +3,7 @@ package tui
 import "github.com/charmbracelet/bubbles/key"
 
 // KeyMap is every key of the workbench; `?` lists them (bubbles/help), save Stop, which the
-// status of a long move names while it can be pressed. The modes that take the keys from it
+// status of a long move names while it can be pressed, and Abort. The modes that take the keys from it
 // (the editor, the prompts, the picker, the `?` page) have keymaps of their own.
 type KeyMap struct {
 	Play     key.Binding
@@ -35,6 +35,7 @@ type KeyMap struct {
 	Help      key.Binding
 	Quit      key.Binding
 	Stop      key.Binding // stops a time-travel move that goes on in frames
+	Abort     key.Binding // quits from any mode, a text input's too (where q is a letter)
 }
 
 // DefaultKeyMap is the workbench's keys.
@@ -68,6 +69,7 @@ func DefaultKeyMap() KeyMap {
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "this help: every key and symbol")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Stop:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stops")),
+		Abort:     key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 	}
 }
 

@@ -18,7 +18,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -54,7 +53,6 @@ const (
 type Model struct {
 	keys   KeyMap
 	styles Styles
-	help   help.Model
 
 	width, height int
 	mode          mode
@@ -71,7 +69,7 @@ type Model struct {
 	editor    editor     // e, a, d: the lane editor
 	seek      seekPrompt // g, B: a time to go to, the burst's size
 	pager     pager      // ?: the help page
-	predictor            // p: predict mode (embedded: m.predictOn, m.predict read as its state)
+	predictor            // p: predict mode; embedded, so m.predictOn and m.predict name its state
 
 	burstSize int     // requests b sends at once
 	injected  int     // the scenario's source of what b sent, -1 before the first burst
@@ -99,7 +97,7 @@ func New(sc *engine.Scenario) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{keys: DefaultKeyMap(), styles: DefaultStyles(), help: help.New(), sim: s, width: 80, height: 24}
+	m := &Model{keys: DefaultKeyMap(), styles: DefaultStyles(), sim: s, width: 80, height: 24}
 	m.speed = defaultSpeed(sc.Horizon)
 	m.burstSize, m.injected = 10, -1
 	m.picker, m.editor, m.seek, m.predictor = newPicker(sc), newEditor(), newSeekPrompt(), newPredictor()
@@ -142,13 +140,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.help.Width = msg.Width
 		m.editor.setWidth(msg.Width)
 		return nil
 	case tickMsg:
 		return m.tick(msg)
 	case tea.KeyMsg:
-		if msg.String() == "ctrl+c" {
+		if key.Matches(msg, m.keys.Abort) {
 			return tea.Quit
 		}
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && m.mode != modeEdit {
@@ -312,7 +309,7 @@ func (m *Model) tick(msg tickMsg) tea.Cmd {
 	// (the perf scenario at max: ~20 frames/s). Each step is the same whatever the frames.
 	s := m.sim
 	start := time.Now() // wall clock paces the frames only
-	if m.predictOn {
+	if m.predictor.predictOn {
 		if _, handled := m.predictFrame(); handled {
 			return nil
 		}
