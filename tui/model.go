@@ -10,6 +10,14 @@
 // goes on in frames until it arrives). Nor does the screen: the workbench paints its own
 // frames (paint.go), each right after the Update that made it, instead of bubbletea's
 // renderer, whose ticker woke the program 60 times a second to compare an unchanged frame.
+//
+// The root model (model.go) routes. A key goes to the mode that has it — the lane editor
+// (editor.go), the g/B prompt (prompt.go), the scenario picker (picker.go), predict mode's
+// guess prompt (predict.go), the ? page's pager (help.go) — or else to the workbench's own
+// keys (keys.go). Each mode has its own keymap, state, update and footer, and tells the root
+// what happened through what its update returns; the root changes the run. Time travel is
+// travel.go, traffic and lanes changed live interact.go, the lockstep simulation sim.go, the
+// screen view.go and the *_view.go files, the lesson mode lesson.go.
 package tui
 
 import (
@@ -181,6 +189,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// updateMain takes a key of the workbench's KeyMap (or, with the ? page open, the pager's).
 func (m *Model) updateMain(msg tea.KeyMsg) tea.Cmd {
 	m.status = ""
 	if m.showHelp {

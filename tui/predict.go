@@ -165,6 +165,9 @@ func (p *predictor) asking() bool { return p.predict != nil && !p.predict.reveal
 // answered reports whether the answer is on screen.
 func (p *predictor) answered() bool { return p.predict != nil && p.predict.revealed }
 
+// decided reports whether every lane has ended every request of the question out.
+func (p *predictor) decided() bool { return p.asking() && p.predict.done() }
+
 // reveal shows the answer of the question out.
 func (p *predictor) reveal() { p.predict.revealed = true }
 

@@ -56,7 +56,7 @@ func (m *Model) updateTravel(msg tea.KeyMsg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		m.fail(m.sim.step())
-		if m.predictor.asking() && m.predictor.predict.done() {
+		if m.predictor.decided() {
 			m.predictor.reveal()
 			m.sim.watch = nil
 		}
