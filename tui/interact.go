@@ -113,10 +113,10 @@ func (m *Model) addLane(lane engine.LaneSpec, what string) tea.Cmd {
 	sc.Lanes = append(sc.Lanes, lane)
 	if err := sc.Validate(); err != nil {
 		sc.Lanes = sc.Lanes[:len(sc.Lanes)-1]
-		// The editor closed before this (a, enter) or never opened (d on a lane built in
-		// code), so the error is not on screen: a stage whose window passes its own Validate
-		// but not the scenario's (1000/2000000h) adds nothing, silently. Kept as it was.
-		m.editor.fail(err)
+		// The editor has closed (a, enter) or never opened (d on a lane built in code): the
+		// error goes on the workbench's status line, where the lane would have been announced
+		// (a stage whose window passes its own Validate but not the scenario's, 1000/2000000h).
+		m.fail(fmt.Errorf("lane not added: %w", err))
 		return nil
 	}
 	m.focus = len(sc.Lanes) - 1

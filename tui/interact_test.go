@@ -143,6 +143,11 @@ func TestAddAndDuplicateLanes(t *testing.T) {
 	if len(m.sim.lanes) != 3 {
 		t.Fatalf("%d lanes after a cancelled add", len(m.sim.lanes))
 	}
+	press(m, "a", "token-bucket:capacity=1,rate=1000/2000000h", "enter")
+	mustContain(t, m.View(), "lane not added:") // its stage passes its own check, not the scenario's: said, not silent
+	if len(m.sim.lanes) != 3 {
+		t.Fatalf("%d lanes after an add the scenario refused", len(m.sim.lanes))
+	}
 	press(m, "a", "fixed-window:limit=4,window=100ms", "enter", "end")
 	mustContain(t, m.View(), "▸ fixed-window:limit=4,window=100ms  admitted")
 	atEnd := totals(m)
