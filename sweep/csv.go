@@ -458,7 +458,6 @@ func (r *Row) withValues(stack []limiters.Spec) (out []limiters.Spec, col int, e
 	return out, 0, nil
 }
 
-
 // Part is one input of Merge: a shard's rows and the name errors call it by.
 type Part struct {
 	Name string
