@@ -598,23 +598,32 @@ func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric, wid
 	return nil
 }
 
-// maxInvalidLines is the most invalid cells the table lists one by one.
+// maxInvalidLines is the most reasons of invalid cells the table lists.
 const maxInvalidLines = 10
 
-// invalidLines lists the invalid cells below a sweep's tables, a line each (the first
-// maxInvalidLines), after a blank line; none when every cell ran.
+// invalidLines lists the invalid cells below a sweep's tables after a blank line, a line for
+// each reason (sweep.Result.InvalidGroups, the first maxInvalidLines): its lanes, its cells
+// and where they lie; none when every cell ran.
 func invalidLines(res *sweep.Result) []string {
-	invalid := sweep.InvalidCells(res.Rows)
-	if len(invalid) == 0 {
+	groups := res.InvalidGroups()
+	if len(groups) == 0 {
 		return nil
 	}
-	out := []string{"", fmt.Sprintf("invalid: %d of %d cells did not run, their lane refused by the scenario:", len(invalid), len(res.Rows))}
-	for i, r := range invalid {
+	total := 0
+	for _, g := range groups {
+		total += len(g.Cells)
+	}
+	out := []string{"", fmt.Sprintf("invalid: %d of %d cells did not run, the scenario refusing their lane:", total, len(res.Rows))}
+	for i, g := range groups {
 		if i == maxInvalidLines {
-			out = append(out, fmt.Sprintf("  … and %d more (--format csv gives each its row, with its reason in the error column)", len(invalid)-i))
+			out = append(out, fmt.Sprintf("  … and %d more reasons (--format csv gives each cell its row, with its reason in the error column)", len(groups)-i))
 			break
 		}
-		out = append(out, fmt.Sprintf("  cell %d, %s, %s: %s", r.Cell, r.Lane, r.Parameters(), r.ShortReason()))
+		cells := fmt.Sprintf("cell %d", g.Cells[0])
+		if len(g.Cells) > 1 {
+			cells = fmt.Sprintf("%d cells", len(g.Cells))
+		}
+		out = append(out, fmt.Sprintf("  %s, %s (%s): %s", strings.Join(g.Lanes, ", "), cells, g.Where(res.Dims), g.Reason))
 	}
 	return out
 }
