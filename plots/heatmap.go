@@ -53,13 +53,46 @@ func SigmaAxes(res *sweep.Result) (rate, capacity int, ok bool) {
 
 // Heat is a panel's grid of coloured cells: column c of row r holds Values[r·len(Cols)+c],
 // drawn in its Scale's colour with its Text, in data coordinates c ± ½, r ± ½. A NaN value (a
-// cell with nothing to measure) is light grey.
+// cell with nothing to measure) is light grey; an invalid cell (Invalid[i], a cell that did not
+// run) is hatched, with no text, so that it reads as neither a value nor an empty measure.
 type Heat struct {
 	Cols, Rows []string // the columns' and rows' labels
 	Values     []float64
 	Text       []string
+	Invalid    []bool // nil: every cell ran
 	Scale      Scale
 }
+
+// RoleInvalid is a legend entry for a sweep's invalid cells: the heatmap's hatch, or the line
+// chart's mark.
+const RoleInvalid Role = "invalid"
+
+// invalidFill and invalidHatch are an invalid cell's ground and hatch: a white ground (no
+// colour of the scale is white: its lightest is #f6f6f6) under dark grey diagonals 4pt apart,
+// which no value's flat colour resembles.
+var (
+	invalidFill  = color.RGBA{0xff, 0xff, 0xff, 0xff}
+	invalidHatch = draw.LineStyle{Color: midGrey, Width: vg.Points(0.9)}
+)
+
+// hatch fills rect as an invalid cell: its ground, and diagonals from bottom left to top
+// right every 4pt, clipped to it.
+func hatch(c draw.Canvas, rect vg.Rectangle) {
+	c.SetColor(invalidFill)
+	c.Fill(rect.Path())
+	w, h := rect.Max.X-rect.Min.X, rect.Max.Y-rect.Min.Y
+	step := vg.Points(4)
+	for d := step / 2; d < w+h; d += step {
+		// the line x − y = rect.Min.X − rect.Min.Y + d − h, clipped to the rectangle
+		x0, y0 := rect.Min.X+max(0, d-h), rect.Min.Y+max(0, h-d)
+		x1, y1 := rect.Min.X+min(w, d), rect.Min.Y+min(h, h-d+w)
+		c.StrokeLine2(invalidHatch, x0, y0, x1, y1)
+	}
+	c.StrokeLines(draw.LineStyle{Color: midGrey, Width: vg.Points(0.6)}, []vg.Point{rect.Min, {X: rect.Max.X, Y: rect.Min.Y}, rect.Max, {X: rect.Min.X, Y: rect.Max.Y}, rect.Min})
+}
+
+// hatchThumb is the legend's swatch of an invalid cell.
+func hatchThumb(c *draw.Canvas) { hatch(*c, c.Rectangle) }
 
 // Scale maps values in [Lo, Hi] to colours: from near white through Hue to a dark shade of
 // it, so that more reads darker in colour and in grey alike.
@@ -115,6 +148,10 @@ func (h *Heat) Plot(c draw.Canvas, p *plot.Plot) {
 			x0, x1 := trX(float64(k)-0.5)+gap, trX(float64(k)+0.5)-gap
 			y0, y1 := trY(float64(r)-0.5)+gap, trY(float64(r)+0.5)-gap
 			rect := vg.Rectangle{Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x1, Y: y1}}
+			if h.Invalid != nil && h.Invalid[i] {
+				hatch(c, rect)
+				continue
+			}
 			c.SetColor(h.Scale.Color(v))
 			c.Fill(rect.Path())
 			text := h.Text[i]
@@ -225,14 +262,14 @@ func (b *ColorBar) draw(r renderer, c draw.Canvas, x, ymin, ymax vg.Length) {
 }
 
 // sweepValues is metric m of every cell, in its display unit (a wait in ms), NaN where the
-// cell has none, and the scale they span: from 0 for shares, counts and waits, 0 to 1 for an
-// index.
+// cell has none or did not run (an invalid cell), and the scale they span: from 0 for shares,
+// counts and waits, 0 to 1 for an index.
 func sweepValues(res *sweep.Result, m sweep.Metric) ([]float64, float64, float64) {
 	out := make([]float64, len(res.Rows))
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, r := range res.Rows {
 		v, ok := m.Value(r.Metrics)
-		if !ok {
+		if !ok || r.Invalid != "" {
 			out[i] = math.NaN()
 			continue
 		}
@@ -333,8 +370,15 @@ func Heatmap(res *sweep.Result, m sweep.Metric, sigma []fitpkg.Point) (*Figure, 
 			Values: make([]float64, nx*ny), Text: make([]string, nx*ny)}
 		for i := range nx {
 			for j := range ny {
-				v := values[res.At(lane, i, j).Cell]
+				row := res.At(lane, i, j)
+				v := values[row.Cell]
 				h.Values[j*nx+i], h.Text[j*nx+i] = v, cellText(m, v)
+				if row.Invalid != "" {
+					if h.Invalid == nil {
+						h.Invalid = make([]bool, nx*ny)
+					}
+					h.Invalid[j*nx+i], h.Text[j*nx+i] = true, ""
+				}
 			}
 		}
 		pn := &Panel{Title: templateTitle(res, name, "→", "↑"), TitleColor: scale.Hue, YLabel: axisLabel(dy), Heat: h,
@@ -349,6 +393,7 @@ func Heatmap(res *sweep.Result, m sweep.Metric, sigma []fitpkg.Point) (*Figure, 
 			{Label: "σ at a rate of the grid", Role: RoleMarks, Mark: MarkFailed}}
 		f.Note += " Dashed: σ(ρ), exact at each rate of the grid; with a dropping client, the cells at or above it refuse nothing."
 	}
+	invalidLegend(f, res, "Hatched", "")
 	f.PanelHeight = 440
 	if f.rows() > 1 {
 		f.PanelHeight = 340
@@ -481,29 +526,85 @@ func SweepLine(res *sweep.Result, m sweep.Metric) (*Figure, error) {
 		xmin, xmax = xmin-pad, xmax+pad
 	}
 	for lane, name := range res.Lanes {
+		// The line breaks at an invalid cell: no value there to join its neighbours through.
+		var lines []Series
 		line := Series{Label: m.Name, Role: RoleAdmitted, Color: hue}
+		marks := Series{Label: "cells", Role: RoleMarks, Mark: MarkAdmitted, Color: hue}
+		bad := Series{Label: "invalid", Role: RoleMarks, Mark: MarkRejected, Color: midGrey}
 		for i, v := range d.Values {
-			y := values[res.At(lane, i).Cell]
-			if math.IsNaN(y) {
-				continue
-			}
 			x := float64(i)
 			if numeric {
 				x = v.Num
 			}
+			if res.At(lane, i).Invalid != "" { // on the axis, where no value is drawn
+				bad.X, bad.Y = append(bad.X, x), append(bad.Y, lo)
+				if len(line.X) > 0 {
+					lines = append(lines, line)
+					line = Series{Label: m.Name, Role: RoleAdmitted, Color: hue}
+				}
+				continue
+			}
+			y := values[res.At(lane, i).Cell]
+			if math.IsNaN(y) {
+				continue
+			}
 			line.X, line.Y = append(line.X, x), append(line.Y, y)
+			marks.X, marks.Y = append(marks.X, x), append(marks.Y, y)
 		}
-		marks := Series{Label: "cells", Role: RoleMarks, Mark: MarkAdmitted, Color: hue, X: line.X, Y: line.Y}
+		if len(line.X) > 0 || len(lines) == 0 {
+			lines = append(lines, line)
+		}
 		pn := &Panel{Title: templateTitle(res, name, "→"), TitleColor: hue, YLabel: m.Unit(), XMin: xmin, XMax: xmax, YMin: lo, YMax: hi + (hi-lo)*0.08,
-			Series: []Series{line, marks}, IntY: m.Kind == sweep.Count}
+			Series: append(lines, marks), IntY: m.Kind == sweep.Count}
+		if len(bad.X) > 0 {
+			pn.Series = append(pn.Series, bad)
+		}
 		if !numeric {
 			pn.XWords = valueTexts(d)
 		}
 		f.Panels = append(f.Panels, pn)
 	}
+	invalidLegend(f, res, "Crosses on the axis", MarkRejected)
 	f.PanelHeight = 380
 	if f.rows() > 1 {
 		f.PanelHeight = 220
 	}
 	return f, nil
+}
+
+// maxInvalidEntries is the most reasons of invalid cells a sweep's legend names.
+const maxInvalidEntries = 3
+
+// invalidLegend adds to f, a chart of res, a legend entry for each reason its invalid cells
+// did not run (sweep.Result.InvalidGroups: the first maxInvalidEntries; the CSV's error column
+// has every cell's), "invalid (split, 20 cells): capacity is not a multiple of 3 instances: …",
+// and a sentence to its note saying what marks them (how: "Hatched"). The entries' swatch is
+// mark (the line chart's), or the heatmap's hatch when mark is "".
+func invalidLegend(f *Figure, res *sweep.Result, how string, mark Mark) {
+	groups := res.InvalidGroups()
+	total := 0
+	for i, g := range groups {
+		total += len(g.Cells)
+		if i == maxInvalidEntries {
+			f.Legend = append(f.Legend, LegendEntry{Label: fmt.Sprintf("invalid: %d more reasons (the CSV's error column gives each cell's)", len(groups)-i),
+				Role: RoleInvalid, Mark: mark, Colors: []color.Color{midGrey}})
+		}
+		if i >= maxInvalidEntries {
+			continue
+		}
+		cells := "1 cell"
+		if len(g.Cells) > 1 {
+			cells = fmt.Sprintf("%d cells", len(g.Cells))
+		}
+		f.Legend = append(f.Legend, LegendEntry{Label: fmt.Sprintf("invalid (%s, %s): %s", strings.Join(g.Lanes, ", "), cells, g.Reason),
+			Role: RoleInvalid, Mark: mark, Colors: []color.Color{midGrey}})
+	}
+	if total == 0 {
+		return
+	}
+	cells := "cell"
+	if total > 1 {
+		cells = "cells"
+	}
+	f.Note += fmt.Sprintf(" %s: %d invalid %s, not run (the scenario refuses their lane).", how, total, cells)
 }

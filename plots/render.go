@@ -206,6 +206,14 @@ func drawThumb(c *draw.Canvas, e LegendEntry) {
 		faultThumb(c, colors[0])
 		return
 	}
+	if e.Role == RoleInvalid {
+		if e.Mark != "" {
+			c.DrawGlyph(markGlyph(e.Mark, colors[0]), c.Center())
+		} else {
+			hatchThumb(c)
+		}
+		return
+	}
 	if e.Role == RoleOffered {
 		c.FillPolygon(lightFill, []vg.Point{c.Min, {X: c.Max.X, Y: c.Min.Y}, c.Max, {X: c.Min.X, Y: c.Max.Y}})
 		return

@@ -31,13 +31,25 @@ import (
 //     the index in the shortest form that reads back to the same float;
 //   - refused_pct, not_admitted_pct, rate_overshoot, overshoot: derived from the columns
 //     before them, for reading (empty when a cell has none); merge checks them.
+//
+// A CSV with an invalid cell (Row.Invalid) has one more column, error (ErrorHeader): the
+// reason, empty for a cell that ran; an invalid cell's columns from offered on are empty (it
+// measured nothing, and a 0 would read as "refused none"). A sweep without one writes
+// exactly Header, so its CSV is what it always was.
 var Header = []string{"sweep", "scenario", "seed", "horizon_ns", "cell", "cells", "lane", "x_field", "x", "y_field", "y", "spec",
 	"offered", "admitted", "refused", "timed_out", "gave_up", "waiting", "failed", "wait_p50_ns", "wait_p99_ns",
 	"window_ns", "max_in_window", "bound", "nominal_rate", "keys", "fairness", "refused_pct", "not_admitted_pct", "rate_overshoot", "overshoot"}
 
-// WriteCSV writes rows under Header.
+// ErrorHeader is Header and the error column: the header of a sweep CSV with an invalid cell.
+var ErrorHeader = append(slices.Clip(Header), "error")
+
+// colOffered is the first column an invalid cell leaves empty.
+const colOffered = 12
+
+// WriteCSV writes rows under Header, or ErrorHeader when one of them is an invalid cell.
 func WriteCSV(w io.Writer, rows []Row) error {
 	cw := NewCSVWriter(w)
+	cw.ErrorColumn = len(InvalidCells(rows)) > 0
 	for _, r := range rows {
 		if err := cw.Write(r); err != nil {
 			return err
@@ -51,6 +63,9 @@ func WriteCSV(w io.Writer, rows []Row) error {
 type CSVWriter struct {
 	cw     *csv.Writer
 	header bool
+	// ErrorColumn writes ErrorHeader, with the error column (set it before the first row when
+	// some row to come is an invalid cell); false writes Header, and refuses an invalid cell.
+	ErrorColumn bool
 }
 
 // NewCSVWriter writes to w; the header goes out with the first row, or at Flush.
@@ -58,20 +73,33 @@ func NewCSVWriter(w io.Writer) *CSVWriter { return &CSVWriter{cw: csv.NewWriter(
 
 // Write writes r's line (after the header, the first time).
 func (w *CSVWriter) Write(r Row) error {
-	if !w.header {
-		w.header = true
+	if r.Invalid != "" && !w.ErrorColumn {
+		return fmt.Errorf("sweep: cell %d is invalid (%s), and the CSV has no error column to say so", r.Cell, r.Invalid)
+	}
+	w.writeHeader()
+	rec := r.record()
+	if w.ErrorColumn {
+		rec = append(rec, r.Invalid)
+	}
+	w.cw.Write(rec)
+	return w.cw.Error()
+}
+
+func (w *CSVWriter) writeHeader() {
+	if w.header {
+		return
+	}
+	w.header = true
+	if w.ErrorColumn {
+		w.cw.Write(ErrorHeader)
+	} else {
 		w.cw.Write(Header)
 	}
-	w.cw.Write(r.record())
-	return w.cw.Error()
 }
 
 // Flush writes out what is buffered (the header, when no row was written).
 func (w *CSVWriter) Flush() error {
-	if !w.header {
-		w.header = true
-		w.cw.Write(Header)
-	}
+	w.writeHeader()
 	w.cw.Flush()
 	return w.cw.Error()
 }
@@ -89,7 +117,11 @@ func (r Row) record() []string {
 	if r.Keys > 0 {
 		rec[len(rec)-1] = strconv.FormatFloat(r.Fairness, 'g', -1, 64)
 	}
-	return append(rec, r.Metrics.derived()...)
+	rec = append(rec, r.Metrics.derived()...)
+	if r.Invalid != "" {
+		clear(rec[colOffered:])
+	}
+	return rec
 }
 
 // derived is the record's last four columns, from the metrics.
@@ -141,7 +173,8 @@ type CSVReader struct {
 	name   string
 	cr     *csv.Reader
 	header bool
-	line   int // the line of the last row read
+	errors bool // the header is ErrorHeader
+	line   int  // the line of the last row read
 }
 
 // NewCSVReader reads the sweep CSV in; name is what errors call it.
@@ -169,7 +202,8 @@ func (c *CSVReader) Next() (Row, error) {
 		if err != nil {
 			return Row{}, readError(name, err)
 		}
-		if !slices.Equal(header, Header) {
+		c.errors = slices.Equal(header, ErrorHeader)
+		if !c.errors && !slices.Equal(header, Header) {
 			return Row{}, fmt.Errorf("%s:1: not a sweep CSV: the header is not ratelab sweep's (%s,…)", name, strings.Join(Header[:4], ","))
 		}
 		c.header = true
@@ -182,8 +216,12 @@ func (c *CSVReader) Next() (Row, error) {
 		return Row{}, readError(name, err)
 	}
 	c.line, _ = cr.FieldPos(0)
-	if len(rec) != len(Header) {
-		return Row{}, fmt.Errorf("%s:%d: %d fields, not the header's %d", name, c.line, len(rec), len(Header))
+	want := len(Header)
+	if c.errors {
+		want = len(ErrorHeader)
+	}
+	if len(rec) != want {
+		return Row{}, fmt.Errorf("%s:%d: %d fields, not the header's %d", name, c.line, len(rec), want)
 	}
 	r, col, err := parseRecord(rec)
 	if err != nil {
@@ -193,8 +231,12 @@ func (c *CSVReader) Next() (Row, error) {
 	return r, nil
 }
 
-// parseRecord reads one record; on error, col is the column at fault.
+// parseRecord reads one record, of Header's columns or ErrorHeader's; on error, col is the
+// column at fault.
 func parseRecord(rec []string) (r Row, col int, err error) {
+	if len(rec) == len(ErrorHeader) && rec[len(Header)] != "" {
+		return parseInvalid(rec)
+	}
 	integer := func(i int, least int64) int64 {
 		if err != nil {
 			return 0
@@ -262,6 +304,47 @@ func parseRecord(rec []string) (r Row, col int, err error) {
 	return r, 0, nil
 }
 
+// parseInvalid reads the record of an invalid cell: its place in the grid and its spec, checked
+// as a valid cell's are, its reason, and nothing measured.
+func parseInvalid(rec []string) (r Row, col int, err error) {
+	seed, e := strconv.ParseUint(rec[2], 10, 64)
+	if e != nil {
+		return r, 2, fmt.Errorf("%q is not a seed", rec[2])
+	}
+	var n [3]int64
+	for i, c := range []int{3, 4, 5} {
+		least := int64(0)
+		if c != 4 {
+			least = 1
+		}
+		if n[i], e = strconv.ParseInt(rec[c], 10, 64); e != nil || n[i] < least {
+			return r, c, fmt.Errorf("%q is not a whole number of at least %d", rec[c], least)
+		}
+	}
+	r = Row{Sweep: rec[0], Scenario: rec[1], Seed: seed, Horizon: time.Duration(n[0]), Cell: int(n[1]), Cells: int(n[2]), Lane: rec[6],
+		Fields: [MaxDims]string{rec[7], rec[9]}, Values: [MaxDims]string{rec[8], rec[10]}, Spec: rec[11], Invalid: rec[len(Header)]}
+	for c := colOffered; c < len(Header); c++ {
+		if rec[c] != "" {
+			return r, c, fmt.Errorf("%q in an invalid cell's row (its error is %q): a cell that did not run measured nothing", rec[c], r.Invalid)
+		}
+	}
+	switch {
+	case r.Cell >= r.Cells:
+		return r, 4, fmt.Errorf("cell %d of a grid of %d", r.Cell, r.Cells)
+	case r.Fields[0] == "":
+		return r, 7, fmt.Errorf("empty: a sweep varies at least one field")
+	case !utf8.ValidString(r.Invalid) || strings.IndexFunc(r.Invalid, unicode.IsControl) >= 0:
+		return r, len(Header), fmt.Errorf("%q is not one line of UTF-8 text", r.Invalid)
+	}
+	if col, err := r.checkText(); err != nil {
+		return r, col, err
+	}
+	if _, col, err := r.checkSpec(); err != nil {
+		return r, col, err
+	}
+	return r, 0, nil
+}
+
 // The columns of a row's text, by index in Header.
 const (
 	colSweep, colScenario, colLane, colXField, colX, colYField, colY, colSpec = 0, 1, 6, 7, 8, 9, 10, 11
@@ -311,14 +394,8 @@ func (r *Row) checkText() (int, error) {
 // of NaN or -1 is refused as the spec would refuse it) that the spec holds (x = 999 beside a
 // spec of capacity=5 is refused), and the nominal rate the first stage's.
 func (r *Row) checkCell() (int, error) {
-	stack, err := engine.ParseStack(r.Spec)
+	stack, col, err := r.checkSpec()
 	if err != nil {
-		return colSpec, fmt.Errorf("not a limiter stack: %v", err)
-	}
-	if text := engine.StackString(stack); text != r.Spec {
-		return colSpec, fmt.Errorf("%q is not written as sweep writes it (%q)", r.Spec, text)
-	}
-	if _, col, err := r.withValues(stack); err != nil {
 		return col, err
 	}
 	nominal := limiters.Rate{}
@@ -335,6 +412,22 @@ func (r *Row) checkCell() (int, error) {
 		return colNominal, fmt.Errorf("%q is not the first stage's nominal rate (%q)", text(r.Nominal), text(nominal))
 	}
 	return 0, nil
+}
+
+// checkSpec refuses a spec that is not a limiter stack as sweep writes it, or not the one the
+// row's values make (see checkCell), and returns its stack.
+func (r *Row) checkSpec() ([]limiters.Spec, int, error) {
+	stack, err := engine.ParseStack(r.Spec)
+	if err != nil {
+		return nil, colSpec, fmt.Errorf("not a limiter stack: %v", err)
+	}
+	if text := engine.StackString(stack); text != r.Spec {
+		return nil, colSpec, fmt.Errorf("%q is not written as sweep writes it (%q)", r.Spec, text)
+	}
+	if _, col, err := r.withValues(stack); err != nil {
+		return nil, col, err
+	}
+	return stack, 0, nil
 }
 
 // withValues is stack (the row's lane's) with each of the row's dimensions set to the row's
@@ -360,20 +453,9 @@ func (r *Row) withValues(stack []limiters.Spec) (out []limiters.Spec, col int, e
 		out[stage] = set
 	}
 	if text := engine.StackString(out); r.Spec != text {
-		return nil, colSpec, fmt.Errorf("the cell's parameters %s make the spec %q, not %q", r.parameters(), text, r.Spec)
+		return nil, colSpec, fmt.Errorf("the cell's parameters %s make the spec %q, not %q", r.Parameters(), text, r.Spec)
 	}
 	return out, 0, nil
-}
-
-// parameters is "token-bucket.capacity=5, token-bucket.rate=50/1s".
-func (r *Row) parameters() string {
-	var p []string
-	for k := range MaxDims {
-		if r.Fields[k] != "" {
-			p = append(p, r.Fields[k]+"="+r.Values[k])
-		}
-	}
-	return strings.Join(p, ", ")
 }
 
 // Part is one input of Merge: a shard's rows and the name errors call it by.

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,3 +120,76 @@ func (r *Result) At(lane int, at ...int) *Row {
 
 // Cells is the number of cells.
 func (r *Result) Cells() int { return len(r.Rows) }
+
+// InvalidGroup is the invalid cells of a sweep that one reason refuses.
+type InvalidGroup struct {
+	// Reason is the cells' ShortReason with each value the cell varies put back as the field's
+	// name ("capacity=5 is not a multiple of 3 instances" reads "capacity is not a multiple of
+	// 3 instances"), so that the cells one rule refuses share it.
+	Reason string
+	Lanes  []string // the lanes of the cells, in grid order
+	Cells  []int    // the cells, in grid order
+	// Values is, per dimension, the values of it the cells have, in grid order; nil when
+	// they have every value of it.
+	Values [][]string
+}
+
+// InvalidGroups is the sweep's invalid cells grouped by reason, in the order of each reason's
+// first cell; none when every cell ran. The fleet scenario swept over capacity 5..30 (6 values)
+// and rate 60/1s..300/1s (5) is one group: split's 20 cells at capacity 5, 10, 20 and 25, any
+// rate, "capacity is not a multiple of 3 instances: each share would round and change the
+// global limit".
+func (r *Result) InvalidGroups() []InvalidGroup {
+	var out []InvalidGroup
+	for _, row := range r.Rows {
+		if row.Invalid == "" {
+			continue
+		}
+		reason := row.ShortReason()
+		for k, d := range r.Dims {
+			reason = strings.ReplaceAll(reason, d.Field+"="+row.Values[k], d.Field)
+		}
+		i := slices.IndexFunc(out, func(g InvalidGroup) bool { return g.Reason == reason })
+		if i < 0 {
+			out = append(out, InvalidGroup{Reason: reason, Values: make([][]string, len(r.Dims))})
+			i = len(out) - 1
+		}
+		g := &out[i]
+		g.Cells = append(g.Cells, row.Cell)
+		if !slices.Contains(g.Lanes, row.Lane) {
+			g.Lanes = append(g.Lanes, row.Lane)
+		}
+		for k := range r.Dims {
+			if !slices.Contains(g.Values[k], row.Values[k]) {
+				g.Values[k] = append(g.Values[k], row.Values[k])
+			}
+		}
+	}
+	for i := range out {
+		for k, d := range r.Dims {
+			if len(out[i].Values[k]) == len(d.Values) {
+				out[i].Values[k] = nil
+			} else {
+				slices.SortFunc(out[i].Values[k], func(a, b string) int {
+					return slices.IndexFunc(d.Values, func(v Value) bool { return v.Text == a }) -
+						slices.IndexFunc(d.Values, func(v Value) bool { return v.Text == b })
+				})
+			}
+		}
+	}
+	return out
+}
+
+// Where is where in the grid g's cells lie, "capacity 5, 10, 20, 25; any rate", by the
+// dimensions' fields.
+func (g InvalidGroup) Where(dims []Dimension) string {
+	var parts []string
+	for k, d := range dims {
+		if g.Values[k] == nil {
+			parts = append(parts, "any "+d.Field)
+		} else {
+			parts = append(parts, d.Field+" "+strings.Join(g.Values[k], ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}

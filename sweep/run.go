@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/ratelab/ratelab/engine"
 )
@@ -26,6 +28,11 @@ type Row struct {
 	Fields [MaxDims]string
 	Values [MaxDims]string
 	Spec   string // the cell's stack: "token-bucket:capacity=12,rate=67/1s"
+	// Invalid is why the cell did not run, "" when it did: the scenario refused the lane its
+	// parameters make ("fleet.model: stage 1: split: token-bucket:capacity=5,rate=150/1s:
+	// capacity=5 is not a multiple of 3 instances: …"). An invalid cell measured nothing: its
+	// Metrics are zero and mean nothing.
+	Invalid string
 	Metrics
 }
 
@@ -60,8 +67,10 @@ func (p *Progress) Fraction() float64 {
 // Run runs the grid's cells (a shard's, with opt.Shards) on opt.Workers goroutines and returns
 // their rows in cell order. Each cell is a scenario of one lane, independent of every other, so
 // the rows are the same whatever the number of workers or the order they finish in. A cancelled
-// ctx stops every cell promptly with ctx's error; a cell that fails stops the sweep with the
-// error of the first failing cell in grid order.
+// ctx stops every cell promptly with ctx's error. A cell whose lane the scenario refuses (a
+// split fleet's capacity of 5 over 3 instances) is an invalid cell: its row says why
+// (Row.Invalid) and the sweep goes on. A cell that fails as it runs (a budget passed, a trace
+// unreadable) stops the sweep with the error of the first failing cell in grid order.
 func Run(ctx context.Context, g *Grid, opt Options) ([]Row, error) {
 	indices := make([]int, len(g.Cells))
 	for i := range indices {
@@ -123,6 +132,12 @@ func (g *Grid) run(ctx context.Context, i int) (Row, error) {
 	sc.Lanes = []engine.LaneSpec{c.Spec}
 	sc.Trace = false
 	sc.Bins = 1 // a row keeps no time series: one bin spares a thousand (the totals, waits and meters do not depend on bins)
+	// The scenario itself was valid with its own lanes: what it refuses now is this cell's.
+	if err := sc.Validate(); err != nil {
+		r := g.row(c, Metrics{})
+		r.Invalid = invalidReason(err)
+		return r, nil
+	}
 	res, err := engine.Run(ctx, &sc, nil)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -140,4 +155,57 @@ func (g *Grid) row(c Cell, m Metrics) Row {
 		r.Fields[k], r.Values[k] = d.Name(), d.Values[c.At[k]].Text
 	}
 	return r
+}
+
+// invalidReason is a cell's validation error as its row gives it: on one line, without the
+// "limiters[0]." the cell's one-lane scenario puts before it (the lane is the row's own).
+func invalidReason(err error) string {
+	text := strings.TrimPrefix(err.Error(), "limiters[0].")
+	text = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, text)
+	if text == "" {
+		text = "refused by the scenario"
+	}
+	return text
+}
+
+// InvalidCells is the rows of rows that are invalid cells, in their order.
+func InvalidCells(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		if r.Invalid != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ShortReason is why r is invalid, for a table or a legend: Invalid from past the last stage
+// spec of the cell's that it names, "capacity=5 is not a multiple of 3 instances: each share
+// would round and change the global limit"; all of it when it names none.
+func (r Row) ShortReason() string {
+	text := r.Invalid
+	if stack, err := engine.ParseStack(r.Spec); err == nil {
+		for _, s := range stack {
+			if i := strings.LastIndex(text, s.String()+": "); i >= 0 {
+				text = text[i+len(s.String())+2:]
+			}
+		}
+	}
+	return text
+}
+
+// Parameters is the cell's values, "token-bucket.capacity=5, token-bucket.rate=50/1s".
+func (r Row) Parameters() string {
+	var p []string
+	for k := range MaxDims {
+		if r.Fields[k] != "" {
+			p = append(p, r.Fields[k]+"="+r.Values[k])
+		}
+	}
+	return strings.Join(p, ", ")
 }

@@ -130,11 +130,14 @@ var commands = []command{
 			"With two --vary the grid is every pair, for every lane both apply to; cells are numbered lane by lane, then by the first --vary's value, then the second's. " +
 			"Each cell is that lane alone on the scenario's seed, so every cell sees the same offered traffic. Cells run on every core; the output is the same whatever the cores. " +
 			"--shard I/N runs every N-th cell from the I-th, as CSV, and ratelab sweep merge joins the shards into the CSV one machine writes, byte for byte. " +
-			"The figures (--out) draw each --metric: a heatmap for two --vary with a colour bar, σ(ρ) from ratelab fit drawn over it when the scenario is a trace and the two are a token bucket's rate and capacity; a line chart for one.",
+			"The figures (--out) draw each --metric: a heatmap for two --vary with a colour bar, σ(ρ) from ratelab fit drawn over it when the scenario is a trace and the two are a token bucket's rate and capacity; a line chart for one. " +
+			"A cell whose lane the scenario refuses (fleet's split lane at capacity=5: not a multiple of 3 instances) is invalid: it does not run, and the sweep goes on. Its CSV row has its reason in an error column (there only when a cell is invalid) and nothing measured, the table prints invalid and lists the reasons, the heatmap hatches it (a line chart crosses it on the axis) with the reason in the legend. " +
+			"Exit status: 1 when some cells were invalid, after all the output is written, with a one-line summary on stderr; a --shard exits 0 (its rows say it), and sweep merge exits 1.",
 		sweepCommand},
 	{"sweep merge", "SHARD.csv... [flags]", "join the CSVs of a sweep's shards into the CSV one machine writes (and draw its figures)",
 		"The shards may come in any order; a shard missing, given twice, or of another sweep (the sweep column is a hash of the grid) is an error naming it. - reads one shard from standard input. " +
-			"Figures drawn from shards have no σ(ρ) curve: it needs the trace, which the CSV does not hold.",
+			"Figures drawn from shards have no σ(ρ) curve: it needs the trace, which the CSV does not hold. " +
+			"Invalid cells' rows (an error column with the reason) are merged like any other; when there is one, the merge writes everything and exits 1 with a one-line summary.",
 		sweepMergeCommand},
 	{"translate", "'rate=R,burst=B' [--scenario SCENARIO | --in TRACE.csv] [flags]", "say one intent (a rate and a burst) in every library's terms, run them all on the same traffic and show where they admit the same requests", translateAbout, translateCommand},
 	{"plot", "[SCENARIO | FILE | -] --out DIR [flags] | --gallery DIR", "draw a scenario's charts as PNG or SVG files, or regenerate the gallery",

@@ -149,7 +149,16 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if shards > 0 {
-		return sweep.WriteCSV(e.stdout, rows)
+		// A shard's invalid cells are rows like the others, and the shard succeeds: the
+		// merge, where the sweep is whole, fails for them (a Job would retry a failed pod
+		// for the same rows).
+		if err := sweep.WriteCSV(e.stdout, rows); err != nil {
+			return err
+		}
+		if err := invalidSummary(rows); err != nil {
+			fmt.Fprintf(e.stderr, "ratelab: %v (exit 0: sweep merge fails for them)\n", err)
+		}
+		return nil
 	}
 	res, err := sweep.Assemble(rows)
 	if err != nil {
@@ -168,9 +177,31 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if o.format == "csv" {
-		return sweep.WriteCSV(e.stdout, res.Rows)
+		err = sweep.WriteCSV(e.stdout, res.Rows)
+	} else {
+		err = writeSweepTable(e.stdout, res, metrics, e.width)
 	}
-	return writeSweepTable(e.stdout, res, metrics, e.width)
+	if err != nil {
+		return err
+	}
+	return invalidSummary(res.Rows)
+}
+
+// invalidSummary is nil when every cell ran, else the one line that says how many did not and
+// why the first did not, returned after all the output is written: the exit status (1) says
+// that some cells were invalid, and their rows say why.
+func invalidSummary(rows []sweep.Row) error {
+	invalid := sweep.InvalidCells(rows)
+	if len(invalid) == 0 {
+		return nil
+	}
+	cells := len(rows)
+	if len(rows) > 0 {
+		cells = rows[0].Cells
+	}
+	first := invalid[0]
+	return fmt.Errorf("sweep: %d of %d cells invalid, not run: the first, cell %d (%s, %s): %s; each invalid cell's row gives its reason",
+		len(invalid), cells, first.Cell, first.Lane, first.Parameters(), first.ShortReason())
 }
 
 func sweepMergeCommand(ctx context.Context, e *env, args []string) error {
@@ -201,14 +232,37 @@ func sweepMergeCommand(ctx context.Context, e *env, args []string) error {
 		// copy of what can be read once: standard input, a FIFO), the second writes the rows
 		// as they merge, so memory stays flat whatever the cells and nothing is written from
 		// shards that do not add up.
-		if err := shards.merge(func(sweep.Row) error { return nil }); err != nil {
+		// The first pass also finds the invalid cells: their CSV has the error column.
+		var invalid []sweep.Row
+		if err := shards.merge(func(r sweep.Row) error {
+			if r.Invalid != "" && len(invalid) == 0 {
+				invalid = append(invalid, r)
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
 		w := sweep.NewCSVWriter(e.stdout)
-		if err := shards.merge(w.Write); err != nil {
+		w.ErrorColumn = len(invalid) > 0
+		count, cells := 0, 0
+		if err := shards.merge(func(r sweep.Row) error {
+			cells = r.Cells
+			if r.Invalid != "" {
+				count++
+			}
+			return w.Write(r)
+		}); err != nil {
 			return err
 		}
-		return w.Flush()
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		if count == 0 {
+			return nil
+		}
+		first := invalid[0]
+		return fmt.Errorf("sweep: %d of %d cells invalid, not run: the first, cell %d (%s, %s): %s; each invalid cell's row gives its reason",
+			count, cells, first.Cell, first.Lane, first.Parameters(), first.ShortReason())
 	}
 	// A table or a figure is the whole grid: the rows are kept.
 	var rows []sweep.Row
@@ -228,9 +282,14 @@ func sweepMergeCommand(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if o.format == "csv" {
-		return sweep.WriteCSV(e.stdout, rows)
+		err = sweep.WriteCSV(e.stdout, rows)
+	} else {
+		err = writeSweepTable(e.stdout, res, metrics, e.width)
 	}
-	return writeSweepTable(e.stdout, res, metrics, e.width)
+	if err != nil {
+		return err
+	}
+	return invalidSummary(rows)
 }
 
 // shardFiles are the shards sweep merge reads, each as many times as merge is called: a
@@ -505,7 +564,7 @@ func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric, wid
 			for i, v := range d.Values {
 				fmt.Fprint(tw, v.Text+"\t")
 				for lane := range res.Lanes {
-					fmt.Fprint(tw, tableValue(m, res.At(lane, i).Metrics)+"\t")
+					fmt.Fprint(tw, tableValue(m, res.At(lane, i))+"\t")
 				}
 				fmt.Fprintln(tw)
 			}
@@ -523,7 +582,7 @@ func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric, wid
 				for j := len(dy.Values) - 1; j >= 0; j-- {
 					fmt.Fprint(tw, dy.Values[j].Text+"\t")
 					for i := range dx.Values {
-						fmt.Fprint(tw, tableValue(m, res.At(lane, i, j).Metrics)+"\t")
+						fmt.Fprint(tw, tableValue(m, res.At(lane, i, j))+"\t")
 					}
 					fmt.Fprintln(tw)
 				}
@@ -533,7 +592,40 @@ func writeSweepTable(w io.Writer, res *sweep.Result, metrics []sweep.Metric, wid
 			return err
 		}
 	}
+	for _, line := range invalidLines(res) {
+		fmt.Fprintln(w, line)
+	}
 	return nil
+}
+
+// maxInvalidLines is the most reasons of invalid cells the table lists.
+const maxInvalidLines = 10
+
+// invalidLines lists the invalid cells below a sweep's tables after a blank line, a line for
+// each reason (sweep.Result.InvalidGroups, the first maxInvalidLines): its lanes, its cells
+// and where they lie; none when every cell ran.
+func invalidLines(res *sweep.Result) []string {
+	groups := res.InvalidGroups()
+	if len(groups) == 0 {
+		return nil
+	}
+	total := 0
+	for _, g := range groups {
+		total += len(g.Cells)
+	}
+	out := []string{"", fmt.Sprintf("invalid: %d of %d cells did not run, the scenario refusing their lane:", total, len(res.Rows))}
+	for i, g := range groups {
+		if i == maxInvalidLines {
+			out = append(out, fmt.Sprintf("  … and %d more reasons (--format csv gives each cell its row, with its reason in the error column)", len(groups)-i))
+			break
+		}
+		cells := fmt.Sprintf("cell %d", g.Cells[0])
+		if len(g.Cells) > 1 {
+			cells = fmt.Sprintf("%d cells", len(g.Cells))
+		}
+		out = append(out, fmt.Sprintf("  %s, %s (%s): %s", strings.Join(g.Lanes, ", "), cells, g.Where(res.Dims), g.Reason))
+	}
+	return out
 }
 
 // termSweepTable is writeSweepTable's text for a terminal width columns wide: the lines of
@@ -562,7 +654,7 @@ func termSweepTable(res *sweep.Result, metrics []sweep.Metric, width int) string
 			for i, v := range d.Values {
 				row := []string{v.Text}
 				for lane := range res.Lanes {
-					row = append(row, tableValue(m, res.At(lane, i).Metrics))
+					row = append(row, tableValue(m, res.At(lane, i)))
 				}
 				grid = append(grid, row)
 			}
@@ -589,20 +681,27 @@ func termSweepTable(res *sweep.Result, metrics []sweep.Metric, width int) string
 			for j := len(dy.Values) - 1; j >= 0; j-- {
 				row := []string{dy.Values[j].Text}
 				for i := range dx.Values {
-					row = append(row, tableValue(m, res.At(lane, i, j).Metrics))
+					row = append(row, tableValue(m, res.At(lane, i, j)))
 				}
 				grid = append(grid, row)
 			}
 			b.WriteString(fitTable(grid, 2, width, false, 0))
 		}
 	}
+	for _, line := range invalidLines(res) {
+		b.WriteString(wrapHanging(line, width) + "\n")
+	}
 	return b.String()
 }
 
 // tableValue is a cell's value as the table prints it: shares to 0.1% (exactly none as 0),
-// waits rounded, ratios and indices to 0.001, "-" where a cell has none.
-func tableValue(m sweep.Metric, cell sweep.Metrics) string {
-	v, ok := m.Value(cell)
+// waits rounded, ratios and indices to 0.001, "-" where a cell has none, "invalid" where it
+// did not run (the list below the tables says why).
+func tableValue(m sweep.Metric, row *sweep.Row) string {
+	if row.Invalid != "" {
+		return "invalid"
+	}
+	v, ok := m.Value(row.Metrics)
 	if !ok {
 		return "-"
 	}
