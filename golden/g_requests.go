@@ -18,6 +18,11 @@ var sizeSpecs = []string{
 	"fixed-window:limit=5,window=1s",
 	"warm-up:capacity=6,rate=100/1s,warmup=1s",
 	"concurrency:max=5",
+	"aimd:initial=5,min=1,max=5",
+	"vegas:initial=5,max=5",
+	"gradient:initial=5,min=1,max=5",
+	"gradient2:initial=5,min=1,max=5",
+	"envoy-gradient:update=100ms,interval=1m,min=5,max=5",
 	"flash5-fixed:limit=5,window=1s",
 	"flash5-token:limit=5,window=1s",
 	"x-time-rate:rate=100/1s,burst=5",
@@ -28,12 +33,7 @@ var sizeSpecs = []string{
 	"sentinel:threshold=5",
 	"resilience4j:limit=5,period=1s",
 	"two-counter:limit=5,window=1s",
-	"aimd:initial=5,min=1,max=5",
-	"vegas:initial=5,max=5",
-	"gradient:initial=5,min=1,max=5",
-	"gradient2:initial=5,min=1,max=5",
 	"failsafe-adaptive:initial=5,min=1,max=5",
-	"envoy-gradient:update=100ms,interval=1m,min=5,max=5",
 }
 
 var requestSizes = &Guarantee{
