@@ -44,6 +44,7 @@ var gradient2Kind = KindInfo{
 	Kind: KindGradient2, Family: FamilyNetflix, Shape: ShapeAdaptive,
 	Summary: "Netflix Gradient2: L·min(1, 1.5·avgRTT_long/rtt) + 4, smoothed 0.2; no probe",
 	Example: "gradient2:initial=20,min=20,max=200",
+	Checks:  CheckSpecs{Sizes: "gradient2:initial=5,min=1,max=5", Allocs: []string{"gradient2:initial=5,min=1,max=200"}},
 	Color:   "#e377c2", ColorName: "orchid", Glyph: "triangle",
 	Fields:       FieldInfos[Gradient2Spec](),
 	Capabilities: []Capability{CapRelease, CapFeedback},

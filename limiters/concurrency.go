@@ -46,6 +46,7 @@ var concurrencyKind = KindInfo{
 	Kind: KindConcurrency, Family: FamilyRatelab, Shape: ShapeBulkhead,
 	Summary: "at most max in flight at once (bulkhead); no time axis",
 	Example: "concurrency:max=20",
+	Checks:  CheckSpecs{Sizes: "concurrency:max=5", Allocs: []string{"concurrency:max=5"}},
 	Color:   "#56b4e9", ColorName: "sky blue", Glyph: "box",
 	Fields:       FieldInfos[ConcurrencySpec](),
 	Capabilities: []Capability{CapRelease},

@@ -62,6 +62,7 @@ var fixedWindowKind = KindInfo{
 	Kind: KindFixedWindow, Family: FamilyRatelab, Shape: ShapeWindow,
 	Summary: "limit per clock-aligned window; 2×limit at a boundary",
 	Example: "fixed-window:limit=100,window=1s",
+	Checks:  CheckSpecs{Sizes: "fixed-window:limit=5,window=1s"},
 	Color:   "#d55e00", ColorName: "vermillion", Glyph: "triangle",
 	Fields:       FieldInfos[FixedWindowSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapRefund},

@@ -76,12 +76,46 @@ type KindInfo struct {
 	// refused at validation.
 	Capabilities []Capability
 
+	// Checks are the specs the catalogue's guarantees over every kind (golden's request-sizes
+	// and no-alloc) run for this kind where Example does not suit; the zero value is Example
+	// for each. The registry test parses each as a spec of this kind.
+	Checks CheckSpecs
+
 	// Parse returns a fresh spec with its defaults and the fields bound to it; done returns
 	// the filled spec.
 	Parse func() (fields []Field, done func() Spec)
 	// Explain is the kind's sentence for an admitted or refused request (State.Explain
 	// handles Invalid and Never for every kind).
 	Explain func(s State, n int, d Decision) string
+}
+
+// CheckSpecs are a kind's specs for the checks run on every kind, where its Example is not the
+// one: Example is written for reading (token-bucket capacity 3 at 100/s), a check needs a
+// particular size or configuration.
+type CheckSpecs struct {
+	// Sizes is a spec whose MaxPermits is small (at most 6, where the kind has a size), so
+	// that request-sizes can offer MaxPermits and MaxPermits+1 through the simulator:
+	// "concurrency:max=5" rather than max=20. "" is Example.
+	Sizes string
+	// Allocs are the configurations no-alloc measures, one per distinct decision path
+	// (sentinel's reject, and its warm-up throttling with a queue). nil is Example alone.
+	Allocs []string
+}
+
+// SizesSpec is the spec request-sizes runs for the kind: Checks.Sizes, else Example.
+func (k KindInfo) SizesSpec() string {
+	if k.Checks.Sizes != "" {
+		return k.Checks.Sizes
+	}
+	return k.Example
+}
+
+// AllocSpecs are the specs no-alloc measures for the kind: Checks.Allocs, else Example.
+func (k KindInfo) AllocSpecs() []string {
+	if len(k.Checks.Allocs) > 0 {
+		return k.Checks.Allocs
+	}
+	return []string{k.Example}
 }
 
 // Glyphs are the point marks charts can give a kind (gonum's glyph drawers by name).

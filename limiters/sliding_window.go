@@ -105,6 +105,7 @@ var slidingWindowKind = KindInfo{
 	Kind: KindSlidingWindow, Family: FamilyRatelab, Shape: ShapeSlots,
 	Summary: "limit per rolling window, measured in slots",
 	Example: "sliding-window:limit=100,window=1s,slots=10",
+	Checks:  CheckSpecs{Sizes: "sliding-window:limit=5,window=1s,slots=10"},
 	Color:   "#e69f00", ColorName: "orange", Glyph: "ring",
 	Fields:       FieldInfos[SlidingWindowSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapRefund},

@@ -74,6 +74,7 @@ var warmUpKind = KindInfo{
 	Kind: KindWarmUpTokenBucket, Family: FamilyRatelab, Shape: ShapeRamp,
 	Summary: "token bucket whose rate ramps from 1/3 to full over the warm-up",
 	Example: "warm-up:capacity=10,rate=100/1s,warmup=10s",
+	Checks:  CheckSpecs{Sizes: "warm-up:capacity=6,rate=100/1s,warmup=1s", Allocs: []string{"warm-up:capacity=3,rate=100/1s,warmup=1s"}},
 	Color:   "#cc79a7", ColorName: "purple", Glyph: "pyramid",
 	Fields:       FieldInfos[WarmUpSpec](),
 	Capabilities: []Capability{CapRetryAfter, CapRefund},

@@ -74,6 +74,7 @@ var flash5FixedKind = limiters.KindInfo{
 	Kind: KindFlash5Fixed, Family: FamilyFlash5, Shape: limiters.ShapeWindow,
 	Summary: "Flash5's FIXED_WINDOW: ms clock, 32-bit epoch + 32-bit count in one word",
 	Example: "flash5-fixed:limit=100,window=1s",
+	Checks:  limiters.CheckSpecs{Sizes: "flash5-fixed:limit=5,window=1s"},
 	Color:   "#882255", ColorName: "wine", Glyph: "triangle",
 	Fields:       limiters.FieldInfos[Flash5FixedSpec](),
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter},

@@ -125,6 +125,7 @@ var uberKind = limiters.KindInfo{
 	Kind: KindUber, Family: FamilyUber, Shape: limiters.ShapeLevel,
 	Summary: "go.uber.org/ratelimit, the real library: Take always admits and sleeps; slack after idle",
 	Example: "uber:rate=100/1s",
+	Checks:  limiters.CheckSpecs{Sizes: "uber:rate=100/1s,slack=4"},
 	Color:   "#3b2a8c", ColorName: "indigo", Glyph: "cross",
 	Fields:       limiters.FieldInfos[UberSpec](),
 	Capabilities: []limiters.Capability{limiters.CapReserve},
