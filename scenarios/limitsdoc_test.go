@@ -59,7 +59,7 @@ func limiterRanges() []limiterRange {
 		why    = "the window number, in the word's remaining bits, stays unambiguous for 146 years: only needed above about one permit per ns"
 		perNS  = "one permit per nanosecond is the clock's resolution"
 	)
-	return append([]limiterRange{
+	own := []limiterRange{
 		{limiters.KindTokenBucket, "capacity", "at least 1, and capacity × T " + span + " (T = window/permits, rounded up to a whole ns)",
 			"capacity × T is the bucket's tolerance, a time: " + window,
 			[]string{"token-bucket:capacity=1,rate=1/1s", "token-bucket:capacity=4611686018427387904,rate=1/1ns"},
@@ -101,6 +101,8 @@ func limiterRanges() []limiterRange {
 		{limiters.KindConcurrency, "max", "1 to 2^31−1", "the permits held are counted in 32 bits",
 			[]string{"concurrency:max=1", "concurrency:max=2147483647"},
 			[]string{"concurrency:max=0", "concurrency:max=2147483648"}},
+	}
+	peerRows := []limiterRange{
 		{peers.KindFlash5Fixed, "limit", limit, "Flash5 counts in 32 bits",
 			[]string{"flash5-fixed:limit=1,window=1ms", "flash5-fixed:limit=4294967295,window=1ms"},
 			[]string{"flash5-fixed:limit=0,window=1ms", "flash5-fixed:limit=4294967296,window=1ms"}},
@@ -219,7 +221,10 @@ func limiterRanges() []limiterRange {
 			"the period index keeps the word's other 64 − 2·bits(limit) bits: with this period every index below 2^62 ns fits",
 			[]string{"two-counter:limit=100,window=4096ns", "two-counter:limit=65535,window=1073741824ns", "two-counter:limit=1,window=" + maxTimeNS},
 			[]string{"two-counter:limit=100,window=4095ns", "two-counter:limit=100000,window=1s", fmt.Sprintf("two-counter:limit=1,window=%dns", int64(engine.MaxTime)+1)}},
-	}, append(append(adaptiveRanges(), envoyRanges()...), failsafeRanges()...)...)
+	}
+	// In registry order: ratelab's own (the adaptive ones last), the peers, failsafe-adaptive.
+	rows := append(append(append(own, adaptiveRanges()...), envoyRanges()...), peerRows...)
+	return append(rows, failsafeRanges()...)
 }
 
 // The limiter table says what each kind's Validate does: specs at its edges are accepted,
