@@ -76,6 +76,11 @@ type KindInfo struct {
 	// refused at validation.
 	Capabilities []Capability
 
+	// Ranges are what Validate accepts, one row per field in the order of Fields: the rows of
+	// docs/LIMITS.md's limiter table, each held to Validate by specs at and just past its
+	// edges. Each kind's file defines them beside its Validate.
+	Ranges []FieldRange
+
 	// Checks are the specs the catalogue's guarantees over every kind (golden's request-sizes
 	// and no-alloc) run for this kind where Example does not suit; the zero value is Example
 	// for each. The registry test parses each as a spec of this kind.
@@ -116,6 +121,16 @@ func (k KindInfo) AllocSpecs() []string {
 		return k.Checks.Allocs
 	}
 	return []string{k.Example}
+}
+
+// FieldRange is the range one field of a kind's spec accepts, and why: Validate's rule in words
+// with numbers, and the specs that hold the words to the rule.
+type FieldRange struct {
+	Field    string
+	Accepted string // e.g. "1 to 2^31−1"; a range that opens with two whole numbers has a Valid spec at each
+	Why      string // why the edges are there, e.g. "the permits held are counted in 32 bits"
+	Valid    []string
+	Invalid  []string // specs just past the edges: ParseSpec or Validate refuses each
 }
 
 // Glyphs are the point marks charts can give a kind (gonum's glyph drawers by name).
@@ -225,6 +240,20 @@ func (k KindInfo) Lacks(c Capability) error {
 	return &CapabilityError{Kind: k.Kind, Capability: c, Has: k.Capabilities}
 }
 
+// rangesFollowFields reports whether Ranges has one row per field, in the order of Fields,
+// each saying what it accepts and why.
+func (k KindInfo) rangesFollowFields() bool {
+	if len(k.Ranges) != len(k.Fields) {
+		return false
+	}
+	for i, r := range k.Ranges {
+		if r.Field != k.Fields[i].Name || r.Accepted == "" || r.Why == "" || len(r.Valid) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Missing names what the entry lacks, "" when nothing: the registry test runs it on every
 // kind so that a kind cannot be added half-way.
 func (k KindInfo) Missing() string {
@@ -243,6 +272,7 @@ func (k KindInfo) Missing() string {
 	check(k.ColorName != "", "color name")
 	check(slices.Contains(Glyphs, k.Glyph), "glyph (one of Glyphs)")
 	check(len(k.Fields) > 0, "fields")
+	check(len(k.Fields) == 0 || k.rangesFollowFields(), "ranges (one per field, in the order of Fields)")
 	check(k.Parse != nil, "parser")
 	check(k.Explain != nil, "explanation")
 	if len(missing) == 0 {
