@@ -10,31 +10,15 @@ import (
 	"github.com/ratelab/ratelab/limiters/peers"
 )
 
-// sizeSpecs are one limiter of each kind with a small MaxPermits.
-var sizeSpecs = []string{
-	"token-bucket:capacity=3,rate=100/1s",
-	"leaky-bucket:rate=100/1s",
-	"sliding-window:limit=5,window=1s,slots=10",
-	"fixed-window:limit=5,window=1s",
-	"warm-up:capacity=6,rate=100/1s,warmup=1s",
-	"concurrency:max=5",
-	"flash5-fixed:limit=5,window=1s",
-	"flash5-token:limit=5,window=1s",
-	"x-time-rate:rate=100/1s,burst=5",
-	"uber:rate=100/1s,slack=4",
-	"nginx:rate=10r/s,burst=4,delay=nodelay",
-	"guava-bursty:rate=100/1s",
-	"guava-warmup:rate=100/1s,warmup=1s",
-	"sentinel:threshold=5",
-	"resilience4j:limit=5,period=1s",
-	"two-counter:limit=5,window=1s",
-	"aimd:initial=5,min=1,max=5",
-	"vegas:initial=5,max=5",
-	"gradient:initial=5,min=1,max=5",
-	"gradient2:initial=5,min=1,max=5",
-	"failsafe-adaptive:initial=5,min=1,max=5",
-	"envoy-gradient:update=100ms,interval=1m,min=5,max=5",
-}
+// sizeSpecs are one limiter of each kind with a small MaxPermits, in registry order: each
+// kind's SizesSpec (its KindInfo.Checks.Sizes, else its Example).
+var sizeSpecs = func() []string {
+	var specs []string
+	for _, info := range limiters.Kinds() {
+		specs = append(specs, info.SizesSpec())
+	}
+	return specs
+}()
 
 var requestSizes = &Guarantee{
 	ID:         "request-sizes",

@@ -201,14 +201,15 @@ func allocsPerRun(runs int, f func()) float64 {
 	return float64(after.Mallocs-before.Mallocs) / float64(runs)
 }
 
-// allocSpecs are the limiters the no-alloc guarantee measures: one of each kind.
-var allocSpecs = append(append([]string{}, rateSpecs...), "concurrency:max=5", "flash5-fixed:limit=100,window=1s", "flash5-token:limit=100,window=1s",
-	"x-time-rate:rate=100/1s,burst=3", "uber:rate=100/1s", "nginx:rate=100r/s,burst=20,delay=5",
-	"guava-bursty:rate=100/1s", "guava-warmup:rate=100/1s,warmup=1s",
-	"sentinel:threshold=100", "sentinel:threshold=100,strategy=warmup,warmup=10s,behavior=throttling,max_queue=500ms",
-	"resilience4j:limit=50,period=500ms", "two-counter:limit=100,window=1s",
-	"aimd:initial=5,min=1,max=200", "vegas:initial=5,max=1000", "gradient:initial=5,min=1,max=1000", "gradient2:initial=5,min=1,max=200",
-	"failsafe-adaptive:initial=5,min=1,max=200", "envoy-gradient:update=100ms,interval=1m")
+// allocSpecs are the limiters the no-alloc guarantee measures: each kind's AllocSpecs (its
+// KindInfo.Checks.Allocs, else its Example), in registry order.
+var allocSpecs = func() []string {
+	var specs []string
+	for _, info := range limiters.Kinds() {
+		specs = append(specs, info.AllocSpecs()...)
+	}
+	return specs
+}()
 
 // libraryAllocs is, for a kind that runs a real library which allocates on its own (failsafe-go's
 // adaptive limiter makes a permit per execution), the allocations of the library's own calls

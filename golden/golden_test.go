@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratelab/ratelab/internal/goldenfile"
 	"github.com/ratelab/ratelab/limiters"
 )
 
@@ -44,34 +45,15 @@ func rerunCommand(g *Guarantee) string {
 }
 
 // settle applies a verdict to its golden file at path. A failed check is an error and
-// touches no file, with or without update. With update the golden file is rewritten;
-// otherwise a mismatch writes path.got beside it and the error carries a unified diff and
-// the command to rerun.
+// touches no file, with or without update. Otherwise the repository's golden-file check
+// (internal/goldenfile) compares: with update the golden file is rewritten; otherwise a
+// mismatch writes path.got beside it and the error carries a unified diff and the command to
+// rerun.
 func settle(v Verdict, path string, update bool, rerun string) error {
 	if !v.OK() {
 		return fmt.Errorf("check failed (golden file not compared, not updated):\n  %s", strings.Join(v.Failures, "\n  "))
 	}
-	gotPath := path + ".got"
-	if update {
-		_ = os.Remove(gotPath)
-		return os.WriteFile(path, []byte(v.Text), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		if werr := os.WriteFile(gotPath, []byte(v.Text), 0o644); werr != nil {
-			return werr
-		}
-		return fmt.Errorf("%s: %v\nwrote %s; create the golden file with:\n  %s -update", path, err, gotPath, rerun)
-	}
-	if string(want) == v.Text {
-		_ = os.Remove(gotPath)
-		return nil
-	}
-	if err := os.WriteFile(gotPath, []byte(v.Text), 0o644); err != nil {
-		return err
-	}
-	return fmt.Errorf("%s differs from this run (wrote %s):\n%s\nrerun: %s\naccept (after reading the diff): %s -update",
-		path, gotPath, UnifiedDiff(path, gotPath, string(want), v.Text), rerun, rerun)
+	return goldenfile.Check(path, []byte(v.Text), goldenfile.Options{Update: &update, Rerun: rerun, Diff: UnifiedDiff})
 }
 
 // A broken behaviour can never be updated into a golden file: with -update, a failed check

@@ -34,8 +34,10 @@ var aimdKind = KindInfo{
 	Kind: KindAIMD, Family: FamilyNetflix, Shape: ShapeAdaptive,
 	Summary: "Netflix AIMD: +1 per sample using half the limit, ×0.9 on a drop or timeout",
 	Example: "aimd:initial=20,min=20,max=200",
+	Checks:  CheckSpecs{Sizes: "aimd:initial=5,min=1,max=5", Allocs: []string{"aimd:initial=5,min=1,max=200"}},
 	Color:   "#2ca02c", ColorName: "green", Glyph: "circle",
 	Fields:       FieldInfos[AIMDSpec](),
+	Ranges:       aimdRanges,
 	Capabilities: []Capability{CapRelease, CapFeedback},
 	Parse:        SpecParser(AIMDSpec{Initial: 20, Min: 20, Max: 200, Backoff: 0.9, Timeout: 5 * time.Second, WindowSize: 10}),
 	Explain:      explainAdaptive,
@@ -70,6 +72,40 @@ func (s AIMDSpec) Validate() error {
 		return NewConfigError(KindAIMD, "timeout", FormatDuration(s.Timeout), "must be positive")
 	}
 	return validateWindow(KindAIMD, s.Window, s.WindowSize)
+}
+
+// aimdRanges are what AIMDSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for aimd, with specs at and just past each edge that the registry
+// test holds to Validate.
+var aimdRanges = []FieldRange{
+	{Field: "initial", Accepted: "between min and max (default 20)",
+		Why:     "the limit is a count of permits held, in 32 bits, and starts inside [min, max]",
+		Valid:   []string{"aimd:initial=1,min=1,max=1", "aimd:initial=200,min=20,max=200"},
+		Invalid: []string{"aimd:initial=201,min=20,max=200", "aimd:initial=19,min=20,max=200"}},
+	{Field: "min", Accepted: "1 to max (default 20)",
+		Why:     "the limit is a count of permits held, in 32 bits, and starts inside [min, max]",
+		Valid:   []string{"aimd:initial=1,min=1,max=200", "aimd:initial=200,min=200,max=200"},
+		Invalid: []string{"aimd:initial=20,min=0,max=200", "aimd:initial=20,min=201,max=200"}},
+	{Field: "max", Accepted: "1 to 2147483647 (default 200)",
+		Why:     "the limit is a count of permits held, in 32 bits, and starts inside [min, max]",
+		Valid:   []string{"aimd:initial=1,min=1,max=1", "aimd:initial=20,min=20,max=2147483647"},
+		Invalid: []string{"aimd:initial=20,min=20,max=2147483648"}},
+	{Field: "backoff", Accepted: "a number in [0.5, 1) (default 0.9)",
+		Why:     "Netflix's AIMDLimit.Builder refuses others",
+		Valid:   []string{"aimd:backoff=0.5", "aimd:backoff=0.99"},
+		Invalid: []string{"aimd:backoff=1", "aimd:backoff=0.49"}},
+	{Field: "timeout", Accepted: "a positive duration (default 5s)",
+		Why:     "an answer slower than this counts as a drop",
+		Valid:   []string{"aimd:timeout=1ns", "aimd:timeout=1h"},
+		Invalid: []string{"aimd:timeout=0s", "aimd:timeout=-1s"}},
+	{Field: "window", Accepted: "positive durations of at least 100ms, or omitted (every sample updates the limit)",
+		Why:     "Netflix's WindowedLimit refuses windows under 100ms",
+		Valid:   []string{"aimd:window=100ms", "aimd:window=1m"},
+		Invalid: []string{"aimd:window=99ms"}},
+	{Field: "window_size", Accepted: "at least 10 (default 10); read only with window",
+		Why:     "Netflix's WindowedLimit refuses fewer than 10 samples a window",
+		Valid:   []string{"aimd:window=1s,window_size=10", "aimd:window=1s,window_size=1000"},
+		Invalid: []string{"aimd:window=1s,window_size=9"}},
 }
 
 // New builds the limiter; the clock is not used (feedback carries its time).

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // KindEnvoyGradient is Envoy's adaptive-concurrency gradient controller in specs.
@@ -83,8 +85,10 @@ var envoyGradientKind = KindInfo{
 	Kind: KindEnvoyGradient, Family: FamilyEnvoy, Shape: ShapeAdaptive,
 	Summary: "Envoy's gradient controller: limit·clamp(minRTT·1.25/p50, 0.5, 2) + √, minRTT re-measured at min concurrency",
 	Example: "envoy-gradient:update=100ms,interval=1m",
+	Checks:  CheckSpecs{Sizes: "envoy-gradient:update=100ms,interval=1m,min=5,max=5"},
 	Color:   "#ac6bbf", ColorName: "envoy violet", Glyph: "box",
 	Fields:       FieldInfos[EnvoyGradientSpec](),
+	Ranges:       envoyGradientRanges,
 	Capabilities: []Capability{CapRelease, CapFeedback},
 	Parse: SpecParser(EnvoyGradientSpec{Update: 100 * time.Millisecond, Interval: 60 * time.Second, Requests: 50, Jitter: 15,
 		Min: 3, Max: 1000, Buffer: 25, Percentile: 50, Seed: 1}),
@@ -143,6 +147,48 @@ func (s EnvoyGradientSpec) Validate() error {
 		return NewConfigError(k, "seed", fmt.Sprint(s.Seed), "must be positive")
 	}
 	return nil
+}
+
+// envoyGradientRanges are what EnvoyGradientSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for envoy-gradient, with specs at and just past each edge that the registry
+// test holds to Validate.
+var envoyGradientRanges = []FieldRange{
+	{Field: "update", Accepted: "a positive duration, " + limits.Span + " (default 100ms)",
+		Why:     "concurrency_update_interval: Envoy requires it positive",
+		Valid:   []string{"envoy-gradient:update=1ns", "envoy-gradient:update=1h"},
+		Invalid: []string{"envoy-gradient:update=0s"}},
+	{Field: "interval", Accepted: "1ms to 2^61 ns (default 1m)",
+		Why:     "Envoy's validation: gte 1ms; a window's end is now + interval + jitter",
+		Valid:   []string{"envoy-gradient:interval=1ms", "envoy-gradient:interval=1h"},
+		Invalid: []string{"envoy-gradient:interval=999us"}},
+	{Field: "requests", Accepted: "1 to 1048576 (default 50)",
+		Why:     "request_count: Envoy's proto refuses 0; a window's samples are kept",
+		Valid:   []string{"envoy-gradient:requests=1", "envoy-gradient:requests=1048576"},
+		Invalid: []string{"envoy-gradient:requests=0", "envoy-gradient:requests=1048577"}},
+	{Field: "jitter", Accepted: "a percent in [0, 100] (default 15)",
+		Why:     "Envoy's type.v3.Percent",
+		Valid:   []string{"envoy-gradient:jitter=0", "envoy-gradient:jitter=100"},
+		Invalid: []string{"envoy-gradient:jitter=101", "envoy-gradient:jitter=-1"}},
+	{Field: "min", Accepted: "1 to max (default 3)",
+		Why:     "the limit is a count of permits held, in 32 bits; Envoy's proto refuses 0",
+		Valid:   []string{"envoy-gradient:min=1", "envoy-gradient:min=1000"},
+		Invalid: []string{"envoy-gradient:min=0", "envoy-gradient:min=1001"}},
+	{Field: "max", Accepted: "1 to 2147483647, at least min (default 1000)",
+		Why:     "the limit is a count of permits held, in 32 bits; Envoy's proto refuses 0",
+		Valid:   []string{"envoy-gradient:min=1,max=1", "envoy-gradient:max=2147483647"},
+		Invalid: []string{"envoy-gradient:max=2147483648", "envoy-gradient:max=2"}},
+	{Field: "buffer", Accepted: "a percent in [0, 100] (default 25)",
+		Why:     "Envoy's type.v3.Percent",
+		Valid:   []string{"envoy-gradient:buffer=0", "envoy-gradient:buffer=100"},
+		Invalid: []string{"envoy-gradient:buffer=100.5"}},
+	{Field: "percentile", Accepted: "a percent in [0, 100] (default 50)",
+		Why:     "Envoy's type.v3.Percent",
+		Valid:   []string{"envoy-gradient:percentile=0", "envoy-gradient:percentile=99.9"},
+		Invalid: []string{"envoy-gradient:percentile=200"}},
+	{Field: "seed", Accepted: "1 to 2^63−1 (default 1)",
+		Why:     "the jitter's PCG seed: a run's minRTT windows open at the same times every time",
+		Valid:   []string{"envoy-gradient:seed=1"},
+		Invalid: []string{"envoy-gradient:seed=0"}},
 }
 
 // New builds the controller, its first minRTT window open at virtual time 0; the clock is

@@ -49,8 +49,10 @@ var gradientKind = KindInfo{
 	Kind: KindGradient, Family: FamilyNetflix, Shape: ShapeAdaptive,
 	Summary: "Netflix Gradient: L·min(1, 2·minRTT/rtt) + √L, probing minRTT every 1000-2000 samples",
 	Example: "gradient:initial=50,min=1,max=1000",
+	Checks:  CheckSpecs{Sizes: "gradient:initial=5,min=1,max=5", Allocs: []string{"gradient:initial=5,min=1,max=1000"}},
 	Color:   "#9467bd", ColorName: "purple", Glyph: "square",
 	Fields:       FieldInfos[GradientSpec](),
+	Ranges:       gradientRanges,
 	Capabilities: []Capability{CapRelease, CapFeedback},
 	Parse: SpecParser(GradientSpec{Initial: 50, Min: 1, Max: 1000, Smoothing: 0.2, Tolerance: 2, Backoff: 0.9,
 		Probe: 1000, Seed: 1, WindowSize: 10}),
@@ -96,6 +98,52 @@ func (s GradientSpec) Validate() error {
 		return NewConfigError(KindGradient, "backoff", fmt.Sprint(s.Backoff), "must be in [0.5, 1]")
 	}
 	return validateWindow(KindGradient, s.Window, s.WindowSize)
+}
+
+// gradientRanges are what GradientSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for gradient, with specs at and just past each edge that the registry
+// test holds to Validate.
+var gradientRanges = []FieldRange{
+	{Field: "initial", Accepted: "between min and max (default 50)",
+		Why:     "the limit is a count of permits held, in 32 bits, and starts inside [min, max]",
+		Valid:   []string{"gradient:initial=1,min=1,max=4", "gradient:initial=1000,min=1,max=1000"},
+		Invalid: []string{"gradient:initial=1001,min=1,max=1000"}},
+	{Field: "min", Accepted: "1 to max (default 1)",
+		Why:     "the limit is a count of permits held, in 32 bits, and starts inside [min, max]",
+		Valid:   []string{"gradient:initial=50,min=1,max=1000", "gradient:initial=50,min=50,max=1000"},
+		Invalid: []string{"gradient:initial=50,min=0,max=1000", "gradient:initial=50,min=51,max=1000"}},
+	{Field: "max", Accepted: "4 to 2147483647 (default 1000)",
+		Why:     "the limit never falls below the queue size, max(4, √limit): a max below 4 could not hold",
+		Valid:   []string{"gradient:initial=4,min=1,max=4", "gradient:initial=50,min=1,max=2147483647"},
+		Invalid: []string{"gradient:initial=3,min=1,max=3", "gradient:initial=50,min=1,max=2147483648"}},
+	{Field: "smoothing", Accepted: "a number in (0, 1] (default 0.2)",
+		Why:     "the weight of the new estimate in a convex combination: past 1 the limit would overshoot",
+		Valid:   []string{"gradient:smoothing=1"},
+		Invalid: []string{"gradient:smoothing=0"}},
+	{Field: "tolerance", Accepted: "a number, at least 1 (default 2)",
+		Why:     "Netflix's builders refuse a tolerance below 1 (it would shrink on latencies at the minimum)",
+		Valid:   []string{"gradient:tolerance=1"},
+		Invalid: []string{"gradient:tolerance=0.99"}},
+	{Field: "backoff", Accepted: "a number in [0.5, 1] (default 0.9)",
+		Why:     "Netflix's GradientLimit.Builder refuses others",
+		Valid:   []string{"gradient:backoff=0.5", "gradient:backoff=1"},
+		Invalid: []string{"gradient:backoff=0.4", "gradient:backoff=1.1"}},
+	{Field: "probe", Accepted: "1 to 2^63−1 samples (an int) (default 1000)",
+		Why:     "a count of samples",
+		Valid:   []string{"gradient:probe=1"},
+		Invalid: []string{"gradient:probe=0"}},
+	{Field: "seed", Accepted: "1 to 2^63−1 (default 1)",
+		Why:     "the probe jitter's PCG seed: a run's probes fall on the same samples every time",
+		Valid:   []string{"gradient:seed=1"},
+		Invalid: []string{"gradient:seed=0"}},
+	{Field: "window", Accepted: "positive durations of at least 100ms, or omitted (every sample updates the limit)",
+		Why:     "Netflix's WindowedLimit refuses windows under 100ms",
+		Valid:   []string{"gradient:window=100ms"},
+		Invalid: []string{"gradient:window=1ms"}},
+	{Field: "window_size", Accepted: "at least 10 (default 10); read only with window",
+		Why:     "Netflix's WindowedLimit refuses fewer than 10 samples a window",
+		Valid:   []string{"gradient:window=1s,window_size=10"},
+		Invalid: []string{"gradient:window=1s,window_size=1"}},
 }
 
 // New builds the limiter; the clock is not used.

@@ -44,8 +44,10 @@ var gradient2Kind = KindInfo{
 	Kind: KindGradient2, Family: FamilyNetflix, Shape: ShapeAdaptive,
 	Summary: "Netflix Gradient2: L·min(1, 1.5·avgRTT_long/rtt) + 4, smoothed 0.2; no probe",
 	Example: "gradient2:initial=20,min=20,max=200",
+	Checks:  CheckSpecs{Sizes: "gradient2:initial=5,min=1,max=5", Allocs: []string{"gradient2:initial=5,min=1,max=200"}},
 	Color:   "#e377c2", ColorName: "orchid", Glyph: "triangle",
 	Fields:       FieldInfos[Gradient2Spec](),
+	Ranges:       gradient2Ranges,
 	Capabilities: []Capability{CapRelease, CapFeedback},
 	Parse: SpecParser(Gradient2Spec{Initial: 20, Min: 20, Max: 200, Smoothing: 0.2, Tolerance: 1.5, Queue: 4,
 		LongWindow: 600, WindowSize: 10}),
@@ -82,6 +84,48 @@ func (s Gradient2Spec) Validate() error {
 		return NewConfigError(KindGradient2, "tolerance", fmt.Sprint(s.Tolerance), "must be at least 1")
 	}
 	return validateWindow(KindGradient2, s.Window, s.WindowSize)
+}
+
+// gradient2Ranges are what Gradient2Spec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for gradient2, with specs at and just past each edge that the registry
+// test holds to Validate.
+var gradient2Ranges = []FieldRange{
+	{Field: "initial", Accepted: "between min and max (default 20)",
+		Why:     "the limit is a count of permits held, in 32 bits, and starts inside [min, max]",
+		Valid:   []string{"gradient2:initial=1,min=1,max=1", "gradient2:initial=200,min=20,max=200"},
+		Invalid: []string{"gradient2:initial=19,min=20,max=200"}},
+	{Field: "min", Accepted: "1 to max (default 20)",
+		Why:     "the limit is a count of permits held, in 32 bits, and starts inside [min, max]",
+		Valid:   []string{"gradient2:initial=20,min=1,max=200", "gradient2:initial=200,min=200,max=200"},
+		Invalid: []string{"gradient2:initial=20,min=0,max=200", "gradient2:min=30,max=20"}},
+	{Field: "max", Accepted: "1 to 2147483647 (default 200)",
+		Why:     "the limit is a count of permits held, in 32 bits, and starts inside [min, max]",
+		Valid:   []string{"gradient2:initial=1,min=1,max=1", "gradient2:initial=20,min=20,max=2147483647"},
+		Invalid: []string{"gradient2:initial=20,min=20,max=2147483648"}},
+	{Field: "smoothing", Accepted: "a number in (0, 1] (default 0.2)",
+		Why:     "the weight of the new estimate in a convex combination: past 1 the limit would overshoot",
+		Valid:   []string{"gradient2:smoothing=1"},
+		Invalid: []string{"gradient2:smoothing=2"}},
+	{Field: "tolerance", Accepted: "a number, at least 1 (default 1.5)",
+		Why:     "Netflix's builders refuse a tolerance below 1 (it would shrink on latencies at the minimum)",
+		Valid:   []string{"gradient2:tolerance=1"},
+		Invalid: []string{"gradient2:tolerance=0.5"}},
+	{Field: "queue", Accepted: "1 to 2^63−1 (default 4)",
+		Why:     "the growth allowed per update, in permits",
+		Valid:   []string{"gradient2:queue=1"},
+		Invalid: []string{"gradient2:queue=0"}},
+	{Field: "long_window", Accepted: "1 to 2^63−1 samples (default 600)",
+		Why:     "the exponential average's weight is 2/(long_window+1)",
+		Valid:   []string{"gradient2:long_window=1"},
+		Invalid: []string{"gradient2:long_window=0"}},
+	{Field: "window", Accepted: "positive durations of at least 100ms, or omitted (every sample updates the limit)",
+		Why:     "Netflix's WindowedLimit refuses windows under 100ms",
+		Valid:   []string{"gradient2:window=100ms"},
+		Invalid: []string{"gradient2:window=99ms"}},
+	{Field: "window_size", Accepted: "at least 10 (default 10); read only with window",
+		Why:     "Netflix's WindowedLimit refuses fewer than 10 samples a window",
+		Valid:   []string{"gradient2:window=1s,window_size=10"},
+		Invalid: []string{"gradient2:window=1s,window_size=9"}},
 }
 
 // New builds the limiter; the clock is not used.

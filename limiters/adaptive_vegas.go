@@ -51,8 +51,10 @@ var vegasKind = KindInfo{
 	Kind: KindVegas, Family: FamilyNetflix, Shape: ShapeAdaptive,
 	Summary: "Netflix Vegas: grow while the queue estimate L·(1−rtt_noload/rtt) is small, shrink when large",
 	Example: "vegas:initial=20,max=1000",
+	Checks:  CheckSpecs{Sizes: "vegas:initial=5,max=5", Allocs: []string{"vegas:initial=5,max=1000"}},
 	Color:   "#d62728", ColorName: "brick red", Glyph: "ring",
 	Fields:       FieldInfos[VegasSpec](),
+	Ranges:       vegasRanges,
 	Capabilities: []Capability{CapRelease, CapFeedback},
 	Parse:        SpecParser(VegasSpec{Initial: 20, Max: 1000, Smoothing: 1, Probe: 30, Seed: 1, WindowSize: 10}),
 	Explain:      explainAdaptive,
@@ -83,6 +85,40 @@ func (s VegasSpec) Validate() error {
 		return NewConfigError(KindVegas, "smoothing", fmt.Sprint(s.Smoothing), "must be in (0, 1]")
 	}
 	return validateWindow(KindVegas, s.Window, s.WindowSize)
+}
+
+// vegasRanges are what VegasSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for vegas, with specs at and just past each edge that the registry
+// test holds to Validate.
+var vegasRanges = []FieldRange{
+	{Field: "initial", Accepted: "between 1 and max (default 20)",
+		Why:     "the limit is a count of permits held, in 32 bits, and starts inside [min, max]",
+		Valid:   []string{"vegas:initial=1,max=1", "vegas:initial=1000,max=1000"},
+		Invalid: []string{"vegas:initial=1001,max=1000", "vegas:initial=0"}},
+	{Field: "max", Accepted: "1 to 2147483647 (default 1000)",
+		Why:     "the limit is a count of permits held, in 32 bits, and starts inside [min, max]",
+		Valid:   []string{"vegas:initial=1,max=1", "vegas:initial=20,max=2147483647"},
+		Invalid: []string{"vegas:initial=20,max=2147483648", "vegas:initial=20,max=0"}},
+	{Field: "smoothing", Accepted: "a number in (0, 1] (default 1)",
+		Why:     "the weight of the new estimate in a convex combination: past 1 the limit would overshoot",
+		Valid:   []string{"vegas:smoothing=1", "vegas:smoothing=0.01"},
+		Invalid: []string{"vegas:smoothing=0", "vegas:smoothing=1.5"}},
+	{Field: "probe", Accepted: "1 to 2^63−1 samples (an int) (default 30)",
+		Why:     "a count of samples",
+		Valid:   []string{"vegas:probe=1", "vegas:probe=1000"},
+		Invalid: []string{"vegas:probe=0"}},
+	{Field: "seed", Accepted: "1 to 2^63−1 (default 1)",
+		Why:     "the probe jitter's PCG seed: a run's probes fall on the same samples every time",
+		Valid:   []string{"vegas:seed=1", "vegas:seed=99"},
+		Invalid: []string{"vegas:seed=0"}},
+	{Field: "window", Accepted: "positive durations of at least 100ms, or omitted (every sample updates the limit)",
+		Why:     "Netflix's WindowedLimit refuses windows under 100ms",
+		Valid:   []string{"vegas:window=100ms"},
+		Invalid: []string{"vegas:window=10ms"}},
+	{Field: "window_size", Accepted: "at least 10 (default 10); read only with window",
+		Why:     "Netflix's WindowedLimit refuses fewer than 10 samples a window",
+		Valid:   []string{"vegas:window=1s,window_size=10"},
+		Invalid: []string{"vegas:window=1s,window_size=2"}},
 }
 
 // New builds the limiter; the clock is not used.

@@ -46,8 +46,10 @@ var concurrencyKind = KindInfo{
 	Kind: KindConcurrency, Family: FamilyRatelab, Shape: ShapeBulkhead,
 	Summary: "at most max in flight at once (bulkhead); no time axis",
 	Example: "concurrency:max=20",
+	Checks:  CheckSpecs{Sizes: "concurrency:max=5", Allocs: []string{"concurrency:max=5"}},
 	Color:   "#56b4e9", ColorName: "sky blue", Glyph: "box",
 	Fields:       FieldInfos[ConcurrencySpec](),
+	Ranges:       concurrencyRanges,
 	Capabilities: []Capability{CapRelease},
 	Parse:        SpecParser(ConcurrencySpec{}),
 	Explain:      explainConcurrency,
@@ -69,6 +71,16 @@ func (s ConcurrencySpec) Validate() error {
 		return NewConfigError(KindConcurrency, "max", fmt.Sprint(s.Max), "must be between 1 and 2^31-1")
 	}
 	return nil
+}
+
+// concurrencyRanges are what ConcurrencySpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for concurrency, with specs at and just past each edge that the registry
+// test holds to Validate.
+var concurrencyRanges = []FieldRange{
+	{Field: "max", Accepted: "1 to 2^31−1",
+		Why:     "the permits held are counted in 32 bits",
+		Valid:   []string{"concurrency:max=1", "concurrency:max=2147483647"},
+		Invalid: []string{"concurrency:max=0", "concurrency:max=2147483648"}},
 }
 
 // New is NewConcurrency(s.Max); the clock is not used.

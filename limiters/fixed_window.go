@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters/internal/bound"
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // FixedWindow admits at most limit permits per window, with windows aligned to the clock's
@@ -62,8 +63,10 @@ var fixedWindowKind = KindInfo{
 	Kind: KindFixedWindow, Family: FamilyRatelab, Shape: ShapeWindow,
 	Summary: "limit per clock-aligned window; 2×limit at a boundary",
 	Example: "fixed-window:limit=100,window=1s",
+	Checks:  CheckSpecs{Sizes: "fixed-window:limit=5,window=1s"},
 	Color:   "#d55e00", ColorName: "vermillion", Glyph: "triangle",
 	Fields:       FieldInfos[FixedWindowSpec](),
+	Ranges:       fixedWindowRanges,
 	Capabilities: []Capability{CapRetryAfter, CapRefund},
 	Parse:        SpecParser(FixedWindowSpec{}),
 	Explain:      explainFixedWindow,
@@ -92,6 +95,20 @@ func (s FixedWindowSpec) Validate() error {
 		return NewConfigError(KindFixedWindow, "window", FormatDuration(s.Window), "must be positive and at most 2^62ns")
 	}
 	return checkWindow(KindFixedWindow, uint64(s.Limit), s.Window)
+}
+
+// fixedWindowRanges are what FixedWindowSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for fixed-window, with specs at and just past each edge that the registry
+// test holds to Validate.
+var fixedWindowRanges = []FieldRange{
+	{Field: "limit", Accepted: limits.Limit32,
+		Why:     "the count shares one 64-bit word with the window number, updated in one atomic step",
+		Valid:   []string{"fixed-window:limit=1,window=1ns", "fixed-window:limit=4294967295,window=2147483648ns"},
+		Invalid: []string{"fixed-window:limit=0,window=1s", "fixed-window:limit=4294967296,window=4294967296ns"}},
+	{Field: "window", Accepted: "positive, " + limits.Span + ", and at least 2^(bits(limit)−1) ns (1ns up to limit 1, 2ns up to 3, …, 2.15s for 2^32−1)",
+		Why:     limits.Window + "; the window number, in the word's remaining bits, stays unambiguous for 146 years: only needed above about one permit per ns",
+		Valid:   []string{"fixed-window:limit=1,window=4611686018427387904ns", "fixed-window:limit=3,window=2ns"},
+		Invalid: []string{"fixed-window:limit=1,window=4611686018427387905ns", "fixed-window:limit=3,window=1ns"}},
 }
 
 // New is NewFixedWindow(s.Limit, s.Window, clock).

@@ -76,12 +76,61 @@ type KindInfo struct {
 	// refused at validation.
 	Capabilities []Capability
 
+	// Ranges are what Validate accepts, one row per field in the order of Fields: the rows of
+	// docs/LIMITS.md's limiter table, each held to Validate by specs at and just past its
+	// edges. Each kind's file defines them beside its Validate.
+	Ranges []FieldRange
+
+	// Checks are the specs the catalogue's guarantees over every kind (golden's request-sizes
+	// and no-alloc) run for this kind where Example does not suit; the zero value is Example
+	// for each. The registry test parses each as a spec of this kind.
+	Checks CheckSpecs
+
 	// Parse returns a fresh spec with its defaults and the fields bound to it; done returns
 	// the filled spec.
 	Parse func() (fields []Field, done func() Spec)
 	// Explain is the kind's sentence for an admitted or refused request (State.Explain
 	// handles Invalid and Never for every kind).
 	Explain func(s State, n int, d Decision) string
+}
+
+// CheckSpecs are a kind's specs for the checks run on every kind, where its Example is not the
+// one: Example is written for reading (token-bucket capacity 3 at 100/s), a check needs a
+// particular size or configuration.
+type CheckSpecs struct {
+	// Sizes is a spec whose MaxPermits is small (at most 6, where the kind has a size), so
+	// that request-sizes can offer MaxPermits and MaxPermits+1 through the simulator:
+	// "concurrency:max=5" rather than max=20. "" is Example.
+	Sizes string
+	// Allocs are the configurations no-alloc measures, one per distinct decision path
+	// (sentinel's reject, and its warm-up throttling with a queue). nil is Example alone.
+	Allocs []string
+}
+
+// SizesSpec is the spec request-sizes runs for the kind: Checks.Sizes, else Example.
+func (k KindInfo) SizesSpec() string {
+	if k.Checks.Sizes != "" {
+		return k.Checks.Sizes
+	}
+	return k.Example
+}
+
+// AllocSpecs are the specs no-alloc measures for the kind: Checks.Allocs, else Example.
+func (k KindInfo) AllocSpecs() []string {
+	if len(k.Checks.Allocs) > 0 {
+		return k.Checks.Allocs
+	}
+	return []string{k.Example}
+}
+
+// FieldRange is the range one field of a kind's spec accepts, and why: Validate's rule in words
+// with numbers, and the specs that hold the words to the rule.
+type FieldRange struct {
+	Field    string
+	Accepted string // e.g. "1 to 2^31−1"; a range that opens with two whole numbers has a Valid spec at each
+	Why      string // why the edges are there, e.g. "the permits held are counted in 32 bits"
+	Valid    []string
+	Invalid  []string // specs just past the edges: ParseSpec or Validate refuses each
 }
 
 // Glyphs are the point marks charts can give a kind (gonum's glyph drawers by name).
@@ -191,6 +240,20 @@ func (k KindInfo) Lacks(c Capability) error {
 	return &CapabilityError{Kind: k.Kind, Capability: c, Has: k.Capabilities}
 }
 
+// rangesFollowFields reports whether Ranges has one row per field, in the order of Fields,
+// each saying what it accepts and why.
+func (k KindInfo) rangesFollowFields() bool {
+	if len(k.Ranges) != len(k.Fields) {
+		return false
+	}
+	for i, r := range k.Ranges {
+		if r.Field != k.Fields[i].Name || r.Accepted == "" || r.Why == "" || len(r.Valid) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Missing names what the entry lacks, "" when nothing: the registry test runs it on every
 // kind so that a kind cannot be added half-way.
 func (k KindInfo) Missing() string {
@@ -209,6 +272,7 @@ func (k KindInfo) Missing() string {
 	check(k.ColorName != "", "color name")
 	check(slices.Contains(Glyphs, k.Glyph), "glyph (one of Glyphs)")
 	check(len(k.Fields) > 0, "fields")
+	check(len(k.Fields) == 0 || k.rangesFollowFields(), "ranges (one per field, in the order of Fields)")
 	check(k.Parse != nil, "parser")
 	check(k.Explain != nil, "explanation")
 	if len(missing) == 0 {

@@ -45,6 +45,26 @@ func TestRegistryIsComplete(t *testing.T) {
 				assert.NotContains(t, s, string(info.Kind)+")", "%s has a sentence of its own for %s", info.Kind, d)
 				assert.NotEmpty(t, s)
 			}
+			for _, text := range append([]string{info.SizesSpec()}, info.AllocSpecs()...) {
+				check, err := ParseSpec(text)
+				if assert.NoError(t, err, "check spec %s", text) {
+					assert.Equal(t, info.Kind, check.Kind(), "check spec %s is of its own kind", text)
+					assert.NoError(t, check.Validate(), "check spec %s", text)
+				}
+			}
+			for _, r := range info.Ranges {
+				for _, text := range r.Valid {
+					s, err := ParseSpec(text)
+					if assert.NoError(t, err, "%s: range edge %s", r.Field, text) {
+						assert.NoError(t, s.Validate(), "%s: %s is inside the range %q", r.Field, text, r.Accepted)
+					}
+				}
+				for _, text := range r.Invalid {
+					if s, err := ParseSpec(text); err == nil {
+						assert.Error(t, s.Validate(), "%s: %s is past the range %q", r.Field, text, r.Accepted)
+					}
+				}
+			}
 			for _, f := range info.Fields {
 				assert.NotEmpty(t, f.Meaning, "field %s explains itself", f.Name)
 				if f.Required {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters/internal/bound"
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // LeakyBucket paces requests strictly evenly: after one permit is granted the next is
@@ -49,6 +50,7 @@ var leakyBucketKind = KindInfo{
 	Example: "leaky-bucket:rate=100/1s",
 	Color:   "#009e73", ColorName: "green", Glyph: "square",
 	Fields:       FieldInfos[LeakyBucketSpec](),
+	Ranges:       leakyBucketRanges,
 	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},
 	Parse:        SpecParser(LeakyBucketSpec{}),
 	Explain:      explainGCRA,
@@ -73,6 +75,16 @@ func (s LeakyBucketSpec) Validate() error {
 		return NewConfigError(KindLeakyBucket, "rate", s.Rate.String(), "emission interval exceeds 2^62ns (146 years)")
 	}
 	return nil
+}
+
+// leakyBucketRanges are what LeakyBucketSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for leaky-bucket, with specs at and just past each edge that the registry
+// test holds to Validate.
+var leakyBucketRanges = []FieldRange{
+	{Field: "rate", Accepted: "permits/window with T = window/permits from 1 ns to 2^62 ns",
+		Why:     limits.PerNS + "; " + limits.Window,
+		Valid:   []string{"leaky-bucket:rate=1/1ns", "leaky-bucket:rate=1/4611686018427387904ns"},
+		Invalid: []string{"leaky-bucket:rate=2/1ns", "leaky-bucket:rate=1/4611686018427387905ns"}},
 }
 
 // New is NewLeakyBucket(s.Rate, clock).

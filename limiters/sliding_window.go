@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters/internal/bound"
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // SlidingWindow admits at most limit permits per rolling window, measured in slots.
@@ -105,8 +106,10 @@ var slidingWindowKind = KindInfo{
 	Kind: KindSlidingWindow, Family: FamilyRatelab, Shape: ShapeSlots,
 	Summary: "limit per rolling window, measured in slots",
 	Example: "sliding-window:limit=100,window=1s,slots=10",
+	Checks:  CheckSpecs{Sizes: "sliding-window:limit=5,window=1s,slots=10"},
 	Color:   "#e69f00", ColorName: "orange", Glyph: "ring",
 	Fields:       FieldInfos[SlidingWindowSpec](),
+	Ranges:       slidingWindowRanges,
 	Capabilities: []Capability{CapRetryAfter, CapRefund},
 	Parse:        SpecParser(SlidingWindowSpec{Slots: DefaultSlots}),
 	Explain:      explainSlidingWindow,
@@ -148,6 +151,24 @@ func (s SlidingWindowSpec) Validate() error {
 			fmt.Sprintf("window %s is not a whole number of nanoseconds per slot", FormatDuration(s.Window)))
 	}
 	return nil
+}
+
+// slidingWindowRanges are what SlidingWindowSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for sliding-window, with specs at and just past each edge that the registry
+// test holds to Validate.
+var slidingWindowRanges = []FieldRange{
+	{Field: "limit", Accepted: limits.Limit32,
+		Why:     "the count shares one 64-bit word with the window number, updated in one atomic step",
+		Valid:   []string{"sliding-window:limit=1,window=1ns,slots=1", "sliding-window:limit=4294967295,window=2147483648ns,slots=1"},
+		Invalid: []string{"sliding-window:limit=0,window=1s", "sliding-window:limit=4294967296,window=4294967296ns,slots=1"}},
+	{Field: "window", Accepted: "positive, " + limits.Span + ", and at least 2^(bits(limit)−1) ns (1ns up to limit 1, 2ns up to 3, …, 2.15s for 2^32−1)",
+		Why:     limits.Window + "; the window number, in the word's remaining bits, stays unambiguous for 146 years: only needed above about one permit per ns",
+		Valid:   []string{"sliding-window:limit=1,window=4611686018427387904ns,slots=1", "sliding-window:limit=3,window=2ns,slots=1"},
+		Invalid: []string{"sliding-window:limit=1,window=4611686018427387905ns,slots=1", "sliding-window:limit=3,window=1ns,slots=1", "sliding-window:limit=4294967295,window=2147483647ns,slots=1"}},
+	{Field: "slots", Accepted: fmt.Sprintf("1 to 4096 (default %d), dividing the window into whole nanoseconds", DefaultSlots),
+		Why:     "the slots are the window's memory, and a slot's position fits in 12 bits",
+		Valid:   []string{"sliding-window:limit=1,window=4096ns,slots=4096", "sliding-window:limit=1,window=1s,slots=8", "sliding-window:limit=1,window=1s,slots=1"},
+		Invalid: []string{"sliding-window:limit=1,window=4097ns,slots=4097", "sliding-window:limit=1,window=1s,slots=7", "sliding-window:limit=1,window=1s,slots=0"}},
 }
 
 // New is NewSlidingWindow(s.Limit, s.Window, s.Slots, clock).

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters/internal/bound"
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // TokenBucket is a token bucket of size capacity, initially full and refilled at rate
@@ -59,6 +60,7 @@ var tokenBucketKind = KindInfo{
 	Example: "token-bucket:capacity=3,rate=100/1s",
 	Color:   "#0072b2", ColorName: "blue", Glyph: "circle",
 	Fields:       FieldInfos[TokenBucketSpec](),
+	Ranges:       tokenBucketRanges,
 	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},
 	Parse:        SpecParser(TokenBucketSpec{}),
 	Explain:      explainGCRA,
@@ -91,6 +93,20 @@ func (s TokenBucketSpec) Validate() error {
 			"tolerance capacity×T exceeds 2^62ns (146 years)")
 	}
 	return nil
+}
+
+// tokenBucketRanges are what TokenBucketSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for token-bucket, with specs at and just past each edge that the registry
+// test holds to Validate.
+var tokenBucketRanges = []FieldRange{
+	{Field: "capacity", Accepted: "at least 1, and capacity × T " + limits.Span + " (T = window/permits, rounded up to a whole ns)",
+		Why:     "capacity × T is the bucket's tolerance, a time: " + limits.Window,
+		Valid:   []string{"token-bucket:capacity=1,rate=1/1s", "token-bucket:capacity=4611686018427387904,rate=1/1ns"},
+		Invalid: []string{"token-bucket:capacity=0,rate=1/1s", "token-bucket:capacity=4611686018427387905,rate=1/1ns", "token-bucket:capacity=2,rate=1/4611686018427387904ns"}},
+	{Field: "rate", Accepted: "permits/window: permits at least 1, window positive, T = window/permits at least 1 ns",
+		Why:     limits.PerNS,
+		Valid:   []string{"token-bucket:capacity=1,rate=1/1ns", "token-bucket:capacity=1,rate=1000/1us"},
+		Invalid: []string{"token-bucket:capacity=1,rate=2/1ns", "token-bucket:capacity=1,rate=0/1s", "token-bucket:capacity=1,rate=1/0s"}},
 }
 
 // New is NewTokenBucket(s.Capacity, s.Rate, clock).

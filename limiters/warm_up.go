@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // ColdFactor is how much longer the emission interval is on a cold limiter: 3, the value
@@ -74,8 +76,10 @@ var warmUpKind = KindInfo{
 	Kind: KindWarmUpTokenBucket, Family: FamilyRatelab, Shape: ShapeRamp,
 	Summary: "token bucket whose rate ramps from 1/3 to full over the warm-up",
 	Example: "warm-up:capacity=10,rate=100/1s,warmup=10s",
+	Checks:  CheckSpecs{Sizes: "warm-up:capacity=6,rate=100/1s,warmup=1s", Allocs: []string{"warm-up:capacity=3,rate=100/1s,warmup=1s"}},
 	Color:   "#cc79a7", ColorName: "purple", Glyph: "pyramid",
 	Fields:       FieldInfos[WarmUpSpec](),
+	Ranges:       warmUpRanges,
 	Capabilities: []Capability{CapRetryAfter, CapRefund},
 	Parse:        SpecParser(WarmUpSpec{}),
 	Explain:      explainGCRA,
@@ -120,6 +124,24 @@ func (s WarmUpSpec) Validate() error {
 			"capacity×3T (the cost of a full burst while cold) exceeds 2^62ns (146 years)")
 	}
 	return nil
+}
+
+// warmUpRanges are what WarmUpSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for warm-up, with specs at and just past each edge that the registry
+// test holds to Validate.
+var warmUpRanges = []FieldRange{
+	{Field: "capacity", Accepted: "at least 1, and capacity × 3T " + limits.Span,
+		Why:     "a request's largest cost is a full burst while cold: " + limits.Window,
+		Valid:   []string{"warm-up:capacity=1,rate=1/1s,warmup=1s", "warm-up:capacity=1537228672809129301,rate=1/1ns,warmup=1s"},
+		Invalid: []string{"warm-up:capacity=0,rate=1/1s,warmup=1s", "warm-up:capacity=1537228672809129302,rate=1/1ns,warmup=1s"}},
+	{Field: "rate", Accepted: "as the token bucket's, and the cold interval 3T " + limits.Span,
+		Why:     limits.PerNS + "; " + limits.Window,
+		Valid:   []string{"warm-up:capacity=1,rate=1/1ns,warmup=1s", "warm-up:capacity=1,rate=1/1537228672809129301ns,warmup=1s"},
+		Invalid: []string{"warm-up:capacity=1,rate=2/1ns,warmup=1s", "warm-up:capacity=1,rate=1/1537228672809129302ns,warmup=1s"}},
+	{Field: "warmup", Accepted: "positive, " + limits.Span,
+		Why:     limits.Window,
+		Valid:   []string{"warm-up:capacity=1,rate=1/1s,warmup=1ns", "warm-up:capacity=1,rate=1/1s,warmup=4611686018427387904ns"},
+		Invalid: []string{"warm-up:capacity=1,rate=1/1s,warmup=0s", "warm-up:capacity=1,rate=1/1s,warmup=4611686018427387905ns"}},
 }
 
 // New is NewWarmUpTokenBucket(s.Capacity, s.Rate, s.WarmUp, clock).

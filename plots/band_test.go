@@ -3,15 +3,12 @@ package plots
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"gonum.org/v1/plot/cmpimg"
-
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/goldenfile"
 	"github.com/ratelab/ratelab/replicate"
 	"github.com/ratelab/ratelab/scenarios"
 )
@@ -87,7 +84,7 @@ func TestRateIntervalBandHoldsTheMean(t *testing.T) {
 			if err := fig.Dump(&buf); err != nil {
 				t.Fatal(err)
 			}
-			checkBandGolden(t, filepath.Join("testdata", "diurnal-rate-interval.golden"), buf.Bytes())
+			goldenfile.Compare(t, filepath.Join("testdata", "diurnal-rate-interval.golden"), buf.Bytes(), goldenFiles)
 		}
 	}
 	if !(width[16] > 0 && width[16] < width[4]/1.5) {
@@ -128,46 +125,5 @@ func TestRateIntervalImage(t *testing.T) {
 	if err := fig.Write(&buf, "png", 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	checkImage(t, filepath.Join("testdata", "diurnal-rate-interval.png"), buf.Bytes())
-}
-
-func checkBandGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./plots -update)", err)
-	}
-	if !bytes.Equal(want, got) {
-		_ = os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s: plotted data changed; got written to %s.got (diff them; -update accepts)", path, path)
-	}
-}
-
-func checkImage(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./plots -update)", err)
-	}
-	ok, err := cmpimg.EqualApprox("png", want, got, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ok {
-		out := strings.TrimSuffix(path, ".png") + ".got.png"
-		_ = os.WriteFile(out, got, 0o644)
-		t.Errorf("%s: image differs beyond tolerance; got written to %s", path, out)
-	}
+	goldenfile.Compare(t, filepath.Join("testdata", "diurnal-rate-interval.png"), buf.Bytes(), goldenImages)
 }

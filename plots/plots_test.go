@@ -6,7 +6,6 @@ import (
 	"flag"
 	"image/color"
 	"image/png"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,11 +15,20 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/goldenfile"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// goldenFiles compare the plotted data with testdata/*.golden byte for byte.
+var goldenFiles = goldenfile.Options{Update: update, Rerun: "go test ./plots"}
+
+// goldenImages compare pictures with testdata/*.png within a tolerance: font rasterisation
+// may differ by a few pixels between platforms, the data may not.
+var goldenImages = goldenfile.Options{Update: update, Rerun: "go test ./plots",
+	Equal: func(want, got []byte) (bool, error) { return cmpimg.EqualApprox("png", want, got, 0.01) }}
 
 // runScenario runs a built-in scenario, traced, after mutate (which may be nil).
 func runScenario(t testing.TB, name string, mutate func(*engine.Scenario)) (*engine.Scenario, *engine.Results) {
@@ -80,22 +88,7 @@ func TestGoldenData(t *testing.T) {
 			if err := fig.Dump(&buf); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tc.scenario+"-"+tc.chart+".golden")
-			if *update {
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./plots -update)", err)
-			}
-			if !bytes.Equal(want, buf.Bytes()) {
-				got := path + ".got"
-				_ = os.WriteFile(got, buf.Bytes(), 0o644)
-				t.Errorf("%s: plotted data changed; got written to %s (diff them; -update accepts)", path, got)
-			}
+			goldenfile.Compare(t, filepath.Join("testdata", tc.scenario+"-"+tc.chart+".golden"), buf.Bytes(), goldenFiles)
 		})
 	}
 }
@@ -124,26 +117,7 @@ func TestImages(t *testing.T) {
 			if err := fig.Write(&buf, "png", 0, 0); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tc.scenario+"-"+tc.chart+".png")
-			if *update {
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./plots -update)", err)
-			}
-			ok, err := cmpimg.EqualApprox("png", want, buf.Bytes(), 0.01)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok {
-				got := strings.TrimSuffix(path, ".png") + ".got.png"
-				_ = os.WriteFile(got, buf.Bytes(), 0o644)
-				t.Errorf("%s: image differs beyond tolerance; got written to %s", path, got)
-			}
+			goldenfile.Compare(t, filepath.Join("testdata", tc.scenario+"-"+tc.chart+".png"), buf.Bytes(), goldenImages)
 		})
 	}
 }

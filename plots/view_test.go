@@ -3,7 +3,6 @@ package plots
 import (
 	"bytes"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/goldenfile"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
@@ -22,22 +22,7 @@ func checkGolden(t *testing.T, name, says string, fig *Figure) {
 	if err := fig.Dump(&buf); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./plots -update)", err)
-	}
-	if !bytes.Equal(want, buf.Bytes()) {
-		got := path + ".got"
-		_ = os.WriteFile(got, buf.Bytes(), 0o644)
-		t.Errorf("%s: plotted data changed; got written to %s (diff them; -update accepts)", path, got)
-	}
+	goldenfile.Compare(t, filepath.Join("testdata", name+".golden"), buf.Bytes(), goldenFiles)
 }
 
 // A zoomed rate chart groups the bins of its stretch, not of the run: boundary-attack's 3s

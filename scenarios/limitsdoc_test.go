@@ -14,7 +14,9 @@ import (
 	"github.com/ratelab/ratelab/clients"
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
-	"github.com/ratelab/ratelab/limiters/peers"
+	// Every kind registers, so that the table has the peers' rows and failsafe-adaptive's.
+	_ "github.com/ratelab/ratelab/limiters/failsafego"
+	_ "github.com/ratelab/ratelab/limiters/peers"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/LIMITS.md from the validation code")
@@ -22,7 +24,8 @@ var update = flag.Bool("update", false, "rewrite docs/LIMITS.md from the validat
 const limitsFile = "../docs/LIMITS.md"
 
 // docs/LIMITS.md is what the validation code accepts: it is generated from the constants
-// validation uses, and the limiter ranges it states are checked against each kind's Validate
+// validation uses, and its limiter table from the registry (each kind's KindInfo.Ranges,
+// beside its Validate), whose rows are checked against Validate
 // (TestLimiterRangesAreTheValidation). A changed range without it fails here.
 func TestLimitsDocIsCurrent(t *testing.T) {
 	want := limitsMarkdown()
@@ -36,190 +39,22 @@ func TestLimitsDocIsCurrent(t *testing.T) {
 	require.NoError(t, os.WriteFile(limitsFile, []byte(want), 0o644))
 }
 
-// limiterRange is one row of the limiter table, with specs at and just past its edges.
+// limiterRange is one row of the limiter table: a field's range from its kind's registry
+// entry (KindInfo.Ranges, defined beside the kind's Validate).
 type limiterRange struct {
-	kind     limiters.Kind
-	field    string
-	accepted string
-	why      string
-	valid    []string // accepted by ParseSpec and Validate
-	invalid  []string // refused by one of them
+	kind limiters.Kind
+	limiters.FieldRange
 }
 
-// maxTimeNS is 2^62 ns written as a spec's duration.
-var maxTimeNS = fmt.Sprintf("%dns", int64(engine.MaxTime))
-
+// limiterRanges are every registered kind's field ranges, in registry order.
 func limiterRanges() []limiterRange {
-	const (
-		span   = "at most 2^62 ns"
-		window = "a window (and a tolerance) is added to times up to 2^62 ns: the sum must not overflow int64"
-		limit  = "1 to 2^32−1"
-		packed = "the count shares one 64-bit word with the window number, updated in one atomic step"
-		short  = "at least 2^(bits(limit)−1) ns (1ns up to limit 1, 2ns up to 3, …, 2.15s for 2^32−1)"
-		why    = "the window number, in the word's remaining bits, stays unambiguous for 146 years: only needed above about one permit per ns"
-		perNS  = "one permit per nanosecond is the clock's resolution"
-	)
-	return append([]limiterRange{
-		{limiters.KindTokenBucket, "capacity", "at least 1, and capacity × T " + span + " (T = window/permits, rounded up to a whole ns)",
-			"capacity × T is the bucket's tolerance, a time: " + window,
-			[]string{"token-bucket:capacity=1,rate=1/1s", "token-bucket:capacity=4611686018427387904,rate=1/1ns"},
-			[]string{"token-bucket:capacity=0,rate=1/1s", "token-bucket:capacity=4611686018427387905,rate=1/1ns", "token-bucket:capacity=2,rate=1/" + maxTimeNS}},
-		{limiters.KindTokenBucket, "rate", "permits/window: permits at least 1, window positive, T = window/permits at least 1 ns", perNS,
-			[]string{"token-bucket:capacity=1,rate=1/1ns", "token-bucket:capacity=1,rate=1000/1us"},
-			[]string{"token-bucket:capacity=1,rate=2/1ns", "token-bucket:capacity=1,rate=0/1s", "token-bucket:capacity=1,rate=1/0s"}},
-		{limiters.KindLeakyBucket, "rate", "permits/window with T = window/permits from 1 ns to 2^62 ns", perNS + "; " + window,
-			[]string{"leaky-bucket:rate=1/1ns", "leaky-bucket:rate=1/" + maxTimeNS},
-			[]string{"leaky-bucket:rate=2/1ns", fmt.Sprintf("leaky-bucket:rate=1/%dns", int64(engine.MaxTime)+1)}},
-		{limiters.KindSlidingWindow, "limit", limit, packed,
-			[]string{"sliding-window:limit=1,window=1ns,slots=1", "sliding-window:limit=4294967295,window=2147483648ns,slots=1"},
-			[]string{"sliding-window:limit=0,window=1s", "sliding-window:limit=4294967296,window=4294967296ns,slots=1"}},
-		{limiters.KindSlidingWindow, "window", "positive, " + span + ", and " + short, window + "; " + why,
-			[]string{"sliding-window:limit=1,window=" + maxTimeNS + ",slots=1", "sliding-window:limit=3,window=2ns,slots=1"},
-			[]string{fmt.Sprintf("sliding-window:limit=1,window=%dns,slots=1", int64(engine.MaxTime)+1), "sliding-window:limit=3,window=1ns,slots=1",
-				"sliding-window:limit=4294967295,window=2147483647ns,slots=1"}},
-		{limiters.KindSlidingWindow, "slots", fmt.Sprintf("1 to 4096 (default %d), dividing the window into whole nanoseconds", limiters.DefaultSlots),
-			"the slots are the window's memory, and a slot's position fits in 12 bits",
-			[]string{"sliding-window:limit=1,window=4096ns,slots=4096", "sliding-window:limit=1,window=1s,slots=8", "sliding-window:limit=1,window=1s,slots=1"},
-			[]string{"sliding-window:limit=1,window=4097ns,slots=4097", "sliding-window:limit=1,window=1s,slots=7", "sliding-window:limit=1,window=1s,slots=0"}},
-		{limiters.KindFixedWindow, "limit", limit, packed,
-			[]string{"fixed-window:limit=1,window=1ns", "fixed-window:limit=4294967295,window=2147483648ns"},
-			[]string{"fixed-window:limit=0,window=1s", "fixed-window:limit=4294967296,window=4294967296ns"}},
-		{limiters.KindFixedWindow, "window", "positive, " + span + ", and " + short, window + "; " + why,
-			[]string{"fixed-window:limit=1,window=" + maxTimeNS, "fixed-window:limit=3,window=2ns"},
-			[]string{fmt.Sprintf("fixed-window:limit=1,window=%dns", int64(engine.MaxTime)+1), "fixed-window:limit=3,window=1ns"}},
-		{limiters.KindWarmUpTokenBucket, "capacity", fmt.Sprintf("at least 1, and capacity × %dT %s", limiters.ColdFactor, span),
-			"a request's largest cost is a full burst while cold: " + window,
-			[]string{"warm-up:capacity=1,rate=1/1s,warmup=1s", "warm-up:capacity=1537228672809129301,rate=1/1ns,warmup=1s"},
-			[]string{"warm-up:capacity=0,rate=1/1s,warmup=1s", "warm-up:capacity=1537228672809129302,rate=1/1ns,warmup=1s"}},
-		{limiters.KindWarmUpTokenBucket, "rate", fmt.Sprintf("as the token bucket's, and the cold interval %dT %s", limiters.ColdFactor, span),
-			perNS + "; " + window,
-			[]string{"warm-up:capacity=1,rate=1/1ns,warmup=1s", "warm-up:capacity=1,rate=1/1537228672809129301ns,warmup=1s"},
-			[]string{"warm-up:capacity=1,rate=2/1ns,warmup=1s", "warm-up:capacity=1,rate=1/1537228672809129302ns,warmup=1s"}},
-		{limiters.KindWarmUpTokenBucket, "warmup", "positive, " + span, window,
-			[]string{"warm-up:capacity=1,rate=1/1s,warmup=1ns", "warm-up:capacity=1,rate=1/1s,warmup=" + maxTimeNS},
-			[]string{"warm-up:capacity=1,rate=1/1s,warmup=0s", fmt.Sprintf("warm-up:capacity=1,rate=1/1s,warmup=%dns", int64(engine.MaxTime)+1)}},
-		{limiters.KindConcurrency, "max", "1 to 2^31−1", "the permits held are counted in 32 bits",
-			[]string{"concurrency:max=1", "concurrency:max=2147483647"},
-			[]string{"concurrency:max=0", "concurrency:max=2147483648"}},
-		{peers.KindFlash5Fixed, "limit", limit, "Flash5 counts in 32 bits",
-			[]string{"flash5-fixed:limit=1,window=1ms", "flash5-fixed:limit=4294967295,window=1ms"},
-			[]string{"flash5-fixed:limit=0,window=1ms", "flash5-fixed:limit=4294967296,window=1ms"}},
-		{peers.KindFlash5Fixed, "window", "a whole number of milliseconds, from 1ms to 2^62 ns", "Flash5's clock counts milliseconds; " + window,
-			[]string{"flash5-fixed:limit=1,window=1ms", "flash5-fixed:limit=1,window=4611686018427ms"},
-			[]string{"flash5-fixed:limit=1,window=1500us", "flash5-fixed:limit=1,window=4611686018428ms", "flash5-fixed:limit=1,window=999us"}},
-		{peers.KindFlash5Fixed, "offset", "a whole number of milliseconds from 0 to 2^62 ns (default 0)", "as the window",
-			[]string{"flash5-fixed:limit=1,window=1ms,offset=0ms", "flash5-fixed:limit=1,window=1ms,offset=4611686018427ms"},
-			[]string{"flash5-fixed:limit=1,window=1ms,offset=-1ms", "flash5-fixed:limit=1,window=1ms,offset=1500us", "flash5-fixed:limit=1,window=1ms,offset=4611686018428ms"}},
-		{peers.KindFlash5Token, "limit", "1 to 2147483", "the capacity in milli-tokens, limit × 1000, must fit a Java int",
-			[]string{"flash5-token:limit=1,window=1ms", "flash5-token:limit=2147483,window=1ms"},
-			[]string{"flash5-token:limit=0,window=1ms", "flash5-token:limit=2147484,window=1ms"}},
-		{peers.KindFlash5Token, "window", "a whole number of milliseconds, from 1ms to 2^62 ns", "Flash5's clock counts milliseconds",
-			[]string{"flash5-token:limit=1,window=1ms", "flash5-token:limit=1,window=4611686018427ms"},
-			[]string{"flash5-token:limit=1,window=1500us", "flash5-token:limit=1,window=4611686018428ms", "flash5-token:limit=1,window=999us"}},
-		{peers.KindXTimeRate, "rate", "permits/window as the token bucket's; the library keeps it as a float64 per second", perNS,
-			[]string{"x-time-rate:rate=1/1ns,burst=1", "x-time-rate:rate=1/1h,burst=1"},
-			[]string{"x-time-rate:rate=2/1ns,burst=1", "x-time-rate:rate=0/1s,burst=1"}},
-		{peers.KindXTimeRate, "burst", "1 to 2^53", "the library counts tokens in a float64, exact up to 2^53",
-			[]string{"x-time-rate:rate=1/1s,burst=1", "x-time-rate:rate=1/1s,burst=9007199254740992"},
-			[]string{"x-time-rate:rate=1/1s,burst=0", "x-time-rate:rate=1/1s,burst=9007199254740993"}},
-		{peers.KindXTimeRate, "mode", "try (AllowN; ReserveN within a timeout) or wait (ReserveN)", "the library's two calls",
-			[]string{"x-time-rate:rate=1/1s,burst=1,mode=try", "x-time-rate:rate=1/1s,burst=1,mode=wait"},
-			[]string{"x-time-rate:rate=1/1s,burst=1,mode=block"}},
-		{peers.KindXTimeRate, "timeout", "0 to 2^62 ns, with mode=try only", "a wait is added to times up to 2^62 ns; mode=wait waits as long as ReserveN says",
-			[]string{"x-time-rate:rate=1/1s,burst=1,timeout=1ms", "x-time-rate:rate=1/1s,burst=1,timeout=" + maxTimeNS},
-			[]string{fmt.Sprintf("x-time-rate:rate=1/1s,burst=1,timeout=%dns", int64(engine.MaxTime)+1), "x-time-rate:rate=1/1s,burst=1,mode=wait,timeout=1ms"}},
-		{peers.KindUber, "rate", "permits/window as the token bucket's", perNS,
-			[]string{"uber:rate=1/1ns", "uber:rate=1/1h"},
-			[]string{"uber:rate=2/1ns", "uber:rate=0/1s"}},
-		{peers.KindUber, "slack", "0 (WithoutSlack) up to slack × the interval of 2^59 ns", "the library keeps its slack as a time in an int64 beside the clock's",
-			[]string{"uber:rate=1/1s,slack=0", "uber:rate=1/1s,slack=576460752"},
-			[]string{"uber:rate=1/1s,slack=-1", "uber:rate=1/1s,slack=576460753"}},
-		{peers.KindUber, "mode", "wait (Take) only", "go.uber.org/ratelimit has no try: Take always admits",
-			[]string{"uber:rate=1/1s,mode=wait"},
-			[]string{"uber:rate=1/1s,mode=try"}},
-		{peers.KindNginx, "rate", "1 to 1000000 r/s or r/m", "nginx's own rates; R is kept in milli-requests per second",
-			[]string{"nginx:rate=1r/m", "nginx:rate=1000000r/s"},
-			[]string{"nginx:rate=0r/s", "nginx:rate=1000001r/s"}},
-		{peers.KindNginx, "burst", "1 to 1000000; left out, 0 (none)", "ratelab's bound, far above any nginx configuration in use; nginx itself refuses burst=0 (\"invalid burst value\") and means none by leaving it out",
-			[]string{"nginx:rate=1r/s,burst=1", "nginx:rate=1r/s,burst=1000000", "nginx:rate=1r/s"},
-			[]string{"nginx:rate=1r/s,burst=1000001", "nginx:rate=1r/s,burst=0"}},
-		{peers.KindNginx, "delay", "1 to 1000000, or nodelay (not both); left out, 0", "as burst: nginx refuses delay=0 (\"invalid delay value\")",
-			[]string{"nginx:rate=1r/s,burst=5,delay=nodelay", "nginx:rate=1r/s,burst=5,delay=1", "nginx:rate=1r/s,burst=5,delay=1000000"},
-			[]string{"nginx:rate=1r/s,burst=5,delay=1000001", "nginx:rate=1r/s,burst=5,delay=0"}},
-		{peers.KindGuavaBursty, "rate", "as the token bucket's, at most 250000 per second", "Guava charges whole microseconds: a shorter interval loses too much of a permit's cost",
-			[]string{"guava-bursty:rate=250000/1s", "guava-bursty:rate=1/1h"},
-			[]string{"guava-bursty:rate=250001/1s", "guava-bursty:rate=0/1s"}},
-		{peers.KindGuavaBursty, "max_burst", "positive, " + span, "maxBurstSeconds × rate is the stored permits' maximum; " + window,
-			[]string{"guava-bursty:rate=1/1s,max_burst=1ns", "guava-bursty:rate=1/1s,max_burst=" + maxTimeNS},
-			[]string{fmt.Sprintf("guava-bursty:rate=1/1s,max_burst=%dns", int64(engine.MaxTime)+1)}},
-		{peers.KindGuavaBursty, "mode", "try (tryAcquire) or wait (acquire)", "Guava's two calls",
-			[]string{"guava-bursty:rate=1/1s,mode=try", "guava-bursty:rate=1/1s,mode=wait"},
-			[]string{"guava-bursty:rate=1/1s,mode=block"}},
-		{peers.KindGuavaBursty, "timeout", "0 to 2^62 ns − 1, with mode=try only", "tryAcquire's timeout; acquire waits as long as it takes: " +
-			"2^62 ns is its wait (MaxWaitForever), and the real Guava's tryAcquire with it still refuses a ticket further away",
-			[]string{"guava-bursty:rate=1/1s,timeout=1ms", fmt.Sprintf("guava-bursty:rate=1/1s,timeout=%dns", int64(engine.MaxTime)-1)},
-			[]string{"guava-bursty:rate=1/1s,timeout=" + maxTimeNS, "guava-bursty:rate=1/1s,mode=wait,timeout=1ms"}},
-		{peers.KindGuavaWarmUp, "rate", "as guava-bursty's", "as guava-bursty's",
-			[]string{"guava-warmup:rate=250000/1s,warmup=1s", "guava-warmup:rate=1/1h,warmup=1s"},
-			[]string{"guava-warmup:rate=250001/1s,warmup=1s"}},
-		{peers.KindGuavaWarmUp, "warmup", "a whole number of microseconds, from 1µs to 2^62 ns", "Guava counts microseconds, and a warm-up of 0 makes its cool-down 0/0",
-			[]string{"guava-warmup:rate=1/1s,warmup=1us", "guava-warmup:rate=1/1s,warmup=4611686018427387us"},
-			[]string{"guava-warmup:rate=1/1s,warmup=1500ns", fmt.Sprintf("guava-warmup:rate=1/1s,warmup=%dns", int64(engine.MaxTime)+1)}},
-		{peers.KindGuavaWarmUp, "cold_factor", "a finite number, at least 1 (default 3)", "below 1 stored permits would cost less than fresh ones",
-			[]string{"guava-warmup:rate=1/1s,warmup=1s,cold_factor=1", "guava-warmup:rate=1/1s,warmup=1s,cold_factor=10"},
-			[]string{"guava-warmup:rate=1/1s,warmup=1s,cold_factor=0.5"}},
-		{peers.KindGuavaWarmUp, "mode", "as guava-bursty's", "as guava-bursty's",
-			[]string{"guava-warmup:rate=1/1s,warmup=1s,mode=wait"},
-			[]string{"guava-warmup:rate=1/1s,warmup=1s,mode=block"}},
-		{peers.KindGuavaWarmUp, "timeout", "as guava-bursty's", "as guava-bursty's",
-			[]string{"guava-warmup:rate=1/1s,warmup=1s,timeout=1ms"},
-			[]string{"guava-warmup:rate=1/1s,warmup=1s,mode=wait,timeout=1ms", "guava-warmup:rate=1/1s,warmup=1s,timeout=" + maxTimeNS}},
-		{peers.KindSentinel, "threshold", "1 to 1000000, at most three decimals", "below 1 sentinel passes nothing: one request is more than the threshold",
-			[]string{"sentinel:threshold=1", "sentinel:threshold=1000000", "sentinel:threshold=2.125"},
-			[]string{"sentinel:threshold=0.999", "sentinel:threshold=1000001", "sentinel:threshold=1.0005"}},
-		{peers.KindSentinel, "strategy", "direct or warmup", "sentinel's TokenCalculateStrategy (its memory-adaptive one is not modelled)",
-			[]string{"sentinel:threshold=10,strategy=direct", "sentinel:threshold=10,strategy=warmup,warmup=10s"},
-			[]string{"sentinel:threshold=10,strategy=adaptive"}},
-		{peers.KindSentinel, "behavior", "reject or throttling", "sentinel's ControlBehavior",
-			[]string{"sentinel:threshold=10,behavior=reject", "sentinel:threshold=10,behavior=throttling"},
-			[]string{"sentinel:threshold=10,behavior=queue"}},
-		{peers.KindSentinel, "warmup", "whole seconds from 1s to 1000000s, required with strategy=warmup and only then; " +
-			"threshold × warmup large enough that maxToken exceeds warningToken",
-			"WarmUpPeriodSec; where the two token counts coincide sentinel's slope is 1/0 and a cold rule admits everything",
-			[]string{"sentinel:threshold=10,strategy=warmup,warmup=1s", "sentinel:threshold=10,strategy=warmup,warmup=1000000s"},
-			[]string{"sentinel:threshold=10,strategy=warmup", "sentinel:threshold=10,strategy=warmup,warmup=1500ms",
-				"sentinel:threshold=1,strategy=warmup,warmup=1s", "sentinel:threshold=10,warmup=1s"}},
-		{peers.KindSentinel, "cold_factor", "2 to 1000 (default 3), with strategy=warmup", "WarmUpColdFactor: sentinel refuses 1",
-			[]string{"sentinel:threshold=10,strategy=warmup,warmup=1s,cold_factor=2", "sentinel:threshold=1000,strategy=warmup,warmup=1s,cold_factor=1000"},
-			[]string{"sentinel:threshold=10,strategy=warmup,warmup=1s,cold_factor=1", "sentinel:threshold=10,cold_factor=4"}},
-		{peers.KindSentinel, "max_queue", "whole ms from 0 to 4294967295ms, with behavior=throttling; at most 8s with strategy=warmup",
-			"MaxQueueingTimeMs, a uint32; a warm-up's queued pass is counted when it leaves the queue, and further ahead it would land in a bucket of the 10s leap array still read",
-			[]string{"sentinel:threshold=10,behavior=throttling,max_queue=4294967295ms", "sentinel:threshold=10,strategy=warmup,warmup=2s,behavior=throttling,max_queue=8s"},
-			[]string{"sentinel:threshold=10,behavior=throttling,max_queue=4294967296ms", "sentinel:threshold=10,max_queue=1s",
-				"sentinel:threshold=10,strategy=warmup,warmup=2s,behavior=throttling,max_queue=8001ms"}},
-		{peers.KindSentinel, "offset", "0 to less than 10s", "where the run starts within the leap array's 10s",
-			[]string{"sentinel:threshold=10,offset=0s", "sentinel:threshold=10,offset=9999ms"},
-			[]string{"sentinel:threshold=10,offset=10s"}},
-		{peers.KindResilience4j, "limit", "1 to 2^30", "resilience4j adds the limit to its int permissions: the sum must not overflow",
-			[]string{"resilience4j:limit=1,period=1s", "resilience4j:limit=1073741824,period=2h"},
-			[]string{"resilience4j:limit=0,period=1s", "resilience4j:limit=1073741825,period=2h"}},
-		{peers.KindResilience4j, "period", "at least limit ns, at most 2^60 ns", perNS + "; a reservation's wait, cycles × period, stays within int64",
-			[]string{"resilience4j:limit=50,period=50ns", "resilience4j:limit=1,period=1152921504606846976ns"},
-			[]string{"resilience4j:limit=50,period=49ns", "resilience4j:limit=1,period=1152921504606846977ns"}},
-		{peers.KindResilience4j, "timeout", "0 to 2^62 ns, with mode=try only (default 5s, RateLimiterConfig's timeoutDuration)", "a wait is added to times up to 2^62 ns; mode=wait waits as long as it takes",
-			[]string{"resilience4j:limit=1,period=1s,timeout=0s", "resilience4j:limit=1,period=1s,timeout=" + maxTimeNS},
-			[]string{fmt.Sprintf("resilience4j:limit=1,period=1s,timeout=%dns", int64(engine.MaxTime)+1), "resilience4j:limit=1,period=1s,mode=wait,timeout=1ms"}},
-		{peers.KindResilience4j, "mode", "try (acquirePermission within the timeout) or wait", "a caller that waits as long as it takes is a timeout beyond any wait",
-			[]string{"resilience4j:limit=1,period=1s,mode=try", "resilience4j:limit=1,period=1s,mode=wait"},
-			[]string{"resilience4j:limit=1,period=1s,mode=block"}},
-		{peers.KindTwoCounter, "limit", "1 to 2^31−1", "both counts share one 64-bit word with the period index",
-			[]string{"two-counter:limit=1,window=1ns", "two-counter:limit=2147483647,window=1152921504606846976ns"},
-			[]string{"two-counter:limit=0,window=1s", "two-counter:limit=2147483648,window=2000000000000000000ns"}},
-		{peers.KindTwoCounter, "window", "at least 2^(2·bits(limit)−2) ns (1ns for limit 1, 4.1µs for 100, 67ms for 10000, 1.07s for 65535), at most 2^62 ns",
-			"the period index keeps the word's other 64 − 2·bits(limit) bits: with this period every index below 2^62 ns fits",
-			[]string{"two-counter:limit=100,window=4096ns", "two-counter:limit=65535,window=1073741824ns", "two-counter:limit=1,window=" + maxTimeNS},
-			[]string{"two-counter:limit=100,window=4095ns", "two-counter:limit=100000,window=1s", fmt.Sprintf("two-counter:limit=1,window=%dns", int64(engine.MaxTime)+1)}},
-	}, append(append(adaptiveRanges(), envoyRanges()...), failsafeRanges()...)...)
+	var rows []limiterRange
+	for _, k := range limiters.Kinds() {
+		for _, r := range k.Ranges {
+			rows = append(rows, limiterRange{k.Kind, r})
+		}
+	}
+	return rows
 }
 
 // The limiter table says what each kind's Validate does: specs at its edges are accepted,
@@ -230,27 +65,27 @@ func TestLimiterRangesAreTheValidation(t *testing.T) {
 	rows := map[string]bool{}
 	plainRange := regexp.MustCompile(`^(\d+) to (\d+)(?:$|[ ,;(])`)
 	for _, r := range limiterRanges() {
-		rows[string(r.kind)+"."+r.field] = true
-		if edges := plainRange.FindStringSubmatch(r.accepted); edges != nil {
+		rows[string(r.kind)+"."+r.Field] = true
+		if edges := plainRange.FindStringSubmatch(r.Accepted); edges != nil {
 			for _, edge := range edges[1:] {
-				at := regexp.MustCompile(`[:,]` + regexp.QuoteMeta(r.field+"="+edge) + `(\D|$)`)
+				at := regexp.MustCompile(`[:,]` + regexp.QuoteMeta(r.Field+"="+edge) + `(\D|$)`)
 				found := false
-				for _, text := range r.valid {
+				for _, text := range r.Valid {
 					found = found || at.MatchString(text)
 				}
-				assert.True(t, found, "%s.%s: the range %q states %s, but no valid spec has %s=%s", r.kind, r.field, r.accepted, edge, r.field, edge)
+				assert.True(t, found, "%s.%s: the range %q states %s, but no valid spec has %s=%s", r.kind, r.Field, r.Accepted, edge, r.Field, edge)
 			}
 		}
-		for _, text := range r.valid {
+		for _, text := range r.Valid {
 			spec, err := limiters.ParseSpec(text)
 			if assert.NoError(t, err, text) {
-				assert.NoError(t, spec.Validate(), "%s.%s: %s is accepted", r.kind, r.field, text)
+				assert.NoError(t, spec.Validate(), "%s.%s: %s is accepted", r.kind, r.Field, text)
 			}
 		}
-		for _, text := range r.invalid {
+		for _, text := range r.Invalid {
 			spec, err := limiters.ParseSpec(text)
 			if err == nil {
-				assert.Error(t, spec.Validate(), "%s.%s: %s is refused", r.kind, r.field, text)
+				assert.Error(t, spec.Validate(), "%s.%s: %s is refused", r.kind, r.Field, text)
 			}
 		}
 	}
@@ -375,7 +210,7 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 	p("scenario, a stage's window must also be less than 2^62 ns (above).\n\n")
 	p("| Kind | Field | Accepted | Why |\n|---|---|---|---|\n")
 	for _, r := range limiterRanges() {
-		p("| `%s` | `%s` | %s | %s |\n", r.kind, r.field, r.accepted, r.why)
+		p("| `%s` | `%s` | %s | %s |\n", r.kind, r.Field, r.Accepted, r.Why)
 	}
 	return b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelab/ratelab/fit"
+	"github.com/ratelab/ratelab/internal/goldenfile"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/replicate"
 	"github.com/ratelab/ratelab/scenarios"
@@ -146,14 +147,8 @@ func TestReportIsCurrent(t *testing.T) {
 	text, err := fullReport(ctx)
 	require.NoError(t, err)
 	t.Logf("report generated in %v", time.Since(start).Round(time.Millisecond))
-	if *update {
-		require.NoError(t, os.WriteFile(reportPath, []byte(text), 0o644))
-		return
-	}
-	if string(committed) != text {
-		_ = os.WriteFile(reportPath+".got", []byte(text), 0o644)
-		t.Fatalf("docs/REPORT.md is stale: the regenerated report is in docs/REPORT.md.got (diff them); "+
-			"if the change is intended, rewrite it with: go test ./cmd/ratelab -run TestReport -update (read error: %v)", err)
+	if err := goldenfile.Check(reportPath, []byte(text), goldenfile.Options{Update: update, Rerun: "go test ./cmd/ratelab -run TestReport"}); err != nil {
+		t.Fatalf("docs/REPORT.md is stale: %v", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // KindFailsafeAdaptive is failsafe-go's adaptivelimiter in specs.
@@ -112,8 +113,10 @@ var adaptiveKind = limiters.KindInfo{
 	Kind: KindFailsafeAdaptive, Family: FamilyFailsafe, Shape: limiters.ShapeAdaptive,
 	Summary: "failsafe-go's adaptivelimiter, the real library at virtual time: p90 window against a baseline, ±log10",
 	Example: "failsafe-adaptive:initial=20,min=1,max=200",
+	Checks:  limiters.CheckSpecs{Sizes: "failsafe-adaptive:initial=5,min=1,max=5", Allocs: []string{"failsafe-adaptive:initial=5,min=1,max=200"}},
 	Color:   "#7b3294", ColorName: "plum", Glyph: "pyramid",
 	Fields:       limiters.FieldInfos[AdaptiveSpec](),
+	Ranges:       adaptiveRanges,
 	Capabilities: []limiters.Capability{limiters.CapRelease, limiters.CapFeedback},
 	Parse:        limiters.SpecParser(DefaultAdaptiveSpec),
 	Explain:      explainAdaptive,
@@ -210,6 +213,56 @@ func (s AdaptiveSpec) Validate() error {
 		return limiters.NewConfigError(k, "stabilization", limiters.FormatDuration(s.Stabilization), "must be between 0 and 2^62ns")
 	}
 	return nil
+}
+
+// adaptiveRanges are what AdaptiveSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for failsafe-adaptive, with specs at and just past each edge that the registry
+// test holds to Validate.
+var adaptiveRanges = []limiters.FieldRange{
+	{Field: "initial", Accepted: "between min and max (default 20)",
+		Why:     "the library's WithLimits panics on limits out of order; the limit is a count of permits, in 32 bits",
+		Valid:   []string{"failsafe-adaptive:initial=1,min=1,max=1", "failsafe-adaptive:initial=200"},
+		Invalid: []string{"failsafe-adaptive:initial=201", "failsafe-adaptive:initial=5,min=6"}},
+	{Field: "min", Accepted: "1 to max (default 1)",
+		Why:     "the library's WithLimits panics on limits out of order; the limit is a count of permits, in 32 bits",
+		Valid:   []string{"failsafe-adaptive:min=1", "failsafe-adaptive:initial=200,min=200,max=200"},
+		Invalid: []string{"failsafe-adaptive:min=0", "failsafe-adaptive:initial=20,min=21,max=20"}},
+	{Field: "max", Accepted: "1 to 2147483647 (default 200)",
+		Why:     "the library's WithLimits panics on limits out of order; the limit is a count of permits, in 32 bits",
+		Valid:   []string{"failsafe-adaptive:initial=1,min=1,max=1", "failsafe-adaptive:max=2147483647"},
+		Invalid: []string{"failsafe-adaptive:max=2147483648"}},
+	{Field: "factor", Accepted: "a number from 1 to 1e6 (default 5)",
+		Why:     "failsafe-go's builder panics on others (WithMaxLimitFactor below 1); the cap is factor × in flight, a float",
+		Valid:   []string{"failsafe-adaptive:factor=1", "failsafe-adaptive:factor=1000000"},
+		Invalid: []string{"failsafe-adaptive:factor=0.99", "failsafe-adaptive:factor=1000001"}},
+	{Field: "recent_min", Accepted: "a positive duration, at most recent_max (default 1s)",
+		Why:     "failsafe-go's builder panics on others (WithRecentWindow with min above max)",
+		Valid:   []string{"failsafe-adaptive:recent_min=1ns", "failsafe-adaptive:recent_min=30s"},
+		Invalid: []string{"failsafe-adaptive:recent_min=31s", "failsafe-adaptive:recent_min=0s"}},
+	{Field: "recent_max", Accepted: "at least recent_min, a span of virtual time, " + limits.Span + " (default 30s)",
+		Why:     "a window's end is now + at most recent_max: the sum must not overflow",
+		Valid:   []string{"failsafe-adaptive:recent_max=1s", "failsafe-adaptive:recent_max=4611686018427387904ns"},
+		Invalid: []string{"failsafe-adaptive:recent_max=999ms", "failsafe-adaptive:recent_max=4611686018427387905ns"}},
+	{Field: "samples", Accepted: "1 to 2^63−1 (default 50)",
+		Why:     "executions a window needs before it moves the limit",
+		Valid:   []string{"failsafe-adaptive:samples=1"},
+		Invalid: []string{"failsafe-adaptive:samples=0"}},
+	{Field: "quantile", Accepted: "a number in (0, 1) (default 0.9)",
+		Why:     "failsafe-go's builder panics on others (WithRecentQuantile)",
+		Valid:   []string{"failsafe-adaptive:quantile=0.01", "failsafe-adaptive:quantile=0.99"},
+		Invalid: []string{"failsafe-adaptive:quantile=0", "failsafe-adaptive:quantile=1"}},
+	{Field: "baseline", Accepted: "1 to 2^63−1 windows (default 10)",
+		Why:     "the baseline's moving-average weight is 2/(baseline+1)",
+		Valid:   []string{"failsafe-adaptive:baseline=1"},
+		Invalid: []string{"failsafe-adaptive:baseline=0"}},
+	{Field: "correlation", Accepted: "at least 2 windows (default 50)",
+		Why:     "a correlation needs two pairs",
+		Valid:   []string{"failsafe-adaptive:correlation=2"},
+		Invalid: []string{"failsafe-adaptive:correlation=1"}},
+	{Field: "stabilization", Accepted: "a positive duration, a span of virtual time, " + limits.Span + ", or omitted (off)",
+		Why:     "the span the most in flight is remembered over, added to times",
+		Valid:   []string{"failsafe-adaptive:stabilization=1ns", "failsafe-adaptive:stabilization=1h"},
+		Invalid: []string{"failsafe-adaptive:stabilization=0s", "failsafe-adaptive:stabilization=4611686018427387905ns"}},
 }
 
 // New builds the limiter; the clock is read only by TryAcquire and Available (feedback and

@@ -2,12 +2,13 @@ package peers
 
 import (
 	"fmt"
-	"github.com/ratelab/ratelab/limiters"
 	"math"
 	"sync/atomic"
 	"time"
 
+	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/limiters/internal/bound"
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // KindFlash5Fixed is Flash5's FIXED_WINDOW strategy's name in specs.
@@ -74,8 +75,10 @@ var flash5FixedKind = limiters.KindInfo{
 	Kind: KindFlash5Fixed, Family: FamilyFlash5, Shape: limiters.ShapeWindow,
 	Summary: "Flash5's FIXED_WINDOW: ms clock, 32-bit epoch + 32-bit count in one word",
 	Example: "flash5-fixed:limit=100,window=1s",
+	Checks:  limiters.CheckSpecs{Sizes: "flash5-fixed:limit=5,window=1s"},
 	Color:   "#882255", ColorName: "wine", Glyph: "triangle",
 	Fields:       limiters.FieldInfos[Flash5FixedSpec](),
+	Ranges:       flash5FixedRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter},
 	Parse:        limiters.SpecParser(Flash5FixedSpec{}),
 	Explain:      explainFlash5Fixed,
@@ -127,6 +130,24 @@ func (s Flash5FixedSpec) Validate() error {
 			"must be a whole number of milliseconds between 0 and 2^62ns")
 	}
 	return nil
+}
+
+// flash5FixedRanges are what Flash5FixedSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for flash5-fixed, with specs at and just past each edge that the registry
+// test holds to Validate.
+var flash5FixedRanges = []limiters.FieldRange{
+	{Field: "limit", Accepted: limits.Limit32,
+		Why:     "Flash5 counts in 32 bits",
+		Valid:   []string{"flash5-fixed:limit=1,window=1ms", "flash5-fixed:limit=4294967295,window=1ms"},
+		Invalid: []string{"flash5-fixed:limit=0,window=1ms", "flash5-fixed:limit=4294967296,window=1ms"}},
+	{Field: "window", Accepted: "a whole number of milliseconds, from 1ms to 2^62 ns",
+		Why:     "Flash5's clock counts milliseconds; " + limits.Window,
+		Valid:   []string{"flash5-fixed:limit=1,window=1ms", "flash5-fixed:limit=1,window=4611686018427ms"},
+		Invalid: []string{"flash5-fixed:limit=1,window=1500us", "flash5-fixed:limit=1,window=4611686018428ms", "flash5-fixed:limit=1,window=999us"}},
+	{Field: "offset", Accepted: "a whole number of milliseconds from 0 to 2^62 ns (default 0)",
+		Why:     "as the window",
+		Valid:   []string{"flash5-fixed:limit=1,window=1ms,offset=0ms", "flash5-fixed:limit=1,window=1ms,offset=4611686018427ms"},
+		Invalid: []string{"flash5-fixed:limit=1,window=1ms,offset=-1ms", "flash5-fixed:limit=1,window=1ms,offset=1500us", "flash5-fixed:limit=1,window=1ms,offset=4611686018428ms"}},
 }
 
 // New is NewFlash5Fixed(s, clock).

@@ -103,8 +103,10 @@ var flash5TokenKind = limiters.KindInfo{
 	Kind: KindFlash5Token, Family: FamilyFlash5, Shape: limiters.ShapeLevel,
 	Summary: "Flash5's TOKEN_BUCKET: milli-tokens refilled a whole number per ms (100/60s is 60/min, 1/1h is 3600/h)",
 	Example: "flash5-token:limit=100,window=1s",
+	Checks:  limiters.CheckSpecs{Sizes: "flash5-token:limit=5,window=1s"},
 	Color:   "#cc6677", ColorName: "rose", Glyph: "ring",
 	Fields:       limiters.FieldInfos[Flash5TokenSpec](),
+	Ranges:       flash5TokenRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter},
 	Parse:        limiters.SpecParser(Flash5TokenSpec{}),
 	Explain:      explainFlash5Token,
@@ -135,6 +137,20 @@ func (s Flash5TokenSpec) Validate() error {
 			"must be a whole number of milliseconds, at least 1ms and at most 2^62ns (Flash5's clock counts ms)")
 	}
 	return nil
+}
+
+// flash5TokenRanges are what Flash5TokenSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for flash5-token, with specs at and just past each edge that the registry
+// test holds to Validate.
+var flash5TokenRanges = []limiters.FieldRange{
+	{Field: "limit", Accepted: "1 to 2147483",
+		Why:     "the capacity in milli-tokens, limit × 1000, must fit a Java int",
+		Valid:   []string{"flash5-token:limit=1,window=1ms", "flash5-token:limit=2147483,window=1ms"},
+		Invalid: []string{"flash5-token:limit=0,window=1ms", "flash5-token:limit=2147484,window=1ms"}},
+	{Field: "window", Accepted: "a whole number of milliseconds, from 1ms to 2^62 ns",
+		Why:     "Flash5's clock counts milliseconds",
+		Valid:   []string{"flash5-token:limit=1,window=1ms", "flash5-token:limit=1,window=4611686018427ms"},
+		Invalid: []string{"flash5-token:limit=1,window=1500us", "flash5-token:limit=1,window=4611686018428ms", "flash5-token:limit=1,window=999us"}},
 }
 
 // New is NewFlash5Token(s, clock).

@@ -1,8 +1,10 @@
 package peers
 
 import (
-	"github.com/ratelab/ratelab/limiters"
 	"time"
+
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // KindGuavaBursty is Guava's SmoothBursty (RateLimiter.create(permitsPerSecond)) in specs.
@@ -98,6 +100,7 @@ var guavaBurstyKind = limiters.KindInfo{
 	Example: "guava-bursty:rate=100/1s",
 	Color:   "#4e7d1e", ColorName: "guava leaf", Glyph: "circle",
 	Fields:       limiters.FieldInfos[GuavaBurstySpec](),
+	Ranges:       guavaBurstyRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve},
 	Parse:        limiters.SpecParser(GuavaBurstySpec{MaxBurst: time.Second, Mode: GuavaTry}),
 	Explain:      explainGuava,
@@ -131,6 +134,28 @@ func (s GuavaBurstySpec) Validate() error {
 		return limiters.NewConfigError(KindGuavaBursty, "max_burst", limiters.FormatDuration(s.MaxBurst), "must be positive and at most 2^62ns")
 	}
 	return validateGuavaMode(KindGuavaBursty, s.Mode, s.Timeout)
+}
+
+// guavaBurstyRanges are what GuavaBurstySpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for guava-bursty, with specs at and just past each edge that the registry
+// test holds to Validate.
+var guavaBurstyRanges = []limiters.FieldRange{
+	{Field: "rate", Accepted: "as the token bucket's, at most 250000 per second",
+		Why:     "Guava charges whole microseconds: a shorter interval loses too much of a permit's cost",
+		Valid:   []string{"guava-bursty:rate=250000/1s", "guava-bursty:rate=1/1h"},
+		Invalid: []string{"guava-bursty:rate=250001/1s", "guava-bursty:rate=0/1s"}},
+	{Field: "max_burst", Accepted: "positive, " + limits.Span,
+		Why:     "maxBurstSeconds × rate is the stored permits' maximum; " + limits.Window,
+		Valid:   []string{"guava-bursty:rate=1/1s,max_burst=1ns", "guava-bursty:rate=1/1s,max_burst=4611686018427387904ns"},
+		Invalid: []string{"guava-bursty:rate=1/1s,max_burst=4611686018427387905ns"}},
+	{Field: "mode", Accepted: "try (tryAcquire) or wait (acquire)",
+		Why:     "Guava's two calls",
+		Valid:   []string{"guava-bursty:rate=1/1s,mode=try", "guava-bursty:rate=1/1s,mode=wait"},
+		Invalid: []string{"guava-bursty:rate=1/1s,mode=block"}},
+	{Field: "timeout", Accepted: "0 to 2^62 ns − 1, with mode=try only",
+		Why:     "tryAcquire's timeout; acquire waits as long as it takes: 2^62 ns is its wait (MaxWaitForever), and the real Guava's tryAcquire with it still refuses a ticket further away",
+		Valid:   []string{"guava-bursty:rate=1/1s,timeout=1ms", "guava-bursty:rate=1/1s,timeout=4611686018427387903ns"},
+		Invalid: []string{"guava-bursty:rate=1/1s,timeout=4611686018427387904ns", "guava-bursty:rate=1/1s,mode=wait,timeout=1ms"}},
 }
 
 // New is NewGuavaBursty(s, clock).

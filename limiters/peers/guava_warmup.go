@@ -92,6 +92,7 @@ var guavaWarmUpKind = limiters.KindInfo{
 	Example: "guava-warmup:rate=100/1s,warmup=1s",
 	Color:   "#a4c639", ColorName: "guava lime", Glyph: "pyramid",
 	Fields:       limiters.FieldInfos[GuavaWarmUpSpec](),
+	Ranges:       guavaWarmUpRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve},
 	Parse:        limiters.SpecParser(GuavaWarmUpSpec{ColdFactor: 3, Mode: GuavaTry}),
 	Explain:      explainGuava,
@@ -141,6 +142,32 @@ func (s GuavaWarmUpSpec) Validate() error {
 			"must be a finite number of at least 1 (below 1 stored permits would cost less than fresh ones)")
 	}
 	return validateGuavaMode(KindGuavaWarmUp, s.Mode, s.Timeout)
+}
+
+// guavaWarmUpRanges are what GuavaWarmUpSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for guava-warmup, with specs at and just past each edge that the registry
+// test holds to Validate.
+var guavaWarmUpRanges = []limiters.FieldRange{
+	{Field: "rate", Accepted: "as guava-bursty's",
+		Why:     "as guava-bursty's",
+		Valid:   []string{"guava-warmup:rate=250000/1s,warmup=1s", "guava-warmup:rate=1/1h,warmup=1s"},
+		Invalid: []string{"guava-warmup:rate=250001/1s,warmup=1s"}},
+	{Field: "warmup", Accepted: "a whole number of microseconds, from 1µs to 2^62 ns",
+		Why:     "Guava counts microseconds, and a warm-up of 0 makes its cool-down 0/0",
+		Valid:   []string{"guava-warmup:rate=1/1s,warmup=1us", "guava-warmup:rate=1/1s,warmup=4611686018427387us"},
+		Invalid: []string{"guava-warmup:rate=1/1s,warmup=1500ns", "guava-warmup:rate=1/1s,warmup=4611686018427387905ns"}},
+	{Field: "cold_factor", Accepted: "a finite number, at least 1 (default 3)",
+		Why:     "below 1 stored permits would cost less than fresh ones",
+		Valid:   []string{"guava-warmup:rate=1/1s,warmup=1s,cold_factor=1", "guava-warmup:rate=1/1s,warmup=1s,cold_factor=10"},
+		Invalid: []string{"guava-warmup:rate=1/1s,warmup=1s,cold_factor=0.5"}},
+	{Field: "mode", Accepted: "as guava-bursty's",
+		Why:     "as guava-bursty's",
+		Valid:   []string{"guava-warmup:rate=1/1s,warmup=1s,mode=wait"},
+		Invalid: []string{"guava-warmup:rate=1/1s,warmup=1s,mode=block"}},
+	{Field: "timeout", Accepted: "as guava-bursty's",
+		Why:     "as guava-bursty's",
+		Valid:   []string{"guava-warmup:rate=1/1s,warmup=1s,timeout=1ms"},
+		Invalid: []string{"guava-warmup:rate=1/1s,warmup=1s,mode=wait,timeout=1ms", "guava-warmup:rate=1/1s,warmup=1s,timeout=4611686018427387904ns"}},
 }
 
 // New is NewGuavaWarmingUp(s, clock).

@@ -144,8 +144,10 @@ var nginxKind = limiters.KindInfo{
 	Kind: KindNginx, Family: FamilyNginx, Shape: limiters.ShapeLevel,
 	Summary: "NGINX limit_req: excess in milli-requests on a ms clock; burst refused beyond, delayed beyond delay",
 	Example: "nginx:rate=10r/s,burst=5,delay=2",
+	Checks:  limiters.CheckSpecs{Sizes: "nginx:rate=10r/s,burst=4,delay=nodelay", Allocs: []string{"nginx:rate=100r/s,burst=20,delay=5"}},
 	Color:   "#999933", ColorName: "olive", Glyph: "circle",
 	Fields:       limiters.FieldInfos[NginxSpec](),
+	Ranges:       nginxRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve, limiters.CapRefund},
 	Parse:        limiters.SpecParser(NginxSpec{}),
 	Explain:      explainNginx,
@@ -229,6 +231,24 @@ func (s NginxSpec) Validate() error {
 		return limiters.NewConfigError(KindNginx, "delay", strconv.Itoa(s.Delay), "nodelay and a delay exclude each other")
 	}
 	return nil
+}
+
+// nginxRanges are what NginxSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for nginx, with specs at and just past each edge that the registry
+// test holds to Validate.
+var nginxRanges = []limiters.FieldRange{
+	{Field: "rate", Accepted: "1 to 1000000 r/s or r/m",
+		Why:     "nginx's own rates; R is kept in milli-requests per second",
+		Valid:   []string{"nginx:rate=1r/m", "nginx:rate=1000000r/s"},
+		Invalid: []string{"nginx:rate=0r/s", "nginx:rate=1000001r/s"}},
+	{Field: "burst", Accepted: "1 to 1000000; left out, 0 (none)",
+		Why:     "ratelab's bound, far above any nginx configuration in use; nginx itself refuses burst=0 (\"invalid burst value\") and means none by leaving it out",
+		Valid:   []string{"nginx:rate=1r/s,burst=1", "nginx:rate=1r/s,burst=1000000", "nginx:rate=1r/s"},
+		Invalid: []string{"nginx:rate=1r/s,burst=1000001", "nginx:rate=1r/s,burst=0"}},
+	{Field: "delay", Accepted: "1 to 1000000, or nodelay (not both); left out, 0",
+		Why:     "as burst: nginx refuses delay=0 (\"invalid delay value\")",
+		Valid:   []string{"nginx:rate=1r/s,burst=5,delay=nodelay", "nginx:rate=1r/s,burst=5,delay=1", "nginx:rate=1r/s,burst=5,delay=1000000"},
+		Invalid: []string{"nginx:rate=1r/s,burst=5,delay=1000001", "nginx:rate=1r/s,burst=5,delay=0"}},
 }
 
 // New is NewNginx(s, clock).

@@ -2,13 +2,14 @@ package peers
 
 import (
 	"fmt"
-	"github.com/ratelab/ratelab/limiters"
 	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/limiters/internal/bound"
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // KindResilience4j is resilience4j's AtomicRateLimiter in specs.
@@ -121,8 +122,10 @@ var resilience4jKind = limiters.KindInfo{
 	Kind: KindResilience4j, Family: FamilyResilience4j, Shape: limiters.ShapeLevel,
 	Summary: "resilience4j's AtomicRateLimiter: limit per cycle from creation; a caller within its timeout (5s) reserves ahead",
 	Example: "resilience4j:limit=50,period=500ms",
+	Checks:  limiters.CheckSpecs{Sizes: "resilience4j:limit=5,period=1s"},
 	Color:   "#8c564b", ColorName: "resilience brown", Glyph: "square",
 	Fields:       limiters.FieldInfos[Resilience4jSpec](),
+	Ranges:       resilience4jRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve},
 	Parse:        parseResilience4j,
 	Explain:      explainResilience4j,
@@ -210,6 +213,28 @@ func (s Resilience4jSpec) Validate() error {
 			"only mode=try takes a timeout: mode=wait waits as long as it takes")
 	}
 	return nil
+}
+
+// resilience4jRanges are what Resilience4jSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for resilience4j, with specs at and just past each edge that the registry
+// test holds to Validate.
+var resilience4jRanges = []limiters.FieldRange{
+	{Field: "limit", Accepted: "1 to 2^30",
+		Why:     "resilience4j adds the limit to its int permissions: the sum must not overflow",
+		Valid:   []string{"resilience4j:limit=1,period=1s", "resilience4j:limit=1073741824,period=2h"},
+		Invalid: []string{"resilience4j:limit=0,period=1s", "resilience4j:limit=1073741825,period=2h"}},
+	{Field: "period", Accepted: "at least limit ns, at most 2^60 ns",
+		Why:     limits.PerNS + "; a reservation's wait, cycles × period, stays within int64",
+		Valid:   []string{"resilience4j:limit=50,period=50ns", "resilience4j:limit=1,period=1152921504606846976ns"},
+		Invalid: []string{"resilience4j:limit=50,period=49ns", "resilience4j:limit=1,period=1152921504606846977ns"}},
+	{Field: "timeout", Accepted: "0 to 2^62 ns, with mode=try only (default 5s, RateLimiterConfig's timeoutDuration)",
+		Why:     "a wait is added to times up to 2^62 ns; mode=wait waits as long as it takes",
+		Valid:   []string{"resilience4j:limit=1,period=1s,timeout=0s", "resilience4j:limit=1,period=1s,timeout=4611686018427387904ns"},
+		Invalid: []string{"resilience4j:limit=1,period=1s,timeout=4611686018427387905ns", "resilience4j:limit=1,period=1s,mode=wait,timeout=1ms"}},
+	{Field: "mode", Accepted: "try (acquirePermission within the timeout) or wait",
+		Why:     "a caller that waits as long as it takes is a timeout beyond any wait",
+		Valid:   []string{"resilience4j:limit=1,period=1s,mode=try", "resilience4j:limit=1,period=1s,mode=wait"},
+		Invalid: []string{"resilience4j:limit=1,period=1s,mode=block"}},
 }
 
 // New is NewResilience4j(s, clock).

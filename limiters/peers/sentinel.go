@@ -225,8 +225,10 @@ var sentinelKind = limiters.KindInfo{
 	Kind: KindSentinel, Family: FamilySentinel, Shape: limiters.ShapeLevel,
 	Summary: "Sentinel flow control: passes in two 500ms buckets (reject), a cold start (warmup), or paced with a queue (throttling)",
 	Example: "sentinel:threshold=100",
+	Checks:  limiters.CheckSpecs{Sizes: "sentinel:threshold=5", Allocs: []string{"sentinel:threshold=100", "sentinel:threshold=100,strategy=warmup,warmup=10s,behavior=throttling,max_queue=500ms"}},
 	Color:   "#b2182b", ColorName: "sentinel crimson", Glyph: "box",
 	Fields:       limiters.FieldInfos[SentinelSpec](),
+	Ranges:       sentinelRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve, limiters.CapRefund},
 	Parse:        limiters.SpecParser(SentinelSpec{ColdFactor: sentinelDefaultCold}),
 	Explain:      explainSentinel,
@@ -391,6 +393,40 @@ func (s SentinelSpec) Validate() error {
 		return limiters.NewConfigError(KindSentinel, "offset", limiters.FormatDuration(s.Offset), "must be from 0 to less than 10s")
 	}
 	return nil
+}
+
+// sentinelRanges are what SentinelSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for sentinel, with specs at and just past each edge that the registry
+// test holds to Validate.
+var sentinelRanges = []limiters.FieldRange{
+	{Field: "threshold", Accepted: "1 to 1000000, at most three decimals",
+		Why:     "below 1 sentinel passes nothing: one request is more than the threshold",
+		Valid:   []string{"sentinel:threshold=1", "sentinel:threshold=1000000", "sentinel:threshold=2.125"},
+		Invalid: []string{"sentinel:threshold=0.999", "sentinel:threshold=1000001", "sentinel:threshold=1.0005"}},
+	{Field: "strategy", Accepted: "direct or warmup",
+		Why:     "sentinel's TokenCalculateStrategy (its memory-adaptive one is not modelled)",
+		Valid:   []string{"sentinel:threshold=10,strategy=direct", "sentinel:threshold=10,strategy=warmup,warmup=10s"},
+		Invalid: []string{"sentinel:threshold=10,strategy=adaptive"}},
+	{Field: "behavior", Accepted: "reject or throttling",
+		Why:     "sentinel's ControlBehavior",
+		Valid:   []string{"sentinel:threshold=10,behavior=reject", "sentinel:threshold=10,behavior=throttling"},
+		Invalid: []string{"sentinel:threshold=10,behavior=queue"}},
+	{Field: "warmup", Accepted: "whole seconds from 1s to 1000000s, required with strategy=warmup and only then; threshold × warmup large enough that maxToken exceeds warningToken",
+		Why:     "WarmUpPeriodSec; where the two token counts coincide sentinel's slope is 1/0 and a cold rule admits everything",
+		Valid:   []string{"sentinel:threshold=10,strategy=warmup,warmup=1s", "sentinel:threshold=10,strategy=warmup,warmup=1000000s"},
+		Invalid: []string{"sentinel:threshold=10,strategy=warmup", "sentinel:threshold=10,strategy=warmup,warmup=1500ms", "sentinel:threshold=1,strategy=warmup,warmup=1s", "sentinel:threshold=10,warmup=1s"}},
+	{Field: "cold_factor", Accepted: "2 to 1000 (default 3), with strategy=warmup",
+		Why:     "WarmUpColdFactor: sentinel refuses 1",
+		Valid:   []string{"sentinel:threshold=10,strategy=warmup,warmup=1s,cold_factor=2", "sentinel:threshold=1000,strategy=warmup,warmup=1s,cold_factor=1000"},
+		Invalid: []string{"sentinel:threshold=10,strategy=warmup,warmup=1s,cold_factor=1", "sentinel:threshold=10,cold_factor=4"}},
+	{Field: "max_queue", Accepted: "whole ms from 0 to 4294967295ms, with behavior=throttling; at most 8s with strategy=warmup",
+		Why:     "MaxQueueingTimeMs, a uint32; a warm-up's queued pass is counted when it leaves the queue, and further ahead it would land in a bucket of the 10s leap array still read",
+		Valid:   []string{"sentinel:threshold=10,behavior=throttling,max_queue=4294967295ms", "sentinel:threshold=10,strategy=warmup,warmup=2s,behavior=throttling,max_queue=8s"},
+		Invalid: []string{"sentinel:threshold=10,behavior=throttling,max_queue=4294967296ms", "sentinel:threshold=10,max_queue=1s", "sentinel:threshold=10,strategy=warmup,warmup=2s,behavior=throttling,max_queue=8001ms"}},
+	{Field: "offset", Accepted: "0 to less than 10s",
+		Why:     "where the run starts within the leap array's 10s",
+		Valid:   []string{"sentinel:threshold=10,offset=0s", "sentinel:threshold=10,offset=9999ms"},
+		Invalid: []string{"sentinel:threshold=10,offset=10s"}},
 }
 
 // params computes the rule's numbers in sentinel's own arithmetic (NewWarmUpTrafficShapingCalculator):

@@ -2,13 +2,14 @@ package peers
 
 import (
 	"fmt"
-	"github.com/ratelab/ratelab/limiters"
 	"math/bits"
 	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/limiters/internal/bound"
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // KindTwoCounter is the two-counter sliding estimate's name in specs.
@@ -100,8 +101,10 @@ var twoCounterKind = limiters.KindInfo{
 	Kind: KindTwoCounter, Family: FamilyTwoCounter, Shape: limiters.ShapeLevel,
 	Summary: "the two-counter sliding estimate (Cloudflare, HAProxy): prev × remaining fraction + curr; up to 2×limit − 1 per window",
 	Example: "two-counter:limit=100,window=1s",
+	Checks:  limiters.CheckSpecs{Sizes: "two-counter:limit=5,window=1s"},
 	Color:   "#f38020", ColorName: "cloudflare orange", Glyph: "plus",
 	Fields:       limiters.FieldInfos[TwoCounterSpec](),
+	Ranges:       twoCounterRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapRefund},
 	Parse:        limiters.SpecParser(TwoCounterSpec{}),
 	Explain:      explainTwoCounter,
@@ -141,6 +144,20 @@ func (s TwoCounterSpec) Validate() error {
 				"needs a period of at least 2^%d ns = %s", s.Limit, b, 64-2*b, 2*b-2, limiters.FormatDuration(min)))
 	}
 	return nil
+}
+
+// twoCounterRanges are what TwoCounterSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for two-counter, with specs at and just past each edge that the registry
+// test holds to Validate.
+var twoCounterRanges = []limiters.FieldRange{
+	{Field: "limit", Accepted: "1 to 2^31−1",
+		Why:     "both counts share one 64-bit word with the period index",
+		Valid:   []string{"two-counter:limit=1,window=1ns", "two-counter:limit=2147483647,window=1152921504606846976ns"},
+		Invalid: []string{"two-counter:limit=0,window=1s", "two-counter:limit=2147483648,window=2000000000000000000ns"}},
+	{Field: "window", Accepted: "at least 2^(2·bits(limit)−2) ns (1ns for limit 1, 4.1µs for 100, 67ms for 10000, 1.07s for 65535), " + limits.Span,
+		Why:     "the period index keeps the word's other 64 − 2·bits(limit) bits: with this period every index below 2^62 ns fits",
+		Valid:   []string{"two-counter:limit=100,window=4096ns", "two-counter:limit=65535,window=1073741824ns", "two-counter:limit=1,window=4611686018427387904ns"},
+		Invalid: []string{"two-counter:limit=100,window=4095ns", "two-counter:limit=100000,window=1s", "two-counter:limit=1,window=4611686018427387905ns"}},
 }
 
 // New is NewTwoCounter(s, clock).

@@ -2,14 +2,15 @@ package peers
 
 import (
 	"fmt"
-	"github.com/ratelab/ratelab/limiters"
 	"math"
 	"reflect"
 	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/limiters/internal/bound"
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 
 	"go.uber.org/ratelimit"
 )
@@ -125,8 +126,10 @@ var uberKind = limiters.KindInfo{
 	Kind: KindUber, Family: FamilyUber, Shape: limiters.ShapeLevel,
 	Summary: "go.uber.org/ratelimit, the real library: Take always admits and sleeps; slack after idle",
 	Example: "uber:rate=100/1s",
+	Checks:  limiters.CheckSpecs{Sizes: "uber:rate=100/1s,slack=4"},
 	Color:   "#3b2a8c", ColorName: "indigo", Glyph: "cross",
 	Fields:       limiters.FieldInfos[UberSpec](),
+	Ranges:       uberRanges,
 	Capabilities: []limiters.Capability{limiters.CapReserve},
 	Parse:        limiters.SpecParser(UberSpec{Slack: 10, Mode: "wait"}),
 	Explain:      explainUber,
@@ -187,6 +190,24 @@ func (s UberSpec) Validate() error {
 		return limiters.NewConfigError(KindUber, "slack", fmt.Sprint(s.Slack), "slack × per-request interval exceeds 2^59ns (18 years)")
 	}
 	return nil
+}
+
+// uberRanges are what UberSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for uber, with specs at and just past each edge that the registry
+// test holds to Validate.
+var uberRanges = []limiters.FieldRange{
+	{Field: "rate", Accepted: "permits/window as the token bucket's",
+		Why:     limits.PerNS,
+		Valid:   []string{"uber:rate=1/1ns", "uber:rate=1/1h"},
+		Invalid: []string{"uber:rate=2/1ns", "uber:rate=0/1s"}},
+	{Field: "slack", Accepted: "0 (WithoutSlack) up to slack × the interval of 2^59 ns",
+		Why:     "the library keeps its slack as a time in an int64 beside the clock's",
+		Valid:   []string{"uber:rate=1/1s,slack=0", "uber:rate=1/1s,slack=576460752"},
+		Invalid: []string{"uber:rate=1/1s,slack=-1", "uber:rate=1/1s,slack=576460753"}},
+	{Field: "mode", Accepted: "wait (Take) only",
+		Why:     "go.uber.org/ratelimit has no try: Take always admits",
+		Valid:   []string{"uber:rate=1/1s,mode=wait"},
+		Invalid: []string{"uber:rate=1/1s,mode=try"}},
 }
 
 // CallerWait is MaxWaitForever: Take's callers wait as long as it takes.

@@ -2,13 +2,15 @@ package peers
 
 import (
 	"fmt"
-	"github.com/ratelab/ratelab/limiters"
 	"math"
 	"math/bits"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/limiters/internal/limits"
 )
 
 // KindXTimeRate is golang.org/x/time/rate's name in specs.
@@ -127,8 +129,10 @@ var xTimeRateKind = limiters.KindInfo{
 	Kind: KindXTimeRate, Family: FamilyXTimeRate, Shape: limiters.ShapeLevel,
 	Summary: "golang.org/x/time/rate, the real library: float token bucket, AllowN/ReserveN at virtual time",
 	Example: "x-time-rate:rate=100/1s,burst=3",
+	Checks:  limiters.CheckSpecs{Sizes: "x-time-rate:rate=100/1s,burst=5"},
 	Color:   "#00add8", ColorName: "gopher cyan", Glyph: "plus",
 	Fields:       limiters.FieldInfos[XTimeRateSpec](),
+	Ranges:       xTimeRateRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve},
 	Parse:        limiters.SpecParser(XTimeRateSpec{Mode: "try"}),
 	Explain:      explainXTimeRate,
@@ -206,6 +210,28 @@ func (s XTimeRateSpec) Validate() error {
 			"applies to mode=try (how long a try waits); mode=wait waits as long as ReserveN says")
 	}
 	return nil
+}
+
+// xTimeRateRanges are what XTimeRateSpec.Validate accepts, field by field:
+// docs/LIMITS.md's rows for x-time-rate, with specs at and just past each edge that the registry
+// test holds to Validate.
+var xTimeRateRanges = []limiters.FieldRange{
+	{Field: "rate", Accepted: "permits/window as the token bucket's; the library keeps it as a float64 per second",
+		Why:     limits.PerNS,
+		Valid:   []string{"x-time-rate:rate=1/1ns,burst=1", "x-time-rate:rate=1/1h,burst=1"},
+		Invalid: []string{"x-time-rate:rate=2/1ns,burst=1", "x-time-rate:rate=0/1s,burst=1"}},
+	{Field: "burst", Accepted: "1 to 2^53",
+		Why:     "the library counts tokens in a float64, exact up to 2^53",
+		Valid:   []string{"x-time-rate:rate=1/1s,burst=1", "x-time-rate:rate=1/1s,burst=9007199254740992"},
+		Invalid: []string{"x-time-rate:rate=1/1s,burst=0", "x-time-rate:rate=1/1s,burst=9007199254740993"}},
+	{Field: "mode", Accepted: "try (AllowN; ReserveN within a timeout) or wait (ReserveN)",
+		Why:     "the library's two calls",
+		Valid:   []string{"x-time-rate:rate=1/1s,burst=1,mode=try", "x-time-rate:rate=1/1s,burst=1,mode=wait"},
+		Invalid: []string{"x-time-rate:rate=1/1s,burst=1,mode=block"}},
+	{Field: "timeout", Accepted: "0 to 2^62 ns, with mode=try only",
+		Why:     "a wait is added to times up to 2^62 ns; mode=wait waits as long as ReserveN says",
+		Valid:   []string{"x-time-rate:rate=1/1s,burst=1,timeout=1ms", "x-time-rate:rate=1/1s,burst=1,timeout=4611686018427387904ns"},
+		Invalid: []string{"x-time-rate:rate=1/1s,burst=1,timeout=4611686018427387905ns", "x-time-rate:rate=1/1s,burst=1,mode=wait,timeout=1ms"}},
 }
 
 // CallerWait is how long the spec's callers wait: MaxWaitForever in mode=wait, the timeout in

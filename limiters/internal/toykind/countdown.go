@@ -41,6 +41,13 @@ func (s CountdownSpec) Validate() error {
 	return nil
 }
 
+// countdownRanges are what Validate accepts, field by field, with specs at and just past each
+// edge: what docs/LIMITS.md would say of the kind, were it registered there.
+var countdownRanges = []limiters.FieldRange{
+	{Field: "limit", Accepted: "1 to 2^63−1", Why: "a count of permits, kept in an int64",
+		Valid: []string{"countdown:limit=1", "countdown:limit=9223372036854775807"}, Invalid: []string{"countdown:limit=0", "countdown:limit=9223372036854775808"}},
+}
+
 // New builds a countdown; it has no time axis, so it ignores the clock.
 func (s CountdownSpec) New(limiters.Clock) (limiters.Limiter, error) {
 	if err := s.Validate(); err != nil {
@@ -113,6 +120,7 @@ var countdownKind = limiters.KindInfo{
 	Example: "countdown:limit=3",
 	Color:   "#999933", ColorName: "toy olive", Glyph: "cross",
 	Fields: limiters.FieldInfos[CountdownSpec](),
+	Ranges: countdownRanges,
 	Parse:  limiters.SpecParser(CountdownSpec{}),
 	Explain: func(s limiters.State, n int, d limiters.Decision) string {
 		if d == limiters.Admitted {
