@@ -81,7 +81,7 @@ const (
 	// CoordLocal: each instance has its own limiter of the lane's spec, the full limit: N
 	// instances admit up to N × the limit.
 	CoordLocal Coordination = "local"
-	// CoordSplit: each instance has the spec divided by N (SplitSpec): the fleet admits the
+	// CoordSplit: each instance has the spec divided by N (limiters.SplitSpec): the fleet admits the
 	// limit when traffic is spread evenly, and refuses a key that one instance gets while the
 	// others idle.
 	CoordSplit Coordination = "split"
@@ -414,7 +414,7 @@ func (l LaneSpec) validateFleet(field string, f *Fleet) error {
 			return fieldErr(field, "stage %d: %s has no time axis: a fleet lane's stages must be rate limits", j+1, spec)
 		}
 		if c.Model == CoordSplit && l.Build == nil {
-			if _, err := SplitSpec(spec, f.Instances); err != nil {
+			if _, err := limiters.SplitSpec(spec, f.Instances); err != nil {
 				return fieldErr(field+".model", "stage %d: %v", j+1, err)
 			}
 		}

@@ -141,7 +141,7 @@ func newFleetStage(sc *Scenario, i int, clock limiters.Clock) (*fleetStage, erro
 	if f.cfg.Model == CoordSplit && spec.Build == nil {
 		specs = make([]limiters.Spec, len(spec.Stack))
 		for j, s := range spec.Stack {
-			split, err := SplitSpec(s, sc.Fleet.Instances)
+			split, err := limiters.SplitSpec(s, sc.Fleet.Instances)
 			if err != nil {
 				return nil, fmt.Errorf("limiters[%d].fleet: stage %d: %w", i, j+1, err)
 			}

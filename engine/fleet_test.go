@@ -51,10 +51,10 @@ func TestFleetSplitRefusesASkewedKey(t *testing.T) {
 		Lanes: []LaneSpec{fleetLane(t, "token-bucket:capacity=30,rate=30/1s", LaneFleet{Model: CoordSplit})}}
 	res := run(t, sc)
 	require.EqualValues(t, 10, res.Lanes[0].Totals.Admitted, "one key on one instance gets a third of 30")
-	spec, err := SplitSpec(limiters.TokenBucketSpec{Capacity: 30, Rate: limiters.PerSecond(10)}, 3)
+	spec, err := limiters.SplitSpec(limiters.TokenBucketSpec{Capacity: 30, Rate: limiters.PerSecond(10)}, 3)
 	require.NoError(t, err)
 	require.Equal(t, "token-bucket:capacity=10,rate=10/3s", spec.String())
-	_, err = SplitSpec(limiters.FixedWindowSpec{Limit: 10, Window: sec}, 3)
+	_, err = limiters.SplitSpec(limiters.FixedWindowSpec{Limit: 10, Window: sec}, 3)
 	require.ErrorContains(t, err, "limit=10 is not a multiple of 3 instances")
 }
 

@@ -19,7 +19,7 @@ func fleetBurst(at time.Duration, key string, n int) engine.Source {
 
 // fleetLane is a lane of stack on the scenario's fleet, coordinated by c, its limiters (one
 // stack per instance, and the store's) from the run's factory. A split lane's instances get
-// engine.SplitSpec of each stage for n instances.
+// limiters.SplitSpec of each stage for n instances.
 func (r *run) fleetLane(stack string, c engine.LaneFleet, n int) (engine.LaneSpec, error) {
 	lane := r.lane(stack)
 	lane.Fleet = &c
@@ -27,7 +27,7 @@ func (r *run) fleetLane(stack string, c engine.LaneFleet, n int) (engine.LaneSpe
 		split := make([]limiters.Spec, len(lane.Stack))
 		for i, s := range lane.Stack {
 			var err error
-			if split[i], err = engine.SplitSpec(s, n); err != nil {
+			if split[i], err = limiters.SplitSpec(s, n); err != nil {
 				return lane, err
 			}
 		}

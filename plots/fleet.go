@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
 )
 
 // The fleet chart's roles.
@@ -214,7 +215,7 @@ func fleetTitle(spec engine.LaneSpec, lane engine.LaneResult, n int) string {
 	case engine.CoordSplit:
 		how = fmt.Sprintf("the limit divided by %d", n)
 		if len(spec.Stack) == 1 {
-			if part, err := engine.SplitSpec(spec.Stack[0], n); err == nil {
+			if part, err := limiters.SplitSpec(spec.Stack[0], n); err == nil {
 				how += ", each instance " + part.String()
 			}
 		}
