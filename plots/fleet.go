@@ -73,12 +73,16 @@ func Fleet(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) 
 	faults := faultSeries(sc.Faults, ax)
 	layers := instanceLayers(n)
 	top := 0.0
-	var limits []string
+	var limits, storeless []string
 	for _, i := range lanes {
 		lane := res.Lanes[i]
 		pn := ax.panel(fleetTitle(sc.Lanes[i], lane, n))
 		pn.YLabel, pn.IntY = "per "+fmtDur(width), true
-		pn.Series = append(pn.Series, faults...) // under the stacks
+		if usesStore(sc.Lanes[i]) {
+			pn.Series = append(pn.Series, faults...) // under the stacks
+		} else if len(faults) > 0 {
+			storeless = append(storeless, string(sc.Lanes[i].Fleet.Model))
+		}
 		spans := group(lane.Bins[lo:hi], res.BinWidth, res.Horizon, grouped)
 		below := make([]float64, len(spans))
 		for _, ly := range layers {
@@ -112,10 +116,11 @@ func Fleet(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) 
 	}
 	// One y range for every panel, fixed so that the fault labels sit near its top.
 	ymax := math.Max(math.Ceil(top*1.15), 1)
-	for _, pn := range f.Panels {
+	for k, pn := range f.Panels {
 		pn.YMin, pn.YMax = 0, ymax
-		pn.Labels = faultLabels(sc.Faults, ax, ymax)
+		pn.Labels = faultLabels(sc.Faults, ax, ymax, usesStore(sc.Lanes[lanes[k]]))
 	}
+
 	f.PanelHeight = max(panelHeight(len(f.Panels)), 170)
 	for _, ly := range layers {
 		f.Legend = append(f.Legend, LegendEntry{Label: ly.label, Role: RoleStacked, Colors: []color.Color{ly.color}})
@@ -136,6 +141,11 @@ func Fleet(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) 
 	window := first.Fleet.Window
 	f.Note = joinNote(ax.note(), fmt.Sprintf("Overshoot: the most the fleet admitted in any %s over the most one limiter of the lane's spec may admit in %s (its rate and its burst).",
 		fmtDur(window), fmtDur(window)))
+	if len(storeless) > 0 {
+		slices.Sort(storeless)
+		storeless = slices.Compact(storeless)
+		f.Note = joinNote(f.Note, "A "+strings.Join(storeless, " or ")+" lane keeps no shared store: the store's faults are not shaded on it.")
+	}
 	return f, nil
 }
 
@@ -286,10 +296,20 @@ func faultSeries(faults []engine.Fault, a axis) []Series {
 	return out
 }
 
-// faultLabels names each shaded interval in the panel, near its top: "store down", "+50ms".
-func faultLabels(faults []engine.Fault, a axis, ymax float64) []Label {
+// usesStore: the lane's instances share a store (central) or talk to an owner (async), so
+// the store's outages and latency reach it; a local or split lane has neither.
+func usesStore(lane engine.LaneSpec) bool {
+	return lane.Fleet != nil && (lane.Fleet.Model == engine.CoordCentral || lane.Fleet.Model == engine.CoordAsync)
+}
+
+// faultLabels names each shaded interval in the panel, near its top: "store down", "+50ms";
+// the store's faults only where the lane has a store.
+func faultLabels(faults []engine.Fault, a axis, ymax float64, store bool) []Label {
 	var out []Label
 	for _, ft := range faults {
+		if !store {
+			break
+		}
 		from, until := max(ft.From, a.lo), min(ft.Until, a.hi)
 		var text string
 		switch ft.Kind {

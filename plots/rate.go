@@ -75,6 +75,7 @@ func Rate(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) {
 		f.Panels = append(f.Panels, pn)
 	}
 	f.PanelHeight = panelHeight(len(f.Panels))
+	clipSpikes(f, "/s")
 	f.Legend = []LegendEntry{{Label: "offered", Role: RoleOffered}}
 	if retries {
 		f.Legend = append(f.Legend, LegendEntry{Label: "attempts (first tries and retries)", Role: RoleAttempts})

@@ -41,7 +41,9 @@ const barsPerOctave = 4
 // (the share of admitted requests in each bar, four bars per power of two), on the right the
 // percentile curve, wait against percentile on a "nines" axis (90, 99, 99.9, … evenly
 // spaced: x = −log₁₀(1 − p)), where a tail reads as clearly as a median. Requests admitted at
-// once (wait 0) have no place on a log axis: their share is in the lane's title.
+// once (wait 0) have no place on a log axis: their share is in the lane's title. A lane in
+// which every admitted request passed at once (or nothing was admitted) would be two empty
+// panels: it is left out, and the note names it (peers: 7 of its 8 lanes).
 func Waits(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) {
 	if !hasWaits(sc, res, p) {
 		return nil, fmt.Errorf("waits: %w: no lane admitted a request after a wait", ErrNotApplicable)
@@ -68,6 +70,8 @@ func Waits(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) 
 		Subtitle: runText(sc, res) + " · wait: arrival to admission, retries and queueing included",
 		Cols:     2,
 	}
+	var still []string // lanes where no admitted request waited: panels left out
+	shown := 0
 	for i, l := range res.Lanes {
 		c := LaneColor(sc.Lanes[i])
 		n := sumCounts(l.WaitHistogram)
@@ -77,6 +81,11 @@ func Waits(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) 
 				zero += b.Count
 			}
 		}
+		if zero == n {
+			still = append(still, res.Lanes[i].Name)
+			continue
+		}
+		shown++
 		w := l.Wait
 		title := laneTitle(sc, res, i)
 		if n > 0 {
@@ -102,12 +111,19 @@ func Waits(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) 
 		}
 		f.Panels = append(f.Panels, hist, curve)
 	}
-	f.PanelHeight = panelHeight(len(res.Lanes))
+	f.PanelHeight = panelHeight(shown)
 	f.Legend = []LegendEntry{
 		{Label: fmt.Sprintf("share of admitted requests per bar (%d bars per power of two)", barsPerOctave), Role: RoleHistogram, Colors: laneColors(sc), Band: true},
 		{Label: "wait at each percentile (lane colour)", Role: RolePercentile, Colors: laneColors(sc)},
 	}
 	f.Note = "Waits come from a log-linear histogram: 16 buckets per power of two, so a percentile is within 6.25% of the exact wait, never above the maximum."
+	switch len(still) {
+	case 0:
+	case 1:
+		f.Note += " Left out, as no request it admitted waited: " + still[0] + "."
+	default:
+		f.Note += fmt.Sprintf(" Left out, as no request they admitted waited (%d lanes): %s.", len(still), strings.Join(still, "; "))
+	}
 	return f, nil
 }
 

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,5 +62,26 @@ func TestWaitsChartAgreesWithTheLanesPercentiles(t *testing.T) {
 	sc, res = runScenario(t, "boundary-attack", nil)
 	if _, err := Build("waits", sc, res); err == nil {
 		t.Error("boundary-attack: nothing waits, want ErrNotApplicable")
+	}
+}
+
+// peers' waits: only uber makes requests wait; the other seven lanes would be 14 empty
+// panels. They are left out and named in the note.
+func TestWaitsLeavesOutLanesThatNeverWaited(t *testing.T) {
+	sc, res := runScenario(t, "peers", nil)
+	f, err := Waits(sc, res, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Panels) != 2 || !strings.HasPrefix(f.Panels[0].Title, "uber:") {
+		t.Fatalf("%d panels, first %q: want uber's two", len(f.Panels), f.Panels[0].Title)
+	}
+	for _, l := range res.Lanes {
+		if !strings.HasPrefix(l.Name, "uber:") && !strings.Contains(f.Note, l.Name) {
+			t.Errorf("note %q does not name the left-out lane %s", f.Note, l.Name)
+		}
+	}
+	if !strings.Contains(f.Note, "7 lanes") {
+		t.Errorf("note %q does not count the 7 left-out lanes", f.Note)
 	}
 }

@@ -94,7 +94,7 @@ type MetricKind string
 // The kinds of metric.
 const (
 	Percent MetricKind = "percent" // 0 to 100, "%"
-	Ratio   MetricKind = "ratio"   // a plain ratio, "×"
+	Ratio   MetricKind = "ratio"   // a ratio: "× the bound", "× the nominal rate"
 	Count   MetricKind = "count"   // requests
 	Wait    MetricKind = "wait"    // a duration, in ns
 	Index   MetricKind = "index"   // Jain's fairness index, in (0, 1]
@@ -119,7 +119,14 @@ func (m Metric) Unit() string {
 	case Percent:
 		return "% of offered"
 	case Ratio:
-		return "×"
+		// A bare "×" says nothing on a colour bar: say what the ratio is of.
+		switch m.Name {
+		case "rate_overshoot":
+			return "× the nominal rate"
+		case "overshoot":
+			return "× the bound"
+		}
+		return "ratio"
 	case Wait:
 		return "ms"
 	case Index:
