@@ -15,9 +15,13 @@ import (
 // peers), the axis is cut at the next nice value (1, 2, 2.5, 5 × 10ⁿ) above 1.2 times the
 // 90th percentile (375/s on peers: cut at 500/s), and never below twice the median or a
 // configured limit; every cut run is labelled with its peak ("2500/s ↑"), and the figure's
-// note says where the axis was cut.
+// note says where the axis was cut. Only spikes are cut: at most 2 stretches per panel and
+// side above the cut (else the cut rises to the next nice value), and the highest at least
+// 2.5 times the cut (else nothing is cut).
 const (
 	spikeRatio = 10
+	spikeRuns  = 2   // the most stretches above the cut in one panel, per side
+	spikeWorth = 2.5 // the highest value must be this many times the cut
 )
 
 // clipSpikes cuts the rate series of f's panels at a common cap when one spike would
@@ -58,6 +62,16 @@ func clipSpikes(f *Figure, unit string) bool {
 				}
 			}
 		}
+	}
+	// Spikes are few: raise the cut (to the next nice value) until no panel has more than
+	// spikeRuns stretches above it on either side. A chart whose body is above the cut
+	// (retry-storm's attempts) ends up uncut; one whose highest stretch is only a few times
+	// the cut (replay's 810/s against a cut at 500/s) is not worth cutting either.
+	for limit < peak && spikeStretches(f, limit, clipped) > spikeRuns {
+		limit = niceCeil(limit * 1.0001)
+	}
+	if peak < spikeWorth*limit {
+		return false
 	}
 	type cut struct {
 		x, top float64
@@ -136,6 +150,39 @@ func clipSpikes(f *Figure, unit string) bool {
 	}
 	f.Note += note
 	return true
+}
+
+// spikeStretches is the most stretches of consecutive points above limit in any one panel,
+// counting each side (above zero, below zero) and each instant once.
+func spikeStretches(f *Figure, limit float64, clipped func(Role) bool) int {
+	most := 0
+	for _, pn := range f.Panels {
+		type start struct {
+			x   float64
+			neg bool
+		}
+		seen := map[start]bool{}
+		for _, s := range pn.Series {
+			if !clipped(s.Role) {
+				continue
+			}
+			for i := range s.Y {
+				if math.Abs(s.Y[i]) > limit && (i == 0 || math.Abs(s.Y[i-1]) <= limit) {
+					seen[start{s.X[i], s.Y[i] < 0}] = true
+				}
+			}
+		}
+		up, down := 0, 0
+		for k := range seen {
+			if k.neg {
+				down++
+			} else {
+				up++
+			}
+		}
+		most = max(most, up, down)
+	}
+	return most
 }
 
 func roleWord(r Role) string {
