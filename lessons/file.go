@@ -47,8 +47,14 @@ type Step struct {
 // MaxFileSize is the largest lesson file read: 1 MiB, far beyond any hand-written lesson.
 const MaxFileSize = 1 << 20
 
-// LoadFile reads a lesson file (a regular file of at most MaxFileSize bytes).
+// LoadFile reads a lesson file (a regular file of at most MaxFileSize bytes) within
+// engine.DefaultBudget.
 func LoadFile(ctx context.Context, path string) (*Lesson, error) {
+	return LoadFileWithin(ctx, path, engine.DefaultBudget)
+}
+
+// LoadFileWithin is LoadFile with each step's runs held to budget (see LoadWithin).
+func LoadFileWithin(ctx context.Context, path string, budget engine.Budget) (*Lesson, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -65,14 +71,23 @@ func LoadFile(ctx context.Context, path string) (*Lesson, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Load(ctx, path, data)
+	return LoadWithin(ctx, path, data, budget)
 }
 
 // Load reads a lesson from data; name is used in error messages ("name:line:col: field:
 // reason") and, when the lesson has no name:, for its name. Every question's answer is
 // computed and every goal checked (its start must miss it, its solution meet it), so a lesson
-// that loads can be taught.
+// that loads can be taught. Its runs are held to engine.DefaultBudget.
 func Load(ctx context.Context, name string, data []byte) (*Lesson, error) {
+	return LoadWithin(ctx, name, data, engine.DefaultBudget)
+}
+
+// LoadWithin is Load with a budget: a step whose scenario is estimated over it (a lesson is
+// run as it loads, and again as it is taught: every question's answer, a goal's start and
+// solution) is refused at the step's scenario or change, with the estimate and the flag that
+// raises the budget, before anything runs. A 100000h scenario at 10⁶ requests a second
+// (3.6·10¹⁴ events) is refused in milliseconds instead of running for days.
+func LoadWithin(ctx context.Context, name string, data []byte, budget engine.Budget) (*Lesson, error) {
 	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("%s: is %d bytes: a lesson file may hold at most %d (1 MiB)", name, len(data), MaxFileSize)
 	}
@@ -86,7 +101,7 @@ func Load(ctx context.Context, name string, data []byte) (*Lesson, error) {
 	if len(doc.Content) == 0 {
 		return nil, &scenarios.FileError{File: name, Line: 1, Column: 1, Reason: "the file is empty"}
 	}
-	d := &decoder{file: name, data: data, ctx: ctx}
+	d := &decoder{file: name, data: data, ctx: ctx, budget: budget}
 	l, err := d.lesson(doc.Content[0])
 	if err != nil {
 		return nil, err
@@ -99,9 +114,10 @@ func Load(ctx context.Context, name string, data []byte) (*Lesson, error) {
 }
 
 type decoder struct {
-	file string
-	data []byte
-	ctx  context.Context
+	file   string
+	data   []byte
+	ctx    context.Context
+	budget engine.Budget
 }
 
 func (d *decoder) fail(n *yaml.Node, field, format string, args ...any) error {
@@ -276,6 +292,16 @@ func (d *decoder) step(n *yaml.Node, where string, prev *engine.Scenario) (*Step
 	}
 	if s.Scenario == nil {
 		return nil, d.fail(n, join(where, "scenario"), "missing: the first step names its scenario (a built-in's name, or a scenario written inline)")
+	}
+	if err := d.budget.Check(s.Scenario, s.Scenario.Estimate()); err != nil {
+		at, field := change, join(where, "change")
+		if scenarioKey != nil {
+			at, field = scenarioKey, join(where, "scenario")
+		}
+		if at == nil {
+			at, field = n, where
+		}
+		return nil, d.fail(at, field, "%v", err)
 	}
 	if s.Text == "" {
 		return nil, d.fail(n, join(where, "text"), "missing: a step has text to read")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ratelab/ratelab/engine"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -117,4 +119,26 @@ steps:
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "my.yaml:10:11: ")
 	assert.Contains(t, err.Error(), "limiters[0]: limiter spec \"token-bucket:capacity=2,rat=10/1s\": rat=10/1s: not a field of token-bucket (did you mean rate?)")
+}
+
+// A lesson runs as it loads: a step over the budget is refused at its scenario (or change)
+// with the estimate and the flag, before anything runs; a change that makes the previous
+// step's scenario too long is refused at the change.
+func TestLoadRefusesAStepOverTheBudget(t *testing.T) {
+	long := "title: x\nsteps:\n  - scenario:\n      horizon: 100000h\n      sources: [{kind: constant, rate: 1000000}]\n      limiters: ['token-bucket:capacity=3,rate=100/1s']\n    text: hi\n"
+	_, err := load(long)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "my.yaml:3:5: steps[0].scenario: ")
+	assert.Contains(t, err.Error(), "over the budget of 10G events")
+	assert.Contains(t, err.Error(), "--max-events 720T")
+
+	small := engine.Budget{MaxEvents: 1e6}
+	_, err = LoadWithin(context.Background(), "my.yaml", []byte("title: x\nsteps:\n  - scenario: poisson\n    text: hi\n  - text: more\n    change: {horizon: 100000h}\n"), small)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "my.yaml:6:13: steps[1].change: ")
+	assert.Contains(t, err.Error(), "over the budget of 1M events")
+
+	// Within the budget, the same lesson loads.
+	_, err = LoadWithin(context.Background(), "my.yaml", []byte("title: x\nsteps:\n  - scenario: burst-after-idle\n    text: hi\n"), small)
+	assert.NoError(t, err)
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/lessons"
 	"github.com/ratelab/ratelab/tui"
 )
@@ -21,8 +22,13 @@ const learnAbout = "Without a lesson, lists the built-in course. LESSON is a bui
 func learnCommand(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("learn", flag.ContinueOnError)
 	answers := fs.Bool("answers", false, "print the lesson as text with the engine's answers and the goals' solutions (for teachers, and to check a lesson file)")
+	var bf budgetFlags
+	bf.register(fs)
 	positional, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := bf.apply(e); err != nil {
 		return err
 	}
 	width := e.width
@@ -39,7 +45,7 @@ func learnCommand(ctx context.Context, e *env, args []string) error {
 	default:
 		return usageErrorf("learn takes one lesson, got %s", strings.Join(positional, " "))
 	}
-	l, err := loadLesson(ctx, positional[0])
+	l, err := loadLesson(ctx, positional[0], e.budgetOrDefault())
 	if err != nil {
 		return err
 	}
@@ -55,14 +61,14 @@ func learnCommand(ctx context.Context, e *env, args []string) error {
 
 // loadLesson is the built-in lesson called arg, or the lesson file arg names (a path with a
 // / or a .yaml/.yml name, or an existing file).
-func loadLesson(ctx context.Context, arg string) (*lessons.Lesson, error) {
+func loadLesson(ctx context.Context, arg string, budget engine.Budget) (*lessons.Lesson, error) {
 	if strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
-		return lessons.LoadFile(ctx, arg)
+		return lessons.LoadFileWithin(ctx, arg, budget)
 	}
 	l, err := lessons.Get(arg)
 	if err != nil {
 		if _, statErr := os.Stat(arg); statErr == nil {
-			return lessons.LoadFile(ctx, arg)
+			return lessons.LoadFileWithin(ctx, arg, budget)
 		}
 		return nil, usageErrorf("%v", err)
 	}
