@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -42,6 +43,14 @@ func (r *Reader) Next() (*Record, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		if d, ok := r.f.(directiver); ok {
+			if is, col, msg := d.directive(line); is {
+				if col > 0 {
+					return nil, &LineError{Line: r.line, Col: col, Format: r.f.label(), Msg: msg}
+				}
+				continue
+			}
+		}
 		if n, ok := r.f.(noticer); ok && n.notice(line) {
 			r.notices++
 			if len(r.noticeLines) < 5 {
@@ -53,6 +62,10 @@ func (r *Reader) Next() (*Record, error) {
 		s := &r.slots[i]
 		if err := r.decode(r.line, line, s, false); err != nil {
 			r.free = append(r.free, i)
+			var le *LineError
+			if r.src != nil && errors.As(err, &le) {
+				le.Where = r.src.where(r.line)
+			}
 			return nil, err
 		}
 		r.rows++
