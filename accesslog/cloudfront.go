@@ -124,9 +124,10 @@ func (f *cloudFrontFormat) parse(line []byte, vals []span, _ bool) (int, string)
 		if end < 0 {
 			end = len(line) - pos
 		}
-		if k < len(f.cols) && f.cols[k] >= 0 {
+		switch {
+		case k < len(f.cols) && f.cols[k] >= 0:
 			vals[f.cols[k]] = span{start: int32(pos), end: int32(pos + end)}
-		} else if f.header {
+		case k >= len(f.cols) && f.header:
 			return pos, fmt.Sprintf("expected the line to end after the %d tab-separated values the #Fields line names", len(f.cols))
 		}
 		pos += end + 1

@@ -159,8 +159,8 @@ type harHeader struct {
 }
 
 type harEntry struct {
-	StartedDateTime *string     `json:"startedDateTime"`
-	Time            json.Number `json:"time"`
+	StartedDateTime *string         `json:"startedDateTime"`
+	Time            json.RawMessage `json:"time"`
 	Request         struct {
 		Method      string      `json:"method"`
 		URL         string      `json:"url"`
@@ -168,8 +168,8 @@ type harEntry struct {
 		Headers     []harHeader `json:"headers"`
 	} `json:"request"`
 	Response struct {
-		Status  json.Number `json:"status"`
-		Headers []harHeader `json:"headers"`
+		Status  json.RawMessage `json:"status"`
+		Headers []harHeader     `json:"headers"`
 	} `json:"response"`
 	ServerIPAddress string `json:"serverIPAddress"`
 }
@@ -257,6 +257,10 @@ func (h *harSource) next() ([]byte, error) {
 	}
 	if !h.dec.More() {
 		h.done = true
+		// The entries' closing ']': a file cut short ends before it.
+		if err := h.delim(']', h.where(h.n+1)); err != nil {
+			return nil, err
+		}
 		return nil, io.EOF
 	}
 	var e harEntry
@@ -288,7 +292,11 @@ func (h *harSource) next() ([]byte, error) {
 		b = append(b, '-') // an empty time, which decode names
 	}
 	t := string(e.Time)
-	if strings.HasPrefix(t, "-") {
+	if _, err := strconv.ParseFloat(t, 64); err != nil && t != "" && t != "null" {
+		h.done = true
+		return nil, fmt.Errorf("%s.time: har: %s is not a number of milliseconds", h.where(h.n), t)
+	}
+	if strings.HasPrefix(t, "-") || t == "null" {
 		t = "" // -1: not known
 	}
 	field(t)
@@ -298,7 +306,7 @@ func (h *harSource) next() ([]byte, error) {
 	field(host)
 	field(path)
 	status := string(e.Response.Status)
-	if _, err := strconv.Atoi(status); err != nil && status != "" {
+	if _, err := strconv.Atoi(status); err != nil && status != "" && status != "null" {
 		h.done = true
 		return nil, fmt.Errorf("%s.response.status: har: %q is not a status", h.where(h.n), status)
 	}
