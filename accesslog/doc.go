@@ -3,7 +3,7 @@
 // streamed as the CSV trace ("t_ns,permits,key") that engine.TraceReader reads, so that every
 // command that reads a trace reads a log too. It imports only the standard library.
 //
-// Formats (Options.Format, told by the first 8 lines when "auto"):
+// Formats (Options.Format, told by the first 8 lines when "auto", a HAR by its first bytes):
 //
 //	combined, common   nginx's predefined log_formats (and Apache's, which write the same)
 //	nginx:FORMAT       any nginx log_format string, its variables understood by name:
