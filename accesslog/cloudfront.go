@@ -99,7 +99,7 @@ func (f *cloudFrontFormat) directive(line []byte) (bool, int, string) {
 	seen := [2]bool{}
 	for _, name := range strings.Fields(string(names)) {
 		i, ok := f.lookup(name)
-		if !ok || strings.ToLower(name) != strings.ToLower(cloudFrontFields[i]) {
+		if !ok || !strings.EqualFold(name, cloudFrontFields[i]) {
 			i = -1 // a column not documented here: read past
 		}
 		if i == cfDate || i == cfTime {

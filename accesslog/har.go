@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -55,11 +56,9 @@ var harAliases = map[string]string{"starteddatetime": "startedDateTime", "reques
 func (f *harFormat) label() string { return "har" }
 func (f *harFormat) nfields() int  { return harFixed + len(f.headers) }
 func (f *harFormat) fieldNames() []string {
-	return append(slicesClone(harFields), "request.headers.NAME", "response.headers.NAME")
+	return append(slices.Clone(harFields), "request.headers.NAME", "response.headers.NAME")
 }
 func (f *harFormat) need(int) {}
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
 func (f *harFormat) lookup(name string) (int, bool) {
 	if a, ok := harAliases[strings.ToLower(name)]; ok {
