@@ -27,7 +27,8 @@ import (
 // method, url, path, status, serverIPAddress, or a header, request.headers.X-Api-Key
 // (response.headers.NAME too). Entries are read one at a time (encoding/json's streaming
 // decoder), so memory does not grow with the file; a record's Line is its entry's position,
-// 1-based, and errors name the entry: log.entries[3].startedDateTime.
+// 1-based, and errors name the entry (log.entries[3].startedDateTime), and the line and column
+// where the file stops being JSON.
 type harFormat struct {
 	headers []string // the headers asked for: "request.headers.x-api-key", lower case
 }
@@ -145,6 +146,8 @@ func skipSpace(b []byte, i int) int {
 // parses.
 type harSource struct {
 	dec     *json.Decoder
+	in      *countingReader
+	base    int64 // where the entry being decoded begins
 	f       *harFormat
 	started bool
 	done    bool
@@ -174,7 +177,45 @@ type harEntry struct {
 }
 
 func newHARSource(in *bufio.Reader, f *harFormat) *harSource {
-	return &harSource{dec: json.NewDecoder(in), f: f}
+	h := &harSource{f: f, in: &countingReader{r: in}}
+	h.dec = json.NewDecoder(h.in)
+	return h
+}
+
+// countingReader keeps the last bytes read (64 to 128 KiB) and the count of newlines before
+// them, so that a byte offset near the decoder's position can be told as a line and column.
+type countingReader struct {
+	r        io.Reader
+	win      []byte
+	winStart int64 // the offset of win[0]
+	lines    int   // newlines before win
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.win = append(c.win, p[:n]...)
+	if len(c.win) > 128<<10 {
+		drop := len(c.win) - 64<<10
+		c.lines += bytes.Count(c.win[:drop], []byte{'\n'})
+		c.winStart += int64(drop)
+		c.win = append(c.win[:0], c.win[drop:]...)
+	}
+	return n, err
+}
+
+// position is "line L, column C" of the byte at off, or "byte off" when it is no longer held.
+func (c *countingReader) position(off int64) string {
+	i := off - c.winStart
+	if i < 0 || i > int64(len(c.win)) {
+		return fmt.Sprintf("byte %d", off)
+	}
+	before := c.win[:i]
+	line := c.lines + bytes.Count(before, []byte{'\n'}) + 1
+	nl := bytes.LastIndexByte(before, '\n')
+	if nl < 0 && c.winStart > 0 {
+		return fmt.Sprintf("line %d (byte %d)", line, off)
+	}
+	return fmt.Sprintf("line %d, column %d", line, int(i)-nl)
 }
 
 // where names entry n (1-based) as its JSON path.
@@ -186,11 +227,20 @@ func (h *harSource) fail(what string, err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return fmt.Errorf("har: %s: not JSON at byte %d: %v", what, se.Offset, err)
+		// The decoder's offset counts from a point in its buffer; the entry's bytes, still
+		// held, are scanned again from its start for where they stop being JSON.
+		at := fmt.Sprintf("byte %d of the entry", se.Offset)
+		if i := h.base - h.in.winStart; i >= 0 && i <= int64(len(h.in.win)) {
+			var raw json.RawMessage
+			if err := json.Unmarshal(h.in.win[i:], &raw); errors.As(err, &se) {
+				at = h.in.position(h.base + max(se.Offset-1, 0))
+			}
+		}
+		return fmt.Errorf("har: %s: not JSON at %s: %v", what, at, err)
 	case errors.As(err, &te):
 		return fmt.Errorf("har: %s: %s is a JSON %s, not the %s HAR has there", what, te.Field, te.Value, te.Type)
 	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("har: %s: the file ends inside the JSON document (byte %d)", what, h.dec.InputOffset())
+		return fmt.Errorf("har: %s: the file ends inside the JSON document, at %s", what, h.in.position(h.in.winStart+int64(len(h.in.win))))
 	}
 	return fmt.Errorf("har: %s: %v", what, err)
 }
@@ -219,7 +269,7 @@ func (h *harSource) delim(d json.Delim, what string) error {
 		return h.fail(what, err)
 	}
 	if t != d {
-		return fmt.Errorf("har: %s: expected %q at byte %d, found %v", what, string(d), h.dec.InputOffset(), t)
+		return fmt.Errorf("har: %s: expected %q at %s, found %v", what, string(d), h.in.position(h.dec.InputOffset()), t)
 	}
 	return nil
 }
@@ -263,6 +313,15 @@ func (h *harSource) next() ([]byte, error) {
 		return nil, io.EOF
 	}
 	var e harEntry
+	// A syntax error's offset counts from where the value's scan began: past the ',' that
+	// ends the entry before, at the '[' for the first.
+	h.base = h.dec.InputOffset()
+	if i := h.base - h.in.winStart; i >= 0 && i <= int64(len(h.in.win)) {
+		j := skipSpace(h.in.win, int(i))
+		if j < len(h.in.win) && h.in.win[j] == ',' {
+			h.base += int64(j) - i + 1
+		}
+	}
 	if err := h.dec.Decode(&e); err != nil {
 		h.done = true
 		return nil, h.fail(h.where(h.n+1), err)

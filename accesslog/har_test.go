@@ -92,10 +92,10 @@ func TestHARErrorsNameTheEntry(t *testing.T) {
 		{`"status": 429`, `"status": true`, `log.entries[1].response.status: har: "true" is not a status`},
 		{`"time": 10,`, `"time": "fast",`, `log.entries[1].time: har: "fast" is not a number of milliseconds`},
 		{`"entries": [`, `"items": [`, `har: log has no "entries"`},
-		{"    ]\n  }\n}\n", "", `har: log.entries[3]: the file ends inside the JSON document`},
-		{`"method": "POST",`, `"method": "POST",,`, `har: log.entries[1]: not JSON at byte`},
+		{"    ]\n  }\n}\n", "", `har: log.entries[3]: the file ends inside the JSON document, at line 32, column 1`},
+		{`"method": "POST",`, `"method": "POST",,`, `har: log.entries[1]: not JSON at line 21, column 38: invalid character ','`},
 		{`"method": "POST",`, `"method": ["POST"],`, `har: log.entries[1]: request.method is a JSON array, not the string HAR has there`},
-		{`"method": "POST",`, `"method": "POST",!`, `har: log.entries[1]: not JSON at byte`},
+		{`"method": "POST",`, `"method": "POST",!`, `har: log.entries[1]: not JSON at line 21, column 38: invalid character '!'`},
 	} {
 		log := strings.Replace(harLog, c.edit, c.with, 1)
 		require.NotEqual(t, harLog, log, c.edit)
