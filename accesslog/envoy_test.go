@@ -31,6 +31,7 @@ func TestEnvoy(t *testing.T) {
 	require.Contains(t, all, "read as envoy (detected), 4 requests, keyed by client (the first X-Forwarded-For address)")
 	require.Contains(t, all, "times are arrivals: %START_TIME% is taken when the request begins")
 	require.Contains(t, all, "1ms resolution")
+	require.Contains(t, all, "1 requests logged no client (the first X-Forwarded-For address), so they share one key (- or empty): a per-client limit counts them as one client")
 
 	for key, want := range map[string]string{
 		"method+path":           "GET /api/items,POST /api/items,GET /api/items,GET /health",

@@ -69,6 +69,9 @@ func (r *Reader) Next() (*Record, error) {
 			return nil, err
 		}
 		r.rows++
+		if len(r.ro.key) > 0 && (len(s.key) == 0 || len(s.key) == 1 && s.key[0] == '-') {
+			r.noKey++
+		}
 		if r.rows == 1 {
 			r.firstStamp = s.stamp
 		}
@@ -228,6 +231,10 @@ func (r *Reader) Notes() []string {
 	}
 	if r.notices > 0 {
 		notes = append(notes, fmt.Sprintf("%d lines are %s's own messages, not requests (no [date]), and were skipped: line %s", r.notices, r.f.label(), lineList(r.noticeLines, r.notices)))
+	}
+	if r.noKey > 0 {
+		notes = append(notes, fmt.Sprintf("%d requests logged no %s, so they share one key (- or empty): a per-client limit counts them as one client (--key names another field)",
+			r.noKey, ro.keyName))
 	}
 	if r.zeroPermits > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests logged no permits in %s (0 or -) and were charged 1", r.zeroPermits, ro.permitName))

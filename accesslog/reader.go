@@ -168,6 +168,7 @@ type Reader struct {
 	refused                                   []int // Options.RefusedStatus
 	lateLines                                 []int
 	notices                                   int64 // lines that are not requests (noticer)
+	noKey                                     int64 // requests whose key is empty or "-"
 	noticeLines                               []int
 	unit                                      int64
 	maxUnit                                   int64
