@@ -3,7 +3,7 @@
 // streamed as the CSV trace ("t_ns,permits,key") that engine.TraceReader reads, so that every
 // command that reads a trace reads a log too. It imports only the standard library.
 //
-// Formats (Options.Format, told by the first 8 lines when "auto"):
+// Formats (Options.Format, told by the first 8 lines when "auto", a HAR by its first bytes):
 //
 //	combined, common   nginx's predefined log_formats (and Apache's, which write the same)
 //	nginx:FORMAT       any nginx log_format string, its variables understood by name:
@@ -15,6 +15,14 @@
 //	haproxy            HAProxy's option httplog line, with or without a syslog header;
 //	                   captured headers are the fields hr and hs; HAProxy's own
 //	                   messages ("Proxy lab stopped …") are counted and skipped
+//	alb                AWS Application Load Balancer access logs: arrival = time less the
+//	                   request, target and response processing times (each -1 left out)
+//	cloudfront         CloudFront standard logs (W3C: #Fields names the tab-separated columns):
+//	                   arrival = date and time (UTC, 1s) less time-taken
+//	envoy              Envoy's default access log format (either of its two defaults):
+//	                   [%START_TIME%] is the arrival; the RL response flag is a logged refusal
+//	har                a HAR file (one JSON document, read an entry at a time): each entry's
+//	                   startedDateTime, keyed by the URL's host; errors name log.entries[i]
 //	csv                a trace already, passed through untouched (its fast path intact)
 //
 // Time said out loud: nginx stamps $time_local and $msec when the response ends, and Caddy's
@@ -35,7 +43,8 @@
 // change inside the log moves every time after it by an hour unless the zone is named.
 //
 // Production's decisions: Record.Logged is what the real limiter decided, where the log says
-// — nginx's $limit_req_status (PASSED, DELAYED admitted; REJECTED refused), or the statuses
+// — nginx's $limit_req_status (PASSED, DELAYED admitted; REJECTED refused), Envoy's response
+// flags (RL, its rate-limit filters' refusal, refused; anything else admitted), or the statuses
 // Options.RefusedStatus names ("429" for a HAProxy stick table's deny). Compare runs a model
 // over the same arrivals and counts agreement: against a real nginx (10r/s, burst=2 nodelay,
 // 35 requests of 3 clients in bursts), ratelab's nginx kind agreed on all 35, the 2 or 3

@@ -34,6 +34,14 @@ type format interface {
 	nfields() int
 }
 
+// directiver is a format whose logs carry directives among the records (W3C's "#Version: 1.0"
+// and "#Fields: date time …" lines in CloudFront's logs): directive tells one, takes what it
+// says (the columns that follow) and returns a column and message when it cannot be read.
+// A directive is not a request and is not counted.
+type directiver interface {
+	directive(line []byte) (is bool, col int, msg string)
+}
+
 // noticer is a format whose logs hold lines that are not requests (HAProxy's own messages):
 // notice tells them, and they are counted and skipped.
 type noticer interface {
@@ -44,13 +52,15 @@ type noticer interface {
 type roles struct {
 	time       int // -1: none
 	timeKind   timeKind
+	clock      int    // timeW3C: the field with the time of day that goes with time's date; else -1
 	timeName   string // as the log names it: "$msec", "ts"
 	dur        int    // -1: none
 	durKind    durKind
 	durName    string
 	completion bool // the stamp is written when the response ends (nginx, Caddy), not at arrival
 	status     int  // -1: none
-	decision   int  // -1: none (nginx $limit_req_status)
+	decision   int  // -1: none (nginx $limit_req_status, Envoy's %RESPONSE_FLAGS%)
+	flags      bool // decision is a list of flags, "RL" among them a refusal (Envoy's %RESPONSE_FLAGS%)
 	zone       int  // -1: none; the field whose RFC 3339 time gives a zone-less stamp its zone (HAProxy's syslog header)
 	key        []int
 	keyName    string
@@ -59,7 +69,7 @@ type roles struct {
 }
 
 func noRoles() roles {
-	return roles{time: -1, dur: -1, status: -1, decision: -1, zone: -1, permits: -1}
+	return roles{time: -1, clock: -1, dur: -1, status: -1, decision: -1, zone: -1, permits: -1}
 }
 
 // resolveFields is the list of field indexes a --key or --permits names: one name, or several

@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -42,6 +43,14 @@ func (r *Reader) Next() (*Record, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		if d, ok := r.f.(directiver); ok {
+			if is, col, msg := d.directive(line); is {
+				if col > 0 {
+					return nil, &LineError{Line: r.line, Col: col, Format: r.f.label(), Msg: msg}
+				}
+				continue
+			}
+		}
 		if n, ok := r.f.(noticer); ok && n.notice(line) {
 			r.notices++
 			if len(r.noticeLines) < 5 {
@@ -53,9 +62,16 @@ func (r *Reader) Next() (*Record, error) {
 		s := &r.slots[i]
 		if err := r.decode(r.line, line, s, false); err != nil {
 			r.free = append(r.free, i)
+			var le *LineError
+			if r.src != nil && errors.As(err, &le) {
+				le.Where = r.src.where(r.line)
+			}
 			return nil, err
 		}
 		r.rows++
+		if len(r.ro.key) > 0 && (len(s.key) == 0 || len(s.key) == 1 && s.key[0] == '-') {
+			r.noKey++
+		}
 		if r.rows == 1 {
 			r.firstStamp = s.stamp
 		}
@@ -215,6 +231,10 @@ func (r *Reader) Notes() []string {
 	}
 	if r.notices > 0 {
 		notes = append(notes, fmt.Sprintf("%d lines are %s's own messages, not requests (no [date]), and were skipped: line %s", r.notices, r.f.label(), lineList(r.noticeLines, r.notices)))
+	}
+	if r.noKey > 0 {
+		notes = append(notes, fmt.Sprintf("%d requests logged no %s, so they share one key (- or empty): a per-client limit counts them as one client (--key names another field)",
+			r.noKey, ro.keyName))
 	}
 	if r.zeroPermits > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests logged no permits in %s (0 or -) and were charged 1", r.zeroPermits, ro.permitName))

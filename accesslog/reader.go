@@ -17,7 +17,7 @@ import (
 // default reorder window and no spreading.
 type Options struct {
 	// Format is auto ("" too), csv, combined, common, nginx:FORMAT (an nginx log_format
-	// string), caddy, json or haproxy.
+	// string), caddy, json, haproxy, alb, cloudfront, envoy or har.
 	Format string
 	// Fields names a JSON log's fields by role: time=ts,key=request.remote_ip,
 	// duration=duration,permits=size,status=status (and completion=false when the time is
@@ -44,13 +44,14 @@ type Options struct {
 }
 
 // Formats lists what Format may name, for help texts.
-const Formats = "auto, csv, combined, common, nginx:FORMAT, caddy, json, haproxy"
+const Formats = "auto, csv, combined, common, nginx:FORMAT, caddy, json, haproxy, alb, cloudfront, envoy, har"
 
 // Check reports a setting that cannot be right whatever the log: an unknown format or
 // spread, a negative window, a field given to a format that has no fields (csv).
 func (o Options) Check() error {
 	switch f := o.Format; {
-	case f == "", f == "auto", f == "csv", f == "combined", f == "common", f == "caddy", f == "json", f == "haproxy":
+	case f == "", f == "auto", f == "csv", f == "combined", f == "common", f == "caddy", f == "json", f == "haproxy",
+		f == "alb", f == "cloudfront", f == "envoy", f == "har":
 	case strings.HasPrefix(f, "nginx:"):
 		if _, err := compileNginx("nginx", f[len("nginx:"):]); err != nil {
 			return fmt.Errorf("--log-format: %v", err)
@@ -109,9 +110,14 @@ type LineError struct {
 	Line, Col int
 	Format    string
 	Msg       string
+	// Where, when set, says where instead of Line and Col: a HAR's entry, "log.entries[3]".
+	Where string
 }
 
 func (e *LineError) Error() string {
+	if e.Where != "" {
+		return fmt.Sprintf("%s: %s: %s", e.Where, e.Format, e.Msg)
+	}
 	return fmt.Sprintf("line %d, column %d: %s: %s", e.Line, e.Col, e.Format, e.Msg)
 }
 
@@ -127,6 +133,7 @@ const maxPermits = 1<<31 - 1
 // Reader reads a log's requests in arrival order.
 type Reader struct {
 	in       *bufio.Reader
+	src      *harSource // a HAR's entries, each made a line; nil for a log of lines
 	f        format
 	ro       roles
 	how      string // "detected" or "named"
@@ -161,6 +168,7 @@ type Reader struct {
 	refused                                   []int // Options.RefusedStatus
 	lateLines                                 []int
 	notices                                   int64 // lines that are not requests (noticer)
+	noKey                                     int64 // requests whose key is empty or "-"
 	noticeLines                               []int
 	unit                                      int64
 	maxUnit                                   int64
@@ -216,6 +224,15 @@ func Open(r io.Reader, opt Options) (*Input, error) {
 		return nil, err
 	}
 	auto := opt.Format == "" || opt.Format == "auto"
+	if auto && isHAR(sample) { // one JSON document, perhaps one line longer than the sample
+		opt.Format = "har"
+		rd, err := newReader(br, opt)
+		if err != nil {
+			return nil, err
+		}
+		rd.how = "detected"
+		return &Input{log: rd}, nil
+	}
 	if lines := sampleLines(sample, atEOF); !auto || len(lines) > 0 && !isCSVHeader(lines[0].text) {
 		if sample, atEOF, err = peekLines(br, 8); err != nil {
 			return nil, err
@@ -367,8 +384,9 @@ func isCSVHeader(line []byte) bool {
 // detect tries each format on the sample lines: the first that reads all of them is the
 // log's. Otherwise the error says what was tried and where the closest stopped fitting.
 func detect(lines []sampleLine, opt Options) (string, error) {
-	candidates := []string{"combined", "common", "haproxy", "caddy"}
-	tried := []string{"csv (line " + strconv.Itoa(lines[0].n) + " is not a header naming a t_ns or t column)"}
+	candidates := []string{"combined", "common", "haproxy", "alb", "envoy", "cloudfront", "caddy"}
+	tried := []string{"csv (line " + strconv.Itoa(lines[0].n) + " is not a header naming a t_ns or t column)",
+		`har (not a JSON document that begins {"log": {)`}
 	var best *LineError
 	bestName := ""
 	for _, name := range candidates {
@@ -383,6 +401,15 @@ func detect(lines []sampleLine, opt Options) (string, error) {
 		var fail *LineError
 		requests := 0
 		for k, l := range lines {
+			if d, ok := rd.f.(directiver); ok {
+				if is, col, msg := d.directive(l.text); is {
+					if col > 0 {
+						fail = &LineError{Line: l.n, Col: col, Format: rd.f.label(), Msg: msg}
+						break
+					}
+					continue
+				}
+			}
 			if n, ok := rd.f.(noticer); ok && n.notice(l.text) && (requests > 0 || k < len(lines)-1) {
 				continue // not a request; the last line read must not be one if none was
 			}
@@ -432,6 +459,16 @@ func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
 		}
 	case name == "haproxy":
 		f, ro = haproxyFormat{}, haproxyRoles()
+	case name == "alb":
+		f, ro = albFormat{}, albRoles()
+	case name == "envoy":
+		f, ro = envoyFormat{}, envoyRoles()
+	case name == "cloudfront":
+		cf := newCloudFront()
+		f, ro = cf, cf.roles()
+	case name == "har":
+		hf := &harFormat{}
+		f, ro = hf, harRoles()
 	case name == "caddy" || name == "json":
 		jf, r, err := jsonSetup(name, name == "caddy", opt.Fields)
 		if err != nil {
@@ -458,7 +495,7 @@ func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
 		}
 		ro.permits, ro.permitName = p[0], opt.Permits
 	}
-	for _, i := range append([]int{ro.time, ro.dur, ro.status, ro.decision, ro.zone, ro.permits}, ro.key...) {
+	for _, i := range append([]int{ro.time, ro.clock, ro.dur, ro.status, ro.decision, ro.zone, ro.permits}, ro.key...) {
 		if i >= 0 {
 			f.need(i)
 		}
@@ -475,6 +512,9 @@ func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
 	if r.refused, err = parseStatuses(opt.RefusedStatus); err != nil {
 		return nil, err
 	}
+	if hf, ok := f.(*harFormat); ok && in != nil {
+		r.src = newHARSource(in, hf)
+	}
 	r.clf.loc, r.zoneName = loc, "UTC"
 	if loc != nil {
 		r.zoneName = opt.Zone
@@ -487,6 +527,13 @@ func (r *Reader) Format() string { return r.f.label() }
 
 // readLine returns the next line without its newline, valid until the next call.
 func (r *Reader) readLine() ([]byte, error) {
+	if r.src != nil {
+		b, err := r.src.next()
+		if err == nil {
+			r.line++
+		}
+		return b, err
+	}
 	b, err := r.in.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		r.long = append(r.long[:0], b...)
@@ -569,6 +616,21 @@ func (r *Reader) decode(n int, line []byte, s *slot, full bool) error {
 		}
 	case timeAnyISO:
 		s.stamp, s.unit, msg = r.iso.parseEpochAny(tv)
+	case timeW3C:
+		// "2019-12-04" and "21:02:31", both UTC, read as 2019-12-04T21:02:31Z.
+		cv := r.value(line, ro.clock)
+		if len(tv) != 10 || len(cv) < 8 || len(cv) > 18 {
+			return fail(col, fmt.Sprintf("date %q time %q: expected a date such as 2019-12-04 and a time such as 21:02:31", tv, cv))
+		}
+		var b [30]byte
+		n := copy(b[:], tv)
+		b[n] = 'T'
+		n += 1 + copy(b[n+1:], cv)
+		b[n] = 'Z'
+		s.stamp, s.unit, msg = r.iso.parseISO(b[:n+1])
+		if msg != "" {
+			msg = fmt.Sprintf("with time %q: %s", cv, msg)
+		}
 	}
 	if msg != "" {
 		return fail(col, fmt.Sprintf("%s %q: %s", ro.timeName, tv, msg))
@@ -577,10 +639,10 @@ func (r *Reader) decode(n int, line []byte, s *slot, full bool) error {
 	if ro.dur >= 0 {
 		if dv := r.value(line, ro.dur); dv != nil && string(dv) != "-" {
 			d, ok := parseDuration(ro.durKind, dv)
-			if !ok {
+			if !ok || d < -1 {
 				return fail(int(r.vals[ro.dur].start)+1, fmt.Sprintf("%s %q is not a duration", ro.durName, dv))
 			}
-			s.dur = d
+			s.dur = d // -1: none measured (ALB's processing times all -1)
 		}
 	}
 	s.key = s.key[:0]
@@ -623,7 +685,22 @@ func (r *Reader) decode(n int, line []byte, s *slot, full bool) error {
 		}
 	}
 	s.decision = DecisionNone
-	if ro.decision >= 0 {
+	if ro.decision >= 0 && ro.flags {
+		// Envoy's %RESPONSE_FLAGS%: "-", or flags joined by commas; RL is the rate-limit
+		// filter's refusal, anything else an admission as far as a limiter goes.
+		s.decision = DecisionPassed
+		for v := r.value(line, ro.decision); len(v) > 0; {
+			f := v
+			if c := bytes.IndexByte(v, ','); c >= 0 {
+				f, v = v[:c], v[c+1:]
+			} else {
+				v = nil
+			}
+			if string(f) == "RL" {
+				s.decision = DecisionRejected
+			}
+		}
+	} else if ro.decision >= 0 {
 		switch string(r.value(line, ro.decision)) {
 		case "PASSED":
 			s.decision = DecisionPassed

@@ -18,16 +18,19 @@ const (
 	timeISO             // 2000-10-10T13:55:36-07:00 (nginx $time_iso8601), any RFC 3339 stamp
 	timeEpoch           // 1700000000.123: decimal seconds since the epoch (nginx $msec, Caddy's ts)
 	timeAnyISO          // a JSON field: decimal epoch seconds (or ms, µs, ns by magnitude) or RFC 3339
+	timeW3C             // a date (2019-12-04) and a time of day (21:02:31) in two fields, UTC (CloudFront's)
 )
 
 // The durations a format may write, parsed to nanoseconds.
 type durKind uint8
 
 const (
-	durNone    durKind = iota
-	durSeconds         // 0.123 (nginx $request_time, Caddy's duration)
-	durMillis          // 123 (HAProxy's Ta)
-	durJSON            // a JSON field: decimal seconds, or a Go duration string such as "12.5ms"
+	durNone          durKind = iota
+	durSeconds               // 0.123 (nginx $request_time, Caddy's duration)
+	durMillis                // 123 (HAProxy's Ta)
+	durJSON                  // a JSON field: decimal seconds, or a Go duration string such as "12.5ms"
+	durSum                   // seconds in space-separated parts, -1 for a part not measured (ALB's three processing times)
+	durMillisDecimal         // 123.456 milliseconds (a HAR entry's time)
 )
 
 // clfCache remembers the last CLF stamp's minute and zone: a log's stamps change minute once
@@ -279,6 +282,35 @@ func parseDuration(kind durKind, b []byte) (int64, bool) {
 			v = v*10 + int(c-'0')
 		}
 		return int64(v) * int64(time.Millisecond), true
+	case durMillisDecimal:
+		ns, _, ok := parseDecimal(b)
+		return ns / 1e3, ok
+	case durSum:
+		// "0.000 0.001 0.000": the parts not measured (-1) are left out; all of them -1 is
+		// no duration, -1 returned.
+		var sum int64
+		measured := false
+		for len(b) > 0 {
+			part := b
+			if sp := bytes.IndexByte(b, ' '); sp >= 0 {
+				part, b = b[:sp], b[sp+1:]
+			} else {
+				b = nil
+			}
+			if string(part) == "-1" {
+				continue
+			}
+			ns, _, ok := parseDecimal(part)
+			if !ok {
+				return 0, false
+			}
+			sum += ns
+			measured = true
+		}
+		if !measured {
+			return -1, true
+		}
+		return sum, true
 	case durJSON:
 		if ns, _, ok := parseDecimal(b); ok {
 			return ns, true

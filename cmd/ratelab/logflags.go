@@ -12,7 +12,7 @@ import (
 type logFlags struct{ opt accesslog.Options }
 
 func (l *logFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.opt.Format, "log-format", "auto", "the input's `FORMAT`: auto, csv, combined, common, caddy, json or haproxy; or nginx:'LOG_FORMAT', an nginx log_format string")
+	fs.StringVar(&l.opt.Format, "log-format", "auto", "the input's `FORMAT`: auto, csv, combined, common, caddy, json, haproxy, alb, cloudfront, envoy or har; or nginx:'LOG_FORMAT', an nginx log_format string")
 	fs.StringVar(&l.opt.Fields, "field", "", "a JSON log's fields as `ROLES`, e.g. time=ts,key=request.remote_ip,duration=duration (default: Caddy's)")
 	fs.StringVar(&l.opt.Key, "key", "", "key requests by this log `FIELD`: remote_addr, http_x_api_key, method+path… (default: the client address)")
 	fs.StringVar(&l.opt.Permits, "permits", "", "charge each request this numeric log `FIELD`, e.g. body_bytes_sent (default: 1 each)")
