@@ -15,20 +15,21 @@ import (
 const KindHAProxy limiters.Kind = "haproxy"
 
 // HAProxy is a model, decision for decision, of one key of HAProxy's usual per-client limit
-// (checked against a real HAProxy 2.6, Debian's, by accesslog's TestRealHAProxyDecisions):
+// (checked against a real HAProxy 2.6, Debian's, by accesslog's
+// TestRealHAProxyDecisionsMatchTheHAProxyKind):
 //
 //	backend per_client
-//	    stick-table type string len 32 size 1m expire 10s store http_req_rate(10s)
+//	    stick-table type string len 32 size 1m expire 30s store http_req_rate(10s)
 //	frontend fe
 //	    http-request track-sc0 req.hdr(X-Client) table per_client
 //	    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 100 }
 //	                                               ⇔   haproxy:period=10s,limit=100
 //
-// The rate is a freq_ctr (src/freq_ctr.c, include/haproxy/freq_ctr.h, the same arithmetic
-// from 2.4 to today): per key a tick (when the current period began, in whole ms of HAProxy's
-// clock), curr (the requests counted since) and prev (those of the period before). Each
-// request is counted first — track-sc0 adds 1 to curr, refused requests included — and then
-// read, at the same ms now:
+// The rate is a freq_ctr (src/freq_ctr.c, include/haproxy/freq_ctr.h; 2.6.0 and today's
+// master do the same arithmetic): per key a tick (when the current period began, in whole ms
+// of HAProxy's clock), curr (the requests counted since) and prev (those of the period
+// before). Each request is counted first — track-sc0 adds 1 to curr, refused requests
+// included — and then read, at the same ms now:
 //
 //	sc_http_req_rate = ⌊(prev·(tick + period − now) + curr·period) / period⌋
 //	                 = curr + ⌊prev·remain/period⌋,   remain = tick + period − now ∈ [1, period]
