@@ -167,6 +167,32 @@ func readHAProxyLines(t *testing.T, log []byte) (lines []haproxyLine, start time
 	}
 	start, ok := in.Log().Start()
 	require.True(t, ok)
+	// A client's requests stamped the same ms are in the order their lines were written,
+	// which is not always the order HAProxy decided them in (a proxied request is logged when
+	// its stream closes, after the client has its answer and may have sent the next): within
+	// such a tie they are put in the order HAProxy counted them, by the rate each read, which
+	// rises by one with each request at one ms.
+	byKey := map[string][]int{}
+	for i, l := range lines {
+		byKey[l.key] = append(byKey[l.key], i)
+	}
+	for _, idx := range byKey {
+		for a := 0; a < len(idx); {
+			b := a + 1
+			for b < len(idx) && lines[idx[b]].rec.At == lines[idx[a]].rec.At {
+				b++
+			}
+			tie := make([]haproxyLine, 0, b-a)
+			for _, i := range idx[a:b] {
+				tie = append(tie, lines[i])
+			}
+			slices.SortStableFunc(tie, func(x, y haproxyLine) int { return x.rate - y.rate })
+			for k, i := range idx[a:b] {
+				lines[i] = tie[k]
+			}
+			a = b
+		}
+	}
 	return lines, start
 }
 
@@ -296,13 +322,12 @@ func TestRealHAProxyDecisionsMatchTheHAProxyKind(t *testing.T) {
 	// The same decisions through accesslog.CompareAll, as replay --compare counts them.
 	in, err := Open(strings.NewReader(string(log)), Options{Format: "haproxy", Key: "hr", RefusedStatus: "429"})
 	require.NoError(t, err)
+	row := map[int]int{} // a line's row in lines
+	for i, l := range lines {
+		row[l.rec.Line] = i
+	}
 	lane := func(decided []bool) func(*Record) bool {
-		i := 0
-		return func(rec *Record) bool {
-			require.Equal(t, lines[i].rec.Line, rec.Line, "the same order on a second reading")
-			i++
-			return decided[i-1]
-		}
+		return func(rec *Record) bool { return decided[row[rec.Line]] }
 	}
 	cmps, err := CompareAll(in.Log(), []func(*Record) bool{lane(own), lane(wall), lane(fromLog), lane(two)})
 	require.NoError(t, err)
