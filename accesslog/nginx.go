@@ -2,7 +2,9 @@ package accesslog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strings"
 )
 
@@ -203,12 +205,29 @@ func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
 }
 
 // indexLit is bytes.Index(b, lit) for the short literals between variables (`" `, " - "),
-// found a few bytes on in a log's line: a plain loop over the bytes, where bytes.Index and
-// IndexByte pay for a call and a vector set-up per field.
+// found a few bytes on in a log's line: eight bytes at a time in a word (x ^ c·0x01… has a
+// zero byte where b has c, and (y − 0x01…) &^ y & 0x80… marks the first), where bytes.Index
+// and IndexByte pay for a call and a vector set-up per field.
 func indexLit(b, lit []byte) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	c := lit[0]
-	for off, x := range b {
-		if x == c && (len(lit) == 1 || hasLit(b[off:], lit)) {
+	pat := lo * uint64(c)
+	off := 0
+	for off+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[off:]) ^ pat
+		m := (x - lo) &^ x & hi // its lowest set bit marks the first byte equal to c
+		if m == 0 {
+			off += 8
+			continue
+		}
+		k := off + bits.TrailingZeros64(m)/8
+		if hasLit(b[k:], lit) {
+			return k
+		}
+		off = k + 1
+	}
+	for ; off < len(b); off++ {
+		if b[off] == c && hasLit(b[off:], lit) {
 			return off
 		}
 	}
