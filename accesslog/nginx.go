@@ -2,7 +2,9 @@ package accesslog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strings"
 )
 
@@ -26,6 +28,7 @@ type nginxFormat struct {
 	request      int
 	deriveMethod bool
 	derivePath   bool
+	absent       []span // every field absent: what parse starts from
 }
 
 type nginxItem struct {
@@ -145,9 +148,13 @@ func (f *nginxFormat) need(i int) {
 
 // parse reads line's variables in order; with full false it stops after the last needed one.
 func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
-	for i := range vals {
-		vals[i] = absent
+	if len(f.absent) != len(vals) {
+		f.absent = make([]span, len(vals))
+		for i := range f.absent {
+			f.absent[i] = absent
+		}
 	}
+	copy(vals, f.absent)
 	pos := 0
 	last := len(f.items) - 1
 	if !full {
@@ -156,7 +163,7 @@ func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
 	for k := 0; k <= last; k++ {
 		it := &f.items[k]
 		if it.lit != nil {
-			if !bytes.HasPrefix(line[pos:], it.lit) {
+			if !hasLit(line[pos:], it.lit) {
 				return pos + 1, fmt.Sprintf("expected %q", it.lit)
 			}
 			pos += len(it.lit)
@@ -179,12 +186,7 @@ func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
 			end = len(line) - len(lit)
 		default:
 			lit := f.items[k+1].lit
-			var j int
-			if len(lit) == 1 {
-				j = bytes.IndexByte(line[pos:], lit[0])
-			} else {
-				j = bytes.Index(line[pos:], lit)
-			}
+			j := indexLit(line[pos:], lit)
 			if j < 0 {
 				return pos + 1, fmt.Sprintf("expected $%s then %q, which the rest of the line does not hold", f.fields[it.field], lit)
 			}
@@ -200,6 +202,49 @@ func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
 		f.split(line, vals)
 	}
 	return 0, ""
+}
+
+// indexLit is bytes.Index(b, lit) for the short literals between variables (`" `, " - "),
+// found a few bytes on in a log's line: eight bytes at a time in a word (x ^ c·0x01… has a
+// zero byte where b has c, and (y − 0x01…) &^ y & 0x80… marks the first), where bytes.Index
+// and IndexByte pay for a call and a vector set-up per field.
+func indexLit(b, lit []byte) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	c := lit[0]
+	pat := lo * uint64(c)
+	off := 0
+	for off+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[off:]) ^ pat
+		m := (x - lo) &^ x & hi // its lowest set bit marks the first byte equal to c
+		if m == 0 {
+			off += 8
+			continue
+		}
+		k := off + bits.TrailingZeros64(m)/8
+		if hasLit(b[k:], lit) {
+			return k
+		}
+		off = k + 1
+	}
+	for ; off < len(b); off++ {
+		if b[off] == c && hasLit(b[off:], lit) {
+			return off
+		}
+	}
+	return -1
+}
+
+// hasLit is bytes.HasPrefix(b, lit) for short literals, compared byte by byte in place.
+func hasLit(b, lit []byte) bool {
+	if len(b) < len(lit) {
+		return false
+	}
+	for i, c := range lit {
+		if b[i] != c {
+			return false
+		}
+	}
+	return true
 }
 
 // split reads method and path from $request: "GET /a/b?x=1 HTTP/1.1" is method GET, path

@@ -32,6 +32,7 @@ func TestCapabilitiesOfEveryKind(t *testing.T) {
 		peers.KindSentinel:             {limiters.CapRetryAfter, limiters.CapReserve, limiters.CapRefund},
 		peers.KindResilience4j:         {limiters.CapRetryAfter, limiters.CapReserve},
 		peers.KindTwoCounter:           {limiters.CapRetryAfter, limiters.CapRefund},
+		peers.KindHAProxy:              nil, // no retry-after: a wait rounded up may land in the next period, where the count of denied requests weighs again
 		limiters.KindAIMD:              {limiters.CapRelease, limiters.CapFeedback},
 		limiters.KindVegas:             {limiters.CapRelease, limiters.CapFeedback},
 		limiters.KindGradient:          {limiters.CapRelease, limiters.CapFeedback},

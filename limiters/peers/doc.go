@@ -13,6 +13,8 @@
 //	sentinel       Sentinel's flow rule (checked against sentinel-golang in crosscheck/)
 //	resilience4j   resilience4j's AtomicRateLimiter
 //	two-counter    the two-counter sliding estimate (Cloudflare's, HAProxy's)
+//	haproxy        HAProxy's stick-table http_req_rate limit (a model of its freq_ctr,
+//	               checked against a real HAProxy 2.6)
 //
 // Importing the package registers them all (limiters.Register), in that order, after
 // ratelab's own: a program that names them in specs imports it, often for that alone:

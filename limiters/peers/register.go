@@ -17,6 +17,7 @@ func init() {
 		&sentinelKind,
 		&resilience4jKind,
 		&twoCounterKind,
+		&haproxyKind,
 	} {
 		limiters.Register(*info)
 	}
