@@ -13,7 +13,8 @@ import (
 //     an API error (every non-2xx answer becomes one) → its canRetry, which is true only for
 //     a 429 whose error code is lock_timeout. A 429 rate_limit is never retried ("that'd
 //     likely contribute to more contention problems"), whatever Stripe-Should-Retry says:
-//     the header, 409 and ≥ 500 are consulted only when there is no API error.
+//     the header, 409 and ≥ 500 are consulted only when there is no API error, so a 409 or
+//     a 500 with an error body is not retried either (crosscheck/stripe_test.go).
 //   - sleepTime(n) before retry n+1: d = 500ms + 500ms·n², capped at 5s, minus a draw
 //     rand.Int63n(d/4) from math/rand's global source, floored at 500ms: 500ms exactly, then
 //     (750ms, 1s], (1.875s, 2.5s], (3.75s, 5s] from the fourth on.

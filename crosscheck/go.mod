@@ -9,6 +9,7 @@ require (
 	github.com/ratelab/ratelab v0.0.0
 	github.com/sirupsen/logrus v1.9.2
 	github.com/stretchr/testify v1.12.1
+	github.com/stripe/stripe-go/v84 v84.4.1
 )
 
 require (
@@ -44,7 +45,6 @@ require (
 	github.com/sean-/seed v0.0.0-20170313163322-e2103e2c3529 // indirect
 	github.com/segmentio/fasthash v1.0.2 // indirect
 	github.com/spf13/pflag v1.0.5 // indirect
-	github.com/stripe/stripe-go/v84 v84.4.1 // indirect
 	github.com/uptrace/opentelemetry-go-extra/otellogrus v0.2.1 // indirect
 	github.com/uptrace/opentelemetry-go-extra/otelutil v0.2.1 // indirect
 	go.etcd.io/etcd/api/v3 v3.5.5 // indirect
