@@ -210,7 +210,9 @@ func (p *clientPolicy) quotaAt(stack *Stack, k int, now int64) limiters.Quota {
 //   - aws-adaptive: once its token bucket is on (after the first throttle), an attempt takes a
 //     token or sleeps (1 − tokens)/fill rate and asks again.
 //   - octokit: its Bottleneck group lets requests through at least minTime apart (write: 1s),
-//     in the order they ask: a request is given the next slot, and goes when it comes.
+//     in the order they ask: a request is given the next slot, and goes when it comes. Not
+//     modelled: the global group's 10 at once (a lane's attempts take no time at the
+//     limiter), and the priority 0 that lets the plugin's retries pass waiting first tries.
 //   - header-paced: while the last answer said fewer permits remain than r asks for, not
 //     before the reset it announced (whole seconds, rounded up, from that answer).
 func (p *clientPolicy) gate(r *request, now int64) int64 {

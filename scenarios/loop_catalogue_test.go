@@ -32,3 +32,33 @@ func TestHeaderPacedClientsSeeNoRefusal(t *testing.T) {
 	assert.Equal(t, 9*s, obeyed.Loop.LatencyP99)
 	assert.Equal(t, 10*s, octokit.Wait.Max, "octokit: the reset plus 1s")
 }
+
+// The new clients from YAML: octokit's group, aws-adaptive's quota, header-paced's attempts;
+// a group that is none of Bottleneck's, or on another policy, is an error at its line.
+func TestLoopClientsFromYAML(t *testing.T) {
+	sc, err := Load("f.yaml", []byte(`horizon: 10s
+sources: [{kind: constant, rate: 5}]
+limiters:
+  - spec: fixed-window:limit=1,window=1s
+    client: {policy: octokit, group: write}
+  - spec: fixed-window:limit=1,window=1s
+    client: {policy: aws-adaptive, retry_quota: 50}
+  - spec: fixed-window:limit=1,window=1s
+    client: {policy: header-paced, delay: 1s, max_attempts: 3}
+  - spec: fixed-window:limit=1,window=1s
+    client: {policy: stripe-lock-timeout}
+`))
+	require.NoError(t, err)
+	assert.Equal(t, engine.Client{Policy: engine.PolicyOctokit, Group: "write"}, *sc.Lanes[0].Client)
+	assert.Equal(t, engine.Client{Policy: engine.PolicyAWSAdaptive, RetryQuota: 50}, *sc.Lanes[1].Client)
+	assert.Equal(t, engine.Client{Policy: engine.PolicyHeaderPaced, Delay: s, MaxAttempts: 3}, *sc.Lanes[2].Client)
+	assert.Equal(t, engine.PolicyStripeLock, sc.Lanes[3].Client.Policy)
+	_, err = engine.Run(context.Background(), sc, nil)
+	require.NoError(t, err)
+
+	_, err = Load("f.yaml", []byte("horizon: 10s\nsources: [{kind: constant, rate: 5}]\nlimiters: [concurrency:max=1]\nclient: {policy: octokit, group: reads}\n"))
+	assert.ErrorContains(t, err, `f.yaml:4:`)
+	assert.ErrorContains(t, err, `client.group: unknown Bottleneck group "reads" (global, write, search, notifications)`)
+	_, err = Load("f.yaml", []byte("horizon: 10s\nsources: [{kind: constant, rate: 5}]\nlimiters: [concurrency:max=1]\nclient: {policy: header-paced, delay: 1s}\n"))
+	assert.ErrorContains(t, err, "client.max_attempts: must be at least 1 for header-paced")
+}
