@@ -265,6 +265,19 @@ func (c Client) Retries() bool {
 	return false
 }
 
+// Holds reports whether c may hold a request's attempt back after it arrives —
+// aws-adaptive's token bucket, octokit's group spacing (write, search, notifications),
+// header-paced's pacing — so that its first attempt can come later than its arrival.
+func (c Client) Holds() bool {
+	switch c.Policy {
+	case PolicyAWSAdaptive, PolicyHeaderPaced:
+		return true
+	case PolicyOctokit:
+		return clients.OctokitGroups[c.Group] > 0
+	}
+	return false
+}
+
 // WithDefaults is c with what it omits filled in from its library's defaults (package
 // clients): aws-standard and aws-adaptive 1s (the SDK's throttling base), 20s, 3 attempts
 // and 500 tokens; octokit 2 attempts (one retry) and the global group; stripe and

@@ -132,7 +132,7 @@ func TestExampleFile(t *testing.T) {
 	assert.Len(t, kinds, 8, "every source kind")
 	res, err := engine.Run(context.Background(), sc, nil)
 	require.NoError(t, err)
-	require.Len(t, res.Lanes, 8)
+	require.Len(t, res.Lanes, 9)
 	for _, lane := range res.Lanes {
 		assert.Greater(t, lane.Totals.Admitted, int64(0), lane.Name)
 		assert.Equal(t, res.Lanes[0].Totals.Offered, lane.Totals.Offered, lane.Name)
@@ -144,7 +144,7 @@ func TestExampleFile(t *testing.T) {
 	for _, field := range []string{"name", "description", "seed", "horizon", "bins", "windows", "trace", "sources", "kind",
 		"rate", "rate_to", "from", "until", "poisson", "on", "off", "amplitude", "period", "permits", "key", "file", "bursts",
 		"at", "count", "spread", "arrivals", "client", "policy", "delay", "max_delay", "jitter", "max_attempts", "queue_size",
-		"timeout", "retry_quota", "max_elapsed", "limiters", "spec", "downstream", "pool", "phases", "service", "mean", "median", "min", "max", "sigma"} {
+		"timeout", "retry_quota", "max_elapsed", "group", "limiters", "spec", "downstream", "pool", "phases", "service", "mean", "median", "min", "max", "sigma"} {
 		assert.Regexp(t, `(?m)(^|[\s{,])`+field+`:`, string(data), "field %s", field)
 	}
 }
