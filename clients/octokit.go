@@ -59,5 +59,5 @@ func OctokitRateLimitWait(nowMillis, resetEpoch int64) time.Duration {
 }
 
 // OctokitPrimary reports whether an answer is a primary rate limit to the plugin: its
-// X-RateLimit-Remaining is "0".
-func OctokitPrimary(remaining int) bool { return remaining == 0 }
+// X-RateLimit-Remaining is "0" (a server writes a negative remaining as 0).
+func OctokitPrimary(remaining int) bool { return remaining <= 0 }
