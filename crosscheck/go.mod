@@ -9,6 +9,7 @@ require (
 	github.com/ratelab/ratelab v0.0.0
 	github.com/sirupsen/logrus v1.9.2
 	github.com/stretchr/testify v1.12.1
+	github.com/stripe/stripe-go/v84 v84.4.1
 )
 
 require (

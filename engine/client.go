@@ -7,12 +7,15 @@ import (
 
 	"github.com/ratelab/ratelab/clients"
 	"github.com/ratelab/ratelab/headers"
+	"github.com/ratelab/ratelab/limiters"
 )
 
 // clientPolicy is what a lane's callers do when a stage refuses them, as its Client says:
 // give up (drop), try again after a delay (retry, backoff, retry-after, retry-after-header,
-// and the real libraries' rules: aws-standard, retryablehttp, retryablehttp-linear,
-// cenkalti-backoff), or wait in the client queue (queue.go). Every random draw — backoff's
+// header-paced, and the real libraries' rules: aws-standard, aws-adaptive, retryablehttp,
+// retryablehttp-linear, cenkalti-backoff, octokit, stripe, stripe-lock-timeout), or wait in
+// the client queue (queue.go). Some also hold attempts back before they go (gate:
+// aws-adaptive's token bucket, octokit's group spacing, header-paced's pacing). Every random draw — backoff's
 // jitter, the libraries' — comes from the policy's own random stream of the scenario's
 // seed, so jitter never shifts the downstream's service times.
 //
@@ -23,18 +26,41 @@ type clientPolicy struct {
 	c   Client  // with the library's defaults (WithDefaults)
 	rng *rand.Rand
 
-	quota    clients.AWSQuota // aws-standard, when hasQuota
+	quota    clients.AWSQuota // aws-standard and aws-adaptive, when hasQuota
 	hasQuota bool
 	backoff  clients.Exponential // cenkalti-backoff
+
+	// gates: the policy may hold an attempt before it goes (gate); observes: it reads every
+	// answer (answered).
+	gates, observes bool
+	adaptive        clients.AWSAdaptive // aws-adaptive's attempt rate limiter
+	minTime         int64               // octokit: its Bottleneck group's spacing
+	nextSlot        int64               // octokit: the earliest time the group lets the next request through
+	// quotas are the stages' advertised policies (what the headers are written from), for
+	// octokit and header-paced; nil for a lane built without specs (LaneSpec.Build).
+	quotas []limiters.QuotaPolicy
+	// header-paced: the last answer's remaining permits, and when the reset it announced (in
+	// whole seconds, as the header carries it) ends; paced once an answer carried a reset.
+	remaining int
+	until     int64
+	paced     bool
 }
 
 func newClientPolicy(cfg *Client, seed uint64) clientPolicy {
 	p := clientPolicy{cfg: cfg, c: cfg.WithDefaults(), rng: newRand(seed, 0xc11e47)}
 	switch p.c.Policy {
-	case PolicyAWSStandard:
+	case PolicyAWSStandard, PolicyAWSAdaptive:
 		if p.c.RetryQuota != NoRetryQuota {
 			p.quota, p.hasQuota = clients.NewAWSQuota(p.c.RetryQuota), true
 		}
+		if p.c.Policy == PolicyAWSAdaptive {
+			p.adaptive, p.gates, p.observes = clients.NewAWSAdaptive(0), true, true
+		}
+	case PolicyOctokit:
+		p.minTime = int64(clients.OctokitGroups[p.c.Group])
+		p.gates = p.minTime > 0
+	case PolicyHeaderPaced:
+		p.gates, p.observes = true, true
 	case PolicyCenkalti:
 		p.backoff = clients.CenkaltiDefaults
 		p.backoff.Initial, p.backoff.Max = p.c.Delay, p.c.MaxDelay
@@ -65,6 +91,16 @@ func newClientPolicy(cfg *Client, seed uint64) clientPolicy {
 //     ignores Retry-After.
 //   - cenkalti-backoff: the attempts-th interval of 500ms·1.5^(k−1), capped at MaxDelay
 //     (60s), drawn in [½, 1½] of it; gives up when now − arrival + that wait > MaxElapsed.
+//   - aws-adaptive: as aws-standard (its attempts also pass gate's token bucket).
+//   - octokit: a refusal whose stage has 0 permits left is a primary rate limit: it waits
+//     max(⌈X-RateLimit-Reset − now⌉ + 1, 0) whole seconds (the reset an epoch second with the
+//     lane's 0 at the Unix epoch, now in whole milliseconds): a fixed window of 1s refusing
+//     at 300ms resets at second 1, and the retry comes at 2.3s. Any other refusal is thrown
+//     to the caller: it gives up. One retry (MaxAttempts 2), as the README's handler.
+//   - stripe: gives up at once (a 429 rate_limit is not retried).
+//   - stripe-lock-timeout: before retry n+1, Delay·(1 + n²) capped at MaxDelay (500ms, 1s,
+//     2.5s, 5s), less a uniform draw in [0, a quarter of it), at least Delay.
+//   - header-paced: as retry-after-header.
 func (p *clientPolicy) retryDelay(r *request, now int64, stack *Stack, stage int) (delay int64, ok bool) {
 	c := &p.c
 	if c.MaxAttempts > 0 && r.attempts >= c.MaxAttempts {
@@ -82,7 +118,25 @@ func (p *clientPolicy) retryDelay(r *request, now int64, stack *Stack, stage int
 		if wait, ok := hint(); ok {
 			return max(int64(wait), 1), true
 		}
-	case PolicyRetryAfterHeader:
+	case PolicyOctokit:
+		q := p.quotaAt(stack, stage, now)
+		if !clients.OctokitPrimary(q.Remaining) {
+			return 0, false // no rate limit to the plugin: thrown, not retried
+		}
+		var reset int64 // X-RateLimit-Reset, epoch seconds with the lane's 0 at the epoch; 0 when not sent
+		if q.ResetOK {
+			reset = headers.Seconds(time.Duration(now) + q.Reset)
+		}
+		return max(int64(clients.OctokitRateLimitWait(now/int64(time.Millisecond), reset)), 1), true
+	case PolicyStripe:
+		return 0, false // a 429 rate_limit: canRetry is false
+	case PolicyStripeLock:
+		var jitter int64
+		if d := clients.StripeDelay(c.Delay, c.MaxDelay, r.attempts-1); d/4 > 0 {
+			jitter = p.rng.Int64N(int64(d / 4))
+		}
+		return max(int64(clients.StripeSleep(c.Delay, c.MaxDelay, r.attempts-1, jitter)), 1), true
+	case PolicyRetryAfterHeader, PolicyHeaderPaced:
 		var d int64
 		if wait, ok := hint(); ok {
 			d = headerWait(headers.RetryAfterSeconds(wait))
@@ -96,7 +150,7 @@ func (p *clientPolicy) retryDelay(r *request, now int64, stack *Stack, stage int
 			d += p.rng.Int64N(int64(c.Delay) + 1)
 		}
 		return max(d, 1), true
-	case PolicyAWSStandard:
+	case PolicyAWSStandard, PolicyAWSAdaptive:
 		if p.hasQuota {
 			cost, ok := p.quota.Retry(true)
 			if !ok {
@@ -124,6 +178,90 @@ func (p *clientPolicy) retryDelay(r *request, now int64, stack *Stack, stage int
 		return d, true
 	}
 	return int64(c.Delay), true
+}
+
+// bindStack gives the policy the lane's stack specs (nil for a built lane), whose advertised
+// quotas octokit and header-paced read as a server's headers carry them.
+func (p *clientPolicy) bindStack(specs []limiters.Spec, stages int) {
+	if p.c.Policy != PolicyOctokit && p.c.Policy != PolicyHeaderPaced {
+		return
+	}
+	p.quotas = make([]limiters.QuotaPolicy, stages)
+	if len(specs) == stages {
+		for k, spec := range specs {
+			p.quotas[k] = limiters.PolicyOf(spec)
+		}
+	}
+}
+
+// quotaAt is stage k's quota at now as its headers would say it (X-RateLimit-Remaining and
+// -Reset): a stage without a policy says its remaining permits and no reset.
+func (p *clientPolicy) quotaAt(stack *Stack, k int, now int64) limiters.Quota {
+	var pol limiters.QuotaPolicy
+	if k < len(p.quotas) {
+		pol = p.quotas[k]
+	}
+	return limiters.QuotaAt(stack.Stage(k), time.Duration(now), pol)
+}
+
+// gate is when request r's next attempt may go, now or later (the lane tries again then,
+// counting no attempt in between):
+//
+//   - aws-adaptive: once its token bucket is on (after the first throttle), an attempt takes a
+//     token or sleeps (1 − tokens)/fill rate and asks again.
+//   - octokit: its Bottleneck group lets requests through at least minTime apart (write: 1s),
+//     in the order they ask: a request is given the next slot, and goes when it comes. Not
+//     modelled: the global group's 10 at once (a lane's attempts take no time at the
+//     limiter), and the priority 0 that lets the plugin's retries pass waiting first tries.
+//   - header-paced: while the last answer said fewer permits remain than r asks for, not
+//     before the reset it announced (whole seconds, rounded up, from that answer).
+func (p *clientPolicy) gate(r *request, now int64) int64 {
+	switch p.c.Policy {
+	case PolicyAWSAdaptive:
+		if ok, wait := p.adaptive.Acquire(now); !ok {
+			return now + max(int64(wait), 1)
+		}
+	case PolicyOctokit:
+		if r.gated { // its slot has come
+			r.gated = false
+			return now
+		}
+		slot := max(now, p.nextSlot)
+		p.nextSlot = slot + p.minTime
+		r.gated = slot > now
+		return slot
+	case PolicyHeaderPaced:
+		if p.paced && p.remaining < r.permits && now < p.until {
+			return p.until
+		}
+	}
+	return now
+}
+
+// answered tells the policy the stack's decision d at now on an attempt (stage the refusing
+// stage): aws-adaptive updates its rate (a refusal is a throttle, a 429); header-paced reads
+// the answer's X-RateLimit-Remaining and -Reset, which speak for the refusing stage, or, when
+// all admitted, for the one with the fewest permits left.
+func (p *clientPolicy) answered(now int64, stack *Stack, d limiters.Decision, stage int) {
+	switch p.c.Policy {
+	case PolicyAWSAdaptive:
+		p.adaptive.Update(now, d != limiters.Admitted)
+	case PolicyHeaderPaced:
+		var q limiters.Quota
+		if d != limiters.Admitted {
+			q = p.quotaAt(stack, stage, now)
+		} else {
+			for k := range stack.Len() {
+				if qk := p.quotaAt(stack, k, now); k == 0 || qk.Remaining < q.Remaining {
+					q = qk
+				}
+			}
+		}
+		p.remaining, p.paced = q.Remaining, q.ResetOK
+		if q.ResetOK {
+			p.until = now + headers.Seconds(q.Reset)*int64(time.Second)
+		}
+	}
 }
 
 // doubled is backoff's Delay·2^(attempts−1), capped at MaxDelay when it is set.

@@ -187,9 +187,9 @@ func TestLibraryPolicyDefaultsAndValidation(t *testing.T) {
 		field string
 		says  string
 	}{
-		{Client{Policy: "retry-later"}, "client.policy", "(drop, retry, backoff, retry-after, retry-after-header, aws-standard, retryablehttp, retryablehttp-linear, cenkalti-backoff, queue)"},
+		{Client{Policy: "retry-later"}, "client.policy", "(drop, retry, backoff, retry-after, retry-after-header, aws-standard, aws-adaptive, retryablehttp, retryablehttp-linear, cenkalti-backoff, octokit, stripe, stripe-lock-timeout, header-paced, queue)"},
 		{Client{Policy: PolicyAWSStandard, Jitter: true}, "client.jitter", "draws its own jitter"},
-		{Client{Policy: PolicyRetry, Delay: ms, MaxAttempts: 2, RetryQuota: 10}, "client.retry_quota", "is for aws-standard, not retry"},
+		{Client{Policy: PolicyRetry, Delay: ms, MaxAttempts: 2, RetryQuota: 10}, "client.retry_quota", "is for aws-standard and aws-adaptive, not retry"},
 		{Client{Policy: PolicyAWSStandard, MaxElapsed: sec}, "client.max_elapsed", "is for cenkalti-backoff"},
 		{Client{Policy: PolicyAWSStandard, RetryQuota: -2}, "client.retry_quota", "at least 1 token, or none"},
 		{Client{Policy: PolicyCenkalti, MaxElapsed: -sec}, "client.max_elapsed", "must be positive"},

@@ -39,8 +39,11 @@
 //	               shaping lane (max_wait, or a stage whose callers wait), completions with
 //	               feedback
 //	client.go      clientPolicy: the retry delays and give-ups (retry, backoff with jitter,
-//	               retry-after, retry-after-header; the libraries' rules from package clients:
-//	               aws-standard with the lane's retry quota, retryablehttp, cenkalti-backoff)
+//	               retry-after, retry-after-header, header-paced; the libraries' rules from
+//	               package clients: aws-standard with the lane's retry quota, aws-adaptive,
+//	               retryablehttp, cenkalti-backoff, octokit, stripe), and the holds before an
+//	               attempt (gate: aws-adaptive's token bucket, octokit's group spacing,
+//	               header-paced's pacing)
 //	queue.go       clientQueue: the queue policy's FIFO, its timeouts, wakes and draining
 //	downstream.go  downstream: the pool, the service-time phases and their random stream
 //	recorder.go    recorder: totals and bins, waits, window meters, least spacing, the trace;

@@ -41,7 +41,9 @@ type request struct {
 	state     reqState
 	retryCost uint8 // aws-standard: the quota tokens its latest retry took (5), refunded if it succeeds
 	place     place // where an in-service request is at a server downstream
+	gated     bool  // its client's gate gave it a slot to come back at (octokit's group spacing)
 	attempts  int
+	first     int64 // its first attempt's time (time to success counts from it)
 	permits   int
 	arrived   int64
 	started   int64 // when it went to the downstream
@@ -151,6 +153,7 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		}
 	}
 	l.Stages = l.stack.Stages()
+	l.client.bindStack(spec.Stack, l.stack.Len())
 	switch l.client.cfg.Policy {
 	case PolicyDrop, "":
 		l.atOnce = !l.shapes && !l.stack.Keyed()
@@ -339,6 +342,7 @@ func (l *Lane) complete(i int32) {
 	l.rec.svc.advance(l.now, l.down.busy) // the busy area changes slope here only
 	l.down.done()
 	l.rec.served(l.now - r.started)
+	l.rec.endToEnd(l.now - r.arrived)
 	l.trace(r, OutcomeCompleted, -1, nil, "")
 	l.bindHeld(r)
 	r.place = placeNone
@@ -461,6 +465,8 @@ func (l *Lane) fillReq(at int64, permits int, key string, keySlot int32, attempt
 	r.state = reqPending
 	r.attempts = attempts
 	r.retryCost = 0
+	r.gated = false
+	r.first = at
 	r.permits = permits
 	r.arrived = at
 	r.started = 0
@@ -542,12 +548,24 @@ func (l *Lane) decidedAtOnce(at int64, permits int, key string, d limiters.Decis
 // attempt is one try of request i at the stack, and what the client does when it is refused.
 func (l *Lane) attempt(i int32) {
 	r := &l.reqs[i]
+	if l.client.gates {
+		if at := l.client.gate(r, l.now); at > l.now {
+			l.schedule(event{at: at, kind: evAttempt, req: i, gen: r.gen})
+			return
+		}
+	}
 	r.attempts++
-	l.rec.attempt(r.attempts > 1)
 	if r.attempts > 1 {
+		l.rec.attempt(true)
 		l.rec.herdRetry(l.now)
+	} else {
+		l.rec.attempt(false)
+		r.first = l.now
 	}
 	d, stage, wait := l.tryStages(r, false)
+	if l.client.observes {
+		l.client.answered(l.now, l.stack, d, stage)
+	}
 	if d == limiters.Admitted {
 		l.pass(i, wait)
 		return
@@ -635,6 +653,7 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 func (l *Lane) admitted(i int32) {
 	r := &l.reqs[i]
 	l.rec.admitted(l.now, r.permits, l.now-r.arrived)
+	l.rec.succeeded(l.now - r.first)
 	kc := l.keys.at(r.keySlot)
 	kc.Admitted++
 	kc.Permits += int64(r.permits)
@@ -644,6 +663,7 @@ func (l *Lane) admitted(i int32) {
 	}
 	if l.down.cfg == nil {
 		l.rec.completed()
+		l.rec.endToEnd(l.now - r.arrived)
 		l.stack.Complete(time.Duration(l.now), r.permits, 0, true)
 		l.freeReq(i)
 		return

@@ -71,6 +71,19 @@ type Loop struct {
 	// HerdSynchrony is HerdPeak over the mean retries per 10ms bin of the horizon: about 1
 	// for retries spread evenly, the number of bins when they all come at once.
 	HerdSynchrony float64 `json:"herd_synchrony"`
+	// SuccessP50 and SuccessP99 are the time to success of admitted requests: from a
+	// request's first attempt (which a pacing client may hold back after its arrival) to its
+	// admission, every refusal and backoff between included. retry-herd's 500 obeying
+	// clients arrive at 500ms into a window of 100 per 10s: 100 succeed at once and 100 more
+	// at each reset, a median of 20s and a 99th percentile of 40s.
+	SuccessP50 time.Duration `json:"success_p50_ns"`
+	SuccessP99 time.Duration `json:"success_p99_ns"`
+	// LatencyP50 and LatencyP99 are end to end over completed requests: from a request's
+	// arrival to its answer (the end of its service; its admission without a downstream),
+	// every client wait — pacing, backoff, queueing, a reservation — and the service
+	// included. Both from Wait's histogram kind: within 6.25%, never above the maximum.
+	LatencyP50 time.Duration `json:"latency_p50_ns"`
+	LatencyP99 time.Duration `json:"latency_p99_ns"`
 }
 
 // HerdBin is the width of the bins Loop's herd measures count attempts in.

@@ -91,6 +91,8 @@ type recorder struct {
 	traceTo     int64     // a narrowed trace's end; math.MaxInt64 when it runs to the horizon
 	binHist     histogram // the waits of the current bin's admissions
 	hist        histogram // every admission's wait
+	success     histogram // every admission's time since its first attempt (Loop.SuccessP50)
+	latency     histogram // every completion's time since its arrival (Loop.LatencyP50)
 	meters      []*admissionWindow
 	lastAdmit   int64 // the last admission's time; math.MinInt64 before the first
 	svc         serviceMeter
@@ -262,6 +264,12 @@ func (r *recorder) admitted(now int64, permits int, wait int64) {
 	r.lastAdmit = now
 }
 
+// succeeded counts an admission d after the request's first attempt (time to success).
+func (r *recorder) succeeded(d int64) { r.success.add(d) }
+
+// endToEnd counts a request answered d after it arrived (end-to-end latency).
+func (r *recorder) endToEnd(d int64) { r.latency.add(d) }
+
 // delayed counts an admission that goes on after a reservation's wait; admitted counts it
 // again when the wait ends.
 func (r *recorder) delayed() {
@@ -393,6 +401,8 @@ func (r *recorder) report(events uint64) LaneResult {
 	if t.Offered > 0 {
 		res.Loop.Amplification = float64(t.Attempts) / float64(t.Offered)
 	}
+	res.Loop.SuccessP50, res.Loop.SuccessP99 = r.success.quantile(0.50), r.success.quantile(0.99)
+	res.Loop.LatencyP50, res.Loop.LatencyP99 = r.latency.quantile(0.50), r.latency.quantile(0.99)
 	if bins := float64(r.horizon) / float64(HerdBin); t.Retried > 0 && bins > 0 {
 		res.Loop.HerdSynchrony = float64(res.Loop.HerdPeak) / (float64(t.Retried) / max(bins, 1))
 	}

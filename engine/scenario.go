@@ -214,11 +214,20 @@ const (
 	PolicyRetryableHTTP Policy = "retryablehttp"        // go-retryablehttp's DefaultBackoff, Retry-After uncapped
 	PolicyRetryableLin  Policy = "retryablehttp-linear" // go-retryablehttp's LinearJitterBackoff
 	PolicyCenkalti      Policy = "cenkalti-backoff"     // cenkalti/backoff v5's ExponentialBackOff under Retry
+	PolicyAWSAdaptive   Policy = "aws-adaptive"         // aws-standard behind the SDK's adaptive (CUBIC) attempt rate limiter
+	PolicyOctokit       Policy = "octokit"              // @octokit/plugin-throttling with its README's handler: one retry after the reset
+	PolicyStripe        Policy = "stripe"               // stripe-go: a 429 rate_limit is never retried
+	PolicyStripeLock    Policy = "stripe-lock-timeout"  // stripe-go: refusals as 429 lock_timeout, which it retries
+	// Paces itself from the RateLimit / X-RateLimit-* remaining and reset of the last answer
+	// (no attempt while it said 0 remaining, until its reset, in whole seconds, has passed);
+	// refused anyway, it retries as retry-after-header does.
+	PolicyHeaderPaced Policy = "header-paced"
 )
 
 // Policies lists every client policy, in the order errors name them.
 var Policies = []Policy{PolicyDrop, PolicyRetry, PolicyBackoff, PolicyRetryAfter, PolicyRetryAfterHeader,
-	PolicyAWSStandard, PolicyRetryableHTTP, PolicyRetryableLin, PolicyCenkalti, PolicyQueue}
+	PolicyAWSStandard, PolicyAWSAdaptive, PolicyRetryableHTTP, PolicyRetryableLin, PolicyCenkalti, PolicyOctokit,
+	PolicyStripe, PolicyStripeLock, PolicyHeaderPaced, PolicyQueue}
 
 // NoRetryQuota as Client.RetryQuota turns the AWS retry quota off (ratelimit.None).
 const NoRetryQuota = -1
@@ -239,6 +248,9 @@ type Client struct {
 	// cenkalti-backoff: give up when the time since the first attempt plus the next wait
 	// would pass it; 0: the library's 15 minutes.
 	MaxElapsed time.Duration
+	// octokit: the Bottleneck group the lane's requests pass before every attempt (global,
+	// write, search, notifications: at least 0, 1s, 2s, 3s apart); "": global.
+	Group string
 }
 
 // Retries reports whether c retries refused requests after a delay (every policy but drop
@@ -246,14 +258,30 @@ type Client struct {
 func (c Client) Retries() bool {
 	switch c.Policy {
 	case PolicyRetry, PolicyBackoff, PolicyRetryAfter, PolicyRetryAfterHeader,
-		PolicyAWSStandard, PolicyRetryableHTTP, PolicyRetryableLin, PolicyCenkalti:
+		PolicyAWSStandard, PolicyAWSAdaptive, PolicyRetryableHTTP, PolicyRetryableLin, PolicyCenkalti,
+		PolicyOctokit, PolicyStripe, PolicyStripeLock, PolicyHeaderPaced:
 		return true
 	}
 	return false
 }
 
+// Holds reports whether c may hold a request's attempt back after it arrives —
+// aws-adaptive's token bucket, octokit's group spacing (write, search, notifications),
+// header-paced's pacing — so that its first attempt can come later than its arrival.
+func (c Client) Holds() bool {
+	switch c.Policy {
+	case PolicyAWSAdaptive, PolicyHeaderPaced:
+		return true
+	case PolicyOctokit:
+		return clients.OctokitGroups[c.Group] > 0
+	}
+	return false
+}
+
 // WithDefaults is c with what it omits filled in from its library's defaults (package
-// clients): aws-standard 1s (the SDK's throttling base), 20s, 3 attempts and 500 tokens;
+// clients): aws-standard and aws-adaptive 1s (the SDK's throttling base), 20s, 3 attempts
+// and 500 tokens; octokit 2 attempts (one retry) and the global group; stripe and
+// stripe-lock-timeout 500ms, 5s and 3 attempts;
 // retryablehttp and retryablehttp-linear 1s, 30s and 5 attempts; cenkalti-backoff 500ms,
 // 60s, no attempt limit and 15 minutes. Other policies are returned as they are.
 func (c Client) WithDefaults() Client {
@@ -263,7 +291,7 @@ func (c Client) WithDefaults() Client {
 		}
 	}
 	switch c.Policy {
-	case PolicyAWSStandard:
+	case PolicyAWSStandard, PolicyAWSAdaptive:
 		fill(&c.Delay, clients.AWSThrottleBase)
 		fill(&c.MaxDelay, clients.AWSMaxBackoff)
 		if c.MaxAttempts == 0 {
@@ -282,6 +310,19 @@ func (c Client) WithDefaults() Client {
 		fill(&c.Delay, clients.CenkaltiInitialInterval)
 		fill(&c.MaxDelay, clients.CenkaltiMaxInterval)
 		fill(&c.MaxElapsed, clients.CenkaltiMaxElapsedTime)
+	case PolicyOctokit:
+		if c.MaxAttempts == 0 {
+			c.MaxAttempts = clients.OctokitMaxAttempts
+		}
+		if c.Group == "" {
+			c.Group = "global"
+		}
+	case PolicyStripe, PolicyStripeLock:
+		fill(&c.Delay, clients.StripeMinRetryDelay)
+		fill(&c.MaxDelay, clients.StripeMaxRetryDelay)
+		if c.MaxAttempts == 0 {
+			c.MaxAttempts = clients.StripeMaxAttempts
+		}
 	}
 	return c
 }
@@ -639,8 +680,14 @@ func (s Source) validate(field string, horizon time.Duration) error {
 }
 
 func (c Client) validate(field string) error {
-	if c.RetryQuota != 0 && c.Policy != PolicyAWSStandard {
-		return fieldErr(field+".retry_quota", "is for aws-standard, not %s", c.policyName())
+	if c.RetryQuota != 0 && c.Policy != PolicyAWSStandard && c.Policy != PolicyAWSAdaptive {
+		return fieldErr(field+".retry_quota", "is for aws-standard and aws-adaptive, not %s", c.policyName())
+	}
+	if c.Group != "" && c.Policy != PolicyOctokit {
+		return fieldErr(field+".group", "is for octokit, not %s", c.policyName())
+	}
+	if _, ok := clients.OctokitGroups[c.Group]; c.Group != "" && !ok {
+		return fieldErr(field+".group", "unknown Bottleneck group %q (%s)", c.Group, strings.Join(clients.OctokitGroupNames, ", "))
 	}
 	if c.MaxElapsed != 0 && c.Policy != PolicyCenkalti {
 		return fieldErr(field+".max_elapsed", "is for cenkalti-backoff, not %s", c.policyName())
@@ -648,7 +695,7 @@ func (c Client) validate(field string) error {
 	switch c.Policy {
 	case PolicyDrop, "":
 		return nil
-	case PolicyRetry, PolicyBackoff, PolicyRetryAfter, PolicyRetryAfterHeader:
+	case PolicyRetry, PolicyBackoff, PolicyRetryAfter, PolicyRetryAfterHeader, PolicyHeaderPaced:
 		if c.MaxAttempts < 1 {
 			return fieldErr(field+".max_attempts", "must be at least 1 for %s, got %d", c.Policy, c.MaxAttempts)
 		}
@@ -656,7 +703,8 @@ func (c Client) validate(field string) error {
 			return fieldErr(field+".delay", "must be positive for %s, got %v", c.Policy, c.Delay)
 		}
 		return c.delaysInRange(field)
-	case PolicyAWSStandard, PolicyRetryableHTTP, PolicyRetryableLin, PolicyCenkalti:
+	case PolicyAWSStandard, PolicyAWSAdaptive, PolicyRetryableHTTP, PolicyRetryableLin, PolicyCenkalti,
+		PolicyOctokit, PolicyStripe, PolicyStripeLock:
 		// Omitted (0) values take the library's defaults (WithDefaults).
 		if c.MaxAttempts < 0 {
 			return fieldErr(field+".max_attempts", "must be at least 1 (0 or absent: the library's default), got %d", c.MaxAttempts)
@@ -666,6 +714,9 @@ func (c Client) validate(field string) error {
 		}
 		if c.Jitter {
 			return fieldErr(field+".jitter", "%s draws its own jitter as the library does; leave jitter out", c.Policy)
+		}
+		if c.Policy == PolicyOctokit && (c.Delay != 0 || c.MaxDelay != 0) {
+			return fieldErr(field+".delay", "octokit waits until the X-RateLimit-Reset of the answer, plus 1s; leave delay and max_delay out")
 		}
 		if c.RetryQuota < NoRetryQuota {
 			return fieldErr(field+".retry_quota", "must be at least 1 token, or none, got %d", c.RetryQuota)

@@ -87,6 +87,11 @@ func wait(f func(w engine.Wait) time.Duration) func(engine.LaneSpec, engine.Lane
 	return func(_ engine.LaneSpec, r engine.LaneResult) (float64, bool) { return float64(f(r.Wait)), true }
 }
 
+// loop reads a duration of the lane's Loop measures.
+func loop(f func(l engine.Loop) time.Duration) func(engine.LaneSpec, engine.LaneResult) (float64, bool) {
+	return func(_ engine.LaneSpec, r engine.LaneResult) (float64, bool) { return float64(f(r.Loop)), true }
+}
+
 var builtin = []Metric{
 	{"offered", "requests offered", Count, count(func(t engine.Totals) int64 { return t.Offered })},
 	{"admitted", "requests admitted", Count, count(func(t engine.Totals) int64 { return t.Admitted })},
@@ -143,6 +148,12 @@ var builtin = []Metric{
 		func(_ engine.LaneSpec, r engine.LaneResult) (float64, bool) {
 			return r.Loop.HerdSynchrony, r.Totals.Retried > 0
 		}},
+	{"success_p50", "median time to success: first attempt to admission, every refusal and backoff between", Wait,
+		loop(func(l engine.Loop) time.Duration { return l.SuccessP50 })},
+	{"success_p99", "99th percentile time to success", Wait, loop(func(l engine.Loop) time.Duration { return l.SuccessP99 })},
+	{"latency_p50", "median end-to-end latency: arrival to answer, every client wait and the service included", Wait,
+		loop(func(l engine.Loop) time.Duration { return l.LatencyP50 })},
+	{"latency_p99", "99th percentile end-to-end latency", Wait, loop(func(l engine.Loop) time.Duration { return l.LatencyP99 })},
 	{"p50", "median wait of admitted requests", Wait, wait(func(w engine.Wait) time.Duration { return w.P50 })},
 	{"p90", "90th percentile wait", Wait, wait(func(w engine.Wait) time.Duration { return w.P90 })},
 	{"p99", "99th percentile wait", Wait, wait(func(w engine.Wait) time.Duration { return w.P99 })},

@@ -317,7 +317,7 @@ func catalogue() []*engine.Scenario {
 				{From: 10*s + 500*ms, Service: engine.Distribution{Kind: engine.DistConstant, Mean: 20 * ms}},
 			}},
 		},
-	}, adaptiveScenarios()...)
+	}, append(adaptiveScenarios(), loopScenarios()...)...)
 }
 
 const retryHerdDescription = "500 clients call at once (at 0.5s) a fixed window of 100 per 10s, and every " +

@@ -810,6 +810,7 @@ func (d *decoder) client(n *yaml.Node, path string, c *engine.Client) error {
 		"timeout":      d.duration(&c.Timeout),
 		"retry_quota":  d.retryQuota(&c.RetryQuota),
 		"max_elapsed":  d.duration(&c.MaxElapsed),
+		"group":        d.str(&c.Group),
 	})
 	if err != nil {
 		return err

@@ -132,7 +132,7 @@ func TestExampleFile(t *testing.T) {
 	assert.Len(t, kinds, 8, "every source kind")
 	res, err := engine.Run(context.Background(), sc, nil)
 	require.NoError(t, err)
-	require.Len(t, res.Lanes, 8)
+	require.Len(t, res.Lanes, 9)
 	for _, lane := range res.Lanes {
 		assert.Greater(t, lane.Totals.Admitted, int64(0), lane.Name)
 		assert.Equal(t, res.Lanes[0].Totals.Offered, lane.Totals.Offered, lane.Name)
@@ -144,7 +144,7 @@ func TestExampleFile(t *testing.T) {
 	for _, field := range []string{"name", "description", "seed", "horizon", "bins", "windows", "trace", "sources", "kind",
 		"rate", "rate_to", "from", "until", "poisson", "on", "off", "amplitude", "period", "permits", "key", "file", "bursts",
 		"at", "count", "spread", "arrivals", "client", "policy", "delay", "max_delay", "jitter", "max_attempts", "queue_size",
-		"timeout", "retry_quota", "max_elapsed", "limiters", "spec", "downstream", "pool", "phases", "service", "mean", "median", "min", "max", "sigma"} {
+		"timeout", "retry_quota", "max_elapsed", "group", "limiters", "spec", "downstream", "pool", "phases", "service", "mean", "median", "min", "max", "sigma"} {
 		assert.Regexp(t, `(?m)(^|[\s{,])`+field+`:`, string(data), "field %s", field)
 	}
 }
@@ -178,11 +178,11 @@ func TestLoadErrorsAreLocated(t *testing.T) {
 		{"misspelt kind", "horizon: 10s\nsources:\n  - kind: poison\n    rate: 5\nlimiters: [concurrency:max=1]\n", `f.yaml:3:11: sources[0].kind: unknown source kind "poison" (did you mean poisson?)`},
 		{"flow list split at a comma", "horizon: 10s\nsources: [{kind: constant, rate: 5}]\nlimiters: [token-bucket:capacity=20,rate=100/1s]\n",
 			`f.yaml:3:37: limiters[1]: "rate=100/1s" looks like the rest of the spec before it: in a flow list [a, b] YAML splits at every comma; quote each spec (["token-bucket:capacity=20,rate=100/1s"])`},
-		{"missing policy", base + "client: {delay: 5ms}\n", "f.yaml:7:9: client.policy: missing (drop, retry, backoff, retry-after, retry-after-header, aws-standard, retryablehttp, retryablehttp-linear, cenkalti-backoff, queue)"},
+		{"missing policy", base + "client: {delay: 5ms}\n", "f.yaml:7:9: client.policy: missing (drop, retry, backoff, retry-after, retry-after-header, aws-standard, aws-adaptive, retryablehttp, retryablehttp-linear, cenkalti-backoff, octokit, stripe, stripe-lock-timeout, header-paced, queue)"},
 		{"unknown policy", base + "client: {policy: aws}\n", `f.yaml:7:18: client.policy: unknown policy "aws" (drop, retry,`},
 		{"retry quota word", base + "client: {policy: aws-standard, retry_quota: lots}\n", `f.yaml:7:45: client.retry_quota: expected a whole number of tokens, at least 1, or none, got "lots"`},
 		{"retry quota 0", base + "client: {policy: aws-standard, retry_quota: 0}\n", `f.yaml:7:45: client.retry_quota: expected a whole number of tokens, at least 1, or none, got "0"`},
-		{"retry quota elsewhere", base + "client: {policy: retryablehttp, retry_quota: 10}\n", "f.yaml:7:46: client.retry_quota: is for aws-standard, not retryablehttp"},
+		{"retry quota elsewhere", base + "client: {policy: retryablehttp, retry_quota: 10}\n", "f.yaml:7:46: client.retry_quota: is for aws-standard and aws-adaptive, not retryablehttp"},
 		{"library jitter", base + "  - spec: concurrency:max=1\n    client: {policy: retryablehttp-linear, jitter: true}\n",
 			"f.yaml:8:52: limiters[1].client.jitter: retryablehttp-linear draws its own jitter as the library does"},
 		{"max elapsed negative", base + "client: {policy: cenkalti-backoff, max_elapsed: -1s}\n", "f.yaml:7:49: client.max_elapsed: must be positive"},

@@ -132,10 +132,15 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 		[3]string{"`horizon`", "positive", ""},
 		[3]string{"`until`", "0 (the horizon) or after `from`", "the source's active period must not be empty"},
 		[3]string{"`on`, `period`", "positive", ""},
-		[3]string{"`delay`", "positive for retry, backoff, retry-after and retry-after-header; for aws-standard, retryablehttp, " +
-			"retryablehttp-linear and cenkalti-backoff positive, or 0 or absent for the library's default (1s, 1s, 1s, 500ms)",
+		[3]string{"`delay`", "positive for retry, backoff, retry-after, retry-after-header and header-paced; for aws-standard, aws-adaptive, retryablehttp, " +
+			"retryablehttp-linear, cenkalti-backoff, stripe and stripe-lock-timeout positive, or 0 or absent for the library's default " +
+			fmt.Sprintf("(1s, 1s, 1s, 1s, 500ms, %v, %v); absent for octokit, which waits for the reset", clients.StripeMinRetryDelay, clients.StripeMinRetryDelay),
 			"a retry never runs at the instant of its refusal"},
-		[3]string{"`max_delay`", "0 or more; absent for a library policy: its default (20s, 30s, 30s, 60s)", "0 means no cap for backoff and retry-after-header"},
+		[3]string{"`max_delay`", fmt.Sprintf("0 or more; absent for a library policy: its default (20s, 20s, 30s, 30s, 60s, %v, %v); absent for octokit",
+			clients.StripeMaxRetryDelay, clients.StripeMaxRetryDelay), "0 means no cap for backoff and retry-after-header"},
+		[3]string{"`group`", "octokit only: " + strings.Join(clients.OctokitGroupNames, ", ") + "; absent: global",
+			fmt.Sprintf("@octokit/plugin-throttling's Bottleneck groups: at least 0, %v, %v and %v between attempts",
+				clients.OctokitWriteMinTime, clients.OctokitSearchMinTime, clients.OctokitNotificationsMinTime)},
 		[3]string{"`max_elapsed`", fmt.Sprintf("cenkalti-backoff only: positive, or 0 or absent for the library's %v", clients.CenkaltiMaxElapsedTime),
 			"Retry gives up when the time since the first attempt plus the next wait would pass it"},
 		[3]string{"`timeout`", "positive for queue", ""},
@@ -158,10 +163,11 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 		[3]string{"`bins`, `--bins`", fmt.Sprintf("1 to %d (0 or absent: %d)", engine.MaxBins, engine.DefaultBins),
 			"each lane keeps a bin of counters, and a reading of every stage, per bin; a horizon shorter than the bins in nanoseconds gets fewer"},
 		[3]string{"a burst's `count`", "at least 1", "the arrivals are made one at a time, as the run reaches them"},
-		[3]string{"`max_attempts`", "at least 1 for retry, backoff, retry-after and retry-after-header (attempts in all, the first included); " +
-			fmt.Sprintf("for aws-standard, retryablehttp, retryablehttp-linear and cenkalti-backoff 0 or absent is the library's default (%d, %d, %d, no limit)",
-				clients.AWSMaxAttempts, clients.RetryableMaxAttempts, clients.RetryableMaxAttempts), ""},
-		[3]string{"`retry_quota`", fmt.Sprintf("aws-standard only: at least 1 token, or `none`; absent: the SDK's %d", clients.AWSQuotaTokens),
+		[3]string{"`max_attempts`", "at least 1 for retry, backoff, retry-after, retry-after-header and header-paced (attempts in all, the first included); " +
+			"for aws-standard, aws-adaptive, retryablehttp, retryablehttp-linear, cenkalti-backoff, octokit, stripe and stripe-lock-timeout 0 or absent is the library's default " +
+			fmt.Sprintf("(%d, %d, %d, %d, no limit, %d, %d, %d)", clients.AWSMaxAttempts, clients.AWSMaxAttempts, clients.RetryableMaxAttempts,
+				clients.RetryableMaxAttempts, clients.OctokitMaxAttempts, clients.StripeMaxAttempts, clients.StripeMaxAttempts), ""},
+		[3]string{"`retry_quota`", fmt.Sprintf("aws-standard and aws-adaptive only: at least 1 token, or `none`; absent: the SDK's %d", clients.AWSQuotaTokens),
 			fmt.Sprintf("one quota per lane, as one SDK client's callers share one: a throttled retry costs %d tokens and fails at once without them", clients.AWSThrottleCost)},
 		[3]string{"`queue_size`", "at least 1 for queue", ""},
 		[3]string{"`pool`", "0 (unlimited) or more", ""},

@@ -334,6 +334,9 @@ func client(c engine.Client) *yaml.Node {
 	if c.MaxElapsed != 0 {
 		add(m, "max_elapsed", duration(c.MaxElapsed))
 	}
+	if c.Group != "" {
+		add(m, "group", plain(c.Group))
+	}
 	return m
 }
 

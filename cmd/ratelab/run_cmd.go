@@ -480,10 +480,11 @@ func writeTable(e *env, sc *engine.Scenario, res *engine.Results) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		_, err := io.WriteString(e.stdout, keySection(res, 0)+fleetSection(res, 0)+serverSection(sc, res, 0))
+		_, err := io.WriteString(e.stdout, keySection(res, 0)+fleetSection(res, 0)+serverSection(sc, res, 0)+loopSection(sc, res, 0))
 		return err
 	}
-	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width)+keySection(res, e.width)+fleetSection(res, e.width)+serverSection(sc, res, e.width))
+	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width)+keySection(res, e.width)+fleetSection(res, e.width)+serverSection(sc, res, e.width)+
+		loopSection(sc, res, e.width))
 	return err
 }
 
@@ -497,7 +498,9 @@ func writeCSV(w io.Writer, sc *engine.Scenario, res *engine.Results) error {
 		"gave_up", "waiting", "attempts", "retried", "refused_attempts", "delayed", "never", "queued", "completed", "failed",
 		"wasted", "max_in_flight", "max_queue",
 		"admit_ratio", "window_ns", "max_in_window", "bound", "first_exceeded_ns", "min_spacing_ns",
-		"wait_p50_ns", "wait_p90_ns", "wait_p99_ns", "wait_p999_ns", "wait_max_ns", "wait_mean_ns"})
+		"wait_p50_ns", "wait_p90_ns", "wait_p99_ns", "wait_p999_ns", "wait_max_ns", "wait_mean_ns",
+		"goodput_per_s", "amplification", "herd_peak", "herd_synchrony", "success_p50_ns", "success_p99_ns",
+		"latency_p50_ns", "latency_p99_ns"})
 	for i, r := range res.Lanes {
 		t := r.Totals
 		m, _ := engine.PrimaryWindow(sc.Lanes[i], r)
@@ -505,12 +508,15 @@ func writeCSV(w io.Writer, sc *engine.Scenario, res *engine.Results) error {
 			m = engine.WindowMeter{Bound: -1, FirstExceeded: -1}
 		}
 		n := func(v int64) string { return strconv.FormatInt(v, 10) }
+		f := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
 		cw.Write([]string{r.Name, n(t.Offered), n(t.OfferedPermits), n(t.Admitted), n(t.AdmittedPermits), n(t.Refused),
 			n(t.TimedOut), n(t.GaveUp), n(t.Waiting), n(t.Attempts), n(t.Retried), n(t.RefusedAttempts), n(t.Delayed),
 			n(t.Never), n(t.Queued), n(t.Completed), n(t.Failed), n(t.Wasted), n(int64(t.MaxInFlight)), n(int64(t.MaxQueue)),
 			strconv.FormatFloat(t.AdmitRatio(), 'f', 6, 64), n(int64(m.Length)), n(m.MaxAdmitted), n(m.Bound),
 			n(int64(m.FirstExceeded)), n(int64(r.MinSpacing)),
-			n(int64(r.Wait.P50)), n(int64(r.Wait.P90)), n(int64(r.Wait.P99)), n(int64(r.Wait.P999)), n(int64(r.Wait.Max)), n(int64(r.Wait.Mean))})
+			n(int64(r.Wait.P50)), n(int64(r.Wait.P90)), n(int64(r.Wait.P99)), n(int64(r.Wait.P999)), n(int64(r.Wait.Max)), n(int64(r.Wait.Mean)),
+			f(r.Loop.GoodputPerSec), f(r.Loop.Amplification), n(r.Loop.HerdPeak), f(r.Loop.HerdSynchrony),
+			n(int64(r.Loop.SuccessP50)), n(int64(r.Loop.SuccessP99)), n(int64(r.Loop.LatencyP50)), n(int64(r.Loop.LatencyP99))})
 	}
 	cw.Flush()
 	return cw.Error()
