@@ -121,6 +121,7 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		client = spec.Client
 	}
 	l.client = newClientPolicy(client, sc.Seed)
+	l.queue.disc = client.Discipline
 	if spec.Fleet != nil && sc.Fleet != nil {
 		fs, err := newFleetStage(sc, i, laneClock{l})
 		if err != nil {

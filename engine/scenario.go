@@ -202,7 +202,7 @@ const (
 	PolicyRetry      Policy = "retry"       // retry after Delay, up to MaxAttempts
 	PolicyBackoff    Policy = "backoff"     // retry after Delay·2^(k−1), capped at MaxDelay, optionally with full jitter
 	PolicyRetryAfter Policy = "retry-after" // retry when the refusing limiter's RetryAfter hint says (Delay when it has none)
-	PolicyQueue      Policy = "queue"       // wait in a FIFO of QueueSize for at most Timeout
+	PolicyQueue      Policy = "queue"       // wait in a queue of QueueSize (FIFO unless Discipline says) for at most Timeout
 
 	// Retry-After as a server sends it: whole seconds, rounded up (never 0), capped at
 	// MaxDelay; Delay·2^(k−1) capped at MaxDelay when the stage cannot say; with Jitter, plus a
@@ -233,6 +233,9 @@ type Client struct {
 	MaxAttempts int           // attempts in all, the first included; 0 means 1 for drop, else required
 	QueueSize   int           // queue
 	Timeout     time.Duration // queue: give up after waiting this long
+	// queue: which waiting request goes next and which the queue sheds (queue.go); "" is
+	// QueueFIFO.
+	Discipline QueueDiscipline
 	// aws-standard: the retry quota's tokens, shared by the lane's callers as one SDK client
 	// shares them; 0: the SDK's 500; NoRetryQuota: none.
 	RetryQuota int
@@ -645,6 +648,9 @@ func (c Client) validate(field string) error {
 	if c.MaxElapsed != 0 && c.Policy != PolicyCenkalti {
 		return fieldErr(field+".max_elapsed", "is for cenkalti-backoff, not %s", c.policyName())
 	}
+	if c.Discipline != "" && c.Policy != PolicyQueue {
+		return fieldErr(field+".discipline", "is for the queue policy, not %s", c.policyName())
+	}
 	switch c.Policy {
 	case PolicyDrop, "":
 		return nil
@@ -685,6 +691,9 @@ func (c Client) validate(field string) error {
 			return fieldErr(field+".timeout", "must be positive, got %v", c.Timeout)
 		}
 		if err := inRange(field+".timeout", c.Timeout); err != nil {
+			return err
+		}
+		if err := c.Discipline.validate(field + ".discipline"); err != nil {
 			return err
 		}
 	default:

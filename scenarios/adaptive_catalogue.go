@@ -84,5 +84,36 @@ func adaptiveScenarios() []*engine.Scenario {
 				{Kind: engine.SourcePoisson, Rate: 320, From: 10 * s, Until: 15 * s}},
 			Downstream: adaptiveServer(5*s, engine.Phase{Service: demand(100 * ms)}),
 		},
+		{
+			Name: "codel-overload",
+			Description: "The same overload before four queues. 200 requests per second (Poisson) against a " +
+				"bulkhead of 32 before the 16-core server (100ms of work, a 100ms network: 160 answers per " +
+				"second at most), refused requests waiting in a queue of 200; callers give up 1.5s after they " +
+				"arrive, queue wait included (timeout_from: arrival). FIFO fills its queue: every request it " +
+				"admits has waited about 200/150 = 1.3s and has 0.2s left for 0.2s of work and network, so most " +
+				"answers come too late. LIFO serves the newest at once and leaves the oldest to time out; CoDel " +
+				"drops at the front once waits stay above 5ms for 100ms, faster as the queue stands " +
+				"(100ms/√count); adaptive LIFO serves newest first and gives joiners a 5ms queue timeout once " +
+				"the queue has not emptied for 100ms. Compare the p99 waits and the answers per second.",
+			Seed: 1, Horizon: 30 * s, Bins: 300, Client: drop,
+			Lanes: []engine.LaneSpec{
+				queueLane("fifo", engine.QueueFIFO), queueLane("lifo", engine.QueueLIFO),
+				queueLane("codel", engine.QueueCoDel), queueLane("adaptive-lifo", engine.QueueAdaptiveLIFO),
+			},
+			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 200}},
+			Downstream: &engine.Downstream{
+				Server: &engine.Server{Cores: 16, Network: 100 * ms, Timeout: 1500 * ms, TimeoutFrom: engine.FromArrival},
+				Phases: []engine.Phase{{Service: demand(100 * ms)}},
+			},
+		},
 	}
+}
+
+// queueLane is a bulkhead of 32 (the server's reference concurrency) whose refused callers
+// wait in a queue of 200 for up to 1.5s, served by disc.
+func queueLane(name string, disc engine.QueueDiscipline) engine.LaneSpec {
+	l := lanes("concurrency:max=32")[0]
+	l.Name = name
+	l.Client = &engine.Client{Policy: engine.PolicyQueue, QueueSize: 200, Timeout: 1500 * ms, Discipline: disc}
+	return l
 }

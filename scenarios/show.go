@@ -76,6 +76,9 @@ func YAML(sc *engine.Scenario) ([]byte, error) {
 			if srv.Timeout != 0 {
 				add(sm, "timeout", duration(srv.Timeout))
 			}
+			if srv.TimeoutFrom != "" {
+				add(sm, "timeout_from", str(string(srv.TimeoutFrom)))
+			}
 			add(m, "server", sm)
 		}
 		phases := sequence()
@@ -324,6 +327,9 @@ func client(c engine.Client) *yaml.Node {
 	}
 	if c.Timeout != 0 {
 		add(m, "timeout", duration(c.Timeout))
+	}
+	if c.Discipline != "" {
+		add(m, "discipline", str(string(c.Discipline)))
 	}
 	switch {
 	case c.RetryQuota == engine.NoRetryQuota:
