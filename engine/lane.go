@@ -41,6 +41,7 @@ type request struct {
 	state     reqState
 	retryCost uint8 // aws-standard: the quota tokens its latest retry took (5), refunded if it succeeds
 	place     place // where an in-service request is at a server downstream
+	class     uint8 // its source's class: 0 none, k the scenario's Classes()[k−1]
 	attempts  int
 	permits   int
 	arrived   int64
@@ -101,6 +102,12 @@ type Lane struct {
 	// (flatArrivals). only is the stack's one stage, nil for a stack of more.
 	flatOnly *flatStream
 	only     limiters.Limiter
+
+	// classes counts per request class, nil when the sources name none; srcClass is each
+	// source's class (classes.go), arriving the class of the request arriving now.
+	classes  *classCounts
+	srcClass []uint8
+	arriving uint8
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -152,9 +159,23 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		}
 	}
 	l.Stages = l.stack.Stages()
+	names := sc.Classes()
+	l.stack.SetClasses(names)
+	if names != nil {
+		l.classes = newClassCounts(names)
+		l.srcClass = make([]uint8, len(sc.Sources))
+		for k, src := range sc.Sources {
+			for j, n := range names {
+				if src.Class == n {
+					l.srcClass[k] = uint8(j + 1)
+				}
+			}
+		}
+	}
 	switch l.client.cfg.Policy {
 	case PolicyDrop, "":
-		l.atOnce = !l.shapes && !l.stack.Keyed()
+		// A request of a class is given a slot, to count it and tell a partition its class.
+		l.atOnce = !l.shapes && !l.stack.Keyed() && names == nil && !l.stack.Classed()
 	}
 	l.rec = newRecorder(sc, spec, l.stack.Len())
 	l.keys.single = !l.stack.Keyed() && singleKey(sc.Sources)
@@ -265,6 +286,9 @@ func (l *Lane) Step() (bool, error) {
 		if err := l.advance(at); err != nil {
 			return false, err
 		}
+		if l.srcClass != nil {
+			l.arriving = l.srcClass[src]
+		}
 		l.processed++
 		if fs := l.flat[src]; fs != nil {
 			// A flat-rate source (constant, poisson, on-off) without a key population: no
@@ -340,6 +364,7 @@ func (l *Lane) complete(i int32) {
 	l.rec.svc.advance(l.now, l.down.busy) // the busy area changes slope here only
 	l.down.done()
 	l.rec.served(l.now - r.started)
+	l.classes.answered(r.class, l.now-r.started)
 	l.trace(r, OutcomeCompleted, -1, nil, "")
 	l.bindHeld(r)
 	r.place = placeNone
@@ -420,6 +445,7 @@ func (l *Lane) Result() LaneResult {
 		}
 	}
 	res.Keys = l.keys.report(l.stack)
+	res.Classes = l.classes.results()
 	if l.down.cfg != nil {
 		var inService int64
 		var residual wideSum
@@ -448,6 +474,9 @@ func (l *Lane) newReq(at int64, permits int, key string) int32 {
 	l.nextID++
 	keySlot := l.keys.slot(key)
 	l.keys.at(keySlot).Offered++
+	if c := l.classes.at(l.arriving); c != nil {
+		c.Offered++
+	}
 	return l.fillReq(at, permits, key, keySlot, 0)
 }
 
@@ -467,6 +496,7 @@ func (l *Lane) fillReq(at int64, permits int, key string, keySlot int32, attempt
 	r.started = 0
 	r.key = key
 	r.keySlot = keySlot
+	r.class = l.arriving
 	return i
 }
 
@@ -599,6 +629,9 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 	if l.observed() {
 		before = new(limiters.State)
 	}
+	if l.stack.classed != nil {
+		l.stack.setClass(r.class)
+	}
 	if l.stack.Keyed() {
 		if k, ok := l.stack.Bind(now, r.key); !ok {
 			if before != nil && !quiet {
@@ -639,17 +672,24 @@ func (l *Lane) admitted(i int32) {
 	kc := l.keys.at(r.keySlot)
 	kc.Admitted++
 	kc.Permits += int64(r.permits)
+	if c := l.classes.at(r.class); c != nil {
+		c.Admitted++
+	}
 	l.bindHeld(r)
 	if l.down.cfg == nil || (!l.down.full() && l.down.srv == nil) {
 		l.client.succeeded(r) // a failure at a full pool is no success for the client; a server's answer comes later
 	}
 	if l.down.cfg == nil {
+		l.classes.answered(r.class, 0)
 		l.rec.completed()
 		l.stack.Complete(time.Duration(l.now), r.permits, 0, true)
 		l.freeReq(i)
 		return
 	}
 	if l.down.full() {
+		if c := l.classes.at(r.class); c != nil {
+			c.Failed++
+		}
 		l.rec.failed()
 		if l.observed() { // no Sprintf per failure when nobody reads it
 			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", l.down.cfg.Pool))
@@ -681,6 +721,9 @@ func (l *Lane) after(d int64) int64 {
 
 // bindHeld points a keyed stack at r's key's limiters, to give r's permits back.
 func (l *Lane) bindHeld(r *request) {
+	if l.stack.classed != nil {
+		l.stack.setClass(r.class)
+	}
 	if l.stack.Keyed() {
 		l.stack.BindHeld(r.key)
 	}
@@ -711,6 +754,7 @@ func (e ending) outcome() Outcome {
 func (l *Lane) giveUp(i int32, end ending) {
 	l.rec.ended(end)
 	l.keys.at(l.reqs[i].keySlot).ended(end)
+	l.classes.ended(l.reqs[i].class, end)
 	if l.observed() {
 		l.record(&l.reqs[i], end.outcome(), -1, nil, "")
 	}

@@ -253,6 +253,7 @@ func (l *Lane) shed(i int32) {
 	r := &l.reqs[i]
 	l.rec.ended(endRefused)
 	l.keys.at(r.keySlot).ended(endRefused)
+	l.classes.ended(r.class, endRefused)
 	if l.observed() {
 		l.record(r, OutcomeRefused, -1, nil, "CoDel drop: waited "+limiters.FormatDuration(time.Duration(l.now-r.arrived))+
 			", above the "+

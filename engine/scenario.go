@@ -126,6 +126,14 @@ func ParseStack(text string) ([]limiters.Spec, error) {
 		return nil, &limiters.SpecError{Spec: text, Reason: "empty: a spec is KIND:FIELD=VALUE,…, e.g. token-bucket:capacity=10,rate=100/1s"}
 	}
 	for _, part := range parts {
+		if limiters.IsPartitionSpec(part) {
+			spec, err := limiters.ParsePartitionSpec(part)
+			if err != nil {
+				return nil, err
+			}
+			stack = append(stack, spec)
+			continue
+		}
 		if limiters.IsKeyedSpec(part) {
 			spec, err := limiters.ParseKeyedSpec(part)
 			if err != nil {
@@ -177,6 +185,10 @@ type Source struct {
 	Permits   int               // permits per request; 0 means 1
 	Key       string
 	Keys      *KeyPopulation // when set, each request's key is drawn from it (keys.go), whatever Key says
+	// Class is the criticality class of the source's requests ("user", "prefetch"): a
+	// priority partition (limiters.PartitionSpec) gives each class its share, and the run
+	// reports each class apart (ClassResult). "": none.
+	Class string
 }
 
 // Burst is Count requests starting At, evenly spread over Spread (0: all at once).
@@ -419,6 +431,9 @@ func (sc *Scenario) Validate() error {
 		if err := s.validate(fmt.Sprintf("sources[%d]", i), sc.Horizon); err != nil {
 			return err
 		}
+	}
+	if classes := sc.Classes(); len(classes) > MaxClasses {
+		return fieldErr("sources", "name %d classes; at most %d", len(classes), MaxClasses)
 	}
 	if err := sc.Client.validate("client"); err != nil {
 		return err

@@ -410,6 +410,9 @@ func (l *Lane) toServer(i int32) {
 	d.sync(l.now)
 	if p := &d.cfg.Phases[d.phase]; p.Errors > 0 && d.rng.Float64() < p.Errors {
 		l.rec.serverError()
+		if c := l.classes.at(r.class); c != nil {
+			c.Failed++
+		}
 		if l.observed() {
 			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("server error (an error burst fails %.0f%% of requests)", 100*p.Errors))
 		}
@@ -516,6 +519,9 @@ func (l *Lane) deadline(i int32) {
 	l.rec.svc.advance(l.now, l.down.busy)
 	l.down.done()
 	l.rec.serverTimeout(l.now - r.started)
+	if c := l.classes.at(r.class); c != nil {
+		c.Failed++
+	}
 	if l.observed() {
 		l.trace(r, OutcomeFailed, -1, nil, "no answer within the callers' timeout of "+limiters.FormatDuration(l.down.cfg.Server.Timeout))
 	}

@@ -106,7 +106,39 @@ func adaptiveScenarios() []*engine.Scenario {
 				Phases: []engine.Phase{{Service: demand(100 * ms)}},
 			},
 		},
+		{
+			Name: "priority-partitions",
+			Description: "Prefetch against user traffic under a 12× spike. Users send 50 requests per second " +
+				"(Poisson), prefetch 20, then 240 (12×) from 10s to 25s, to the 16-core server (160 answers " +
+				"per second, reference 32 in flight; callers give up after 5s). A bulkhead of 32 and Gradient2 " +
+				"alone refuse users and prefetch alike once the spike fills them; partitioned 90% user, 10% " +
+				"prefetch (Netflix's partitioned limiter: each class keeps ⌈limit·share⌉ when the whole is full, " +
+				"and borrows while it is not), users keep their 29 of 32 and lose nothing while prefetch is " +
+				"shed. The classes section under the run table shows each class's refusals and latency.",
+			Seed: 1, Horizon: 40 * s, Bins: 400, Client: drop,
+			Lanes: named(lanes(
+				"concurrency:max=32",
+				"partition(user=0.9,prefetch=0.1):concurrency:max=32",
+				"gradient2:initial=20,min=20,max=200",
+				"partition(user=0.9,prefetch=0.1):gradient2:initial=20,min=20,max=200",
+			), "bulkhead", "partitioned", "gradient2", "partitioned-gradient2"),
+			Sources: []engine.Source{
+				{Kind: engine.SourcePoisson, Rate: 50, Class: "user"},
+				{Kind: engine.SourcePoisson, Rate: 20, Class: "prefetch", Until: 10 * s},
+				{Kind: engine.SourcePoisson, Rate: 240, Class: "prefetch", From: 10 * s, Until: 25 * s},
+				{Kind: engine.SourcePoisson, Rate: 20, Class: "prefetch", From: 25 * s},
+			},
+			Downstream: adaptiveServer(5*s, engine.Phase{Service: demand(100 * ms)}),
+		},
 	}
+}
+
+// named gives lanes their names, in order.
+func named(ls []engine.LaneSpec, names ...string) []engine.LaneSpec {
+	for i := range ls {
+		ls[i].Name = names[i]
+	}
+	return ls
 }
 
 // queueLane is a bulkhead of 32 (the server's reference concurrency) whose refused callers

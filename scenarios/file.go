@@ -730,6 +730,7 @@ func (d *decoder) source(n *yaml.Node, path string, src *engine.Source) error {
 		"period":    d.duration(&src.Period),
 		"permits":   d.integer(&src.Permits),
 		"key":       d.str(&src.Key),
+		"class":     d.str(&src.Class),
 		"keys": func(n *yaml.Node, path string) error {
 			src.Keys = &engine.KeyPopulation{}
 			var kind string

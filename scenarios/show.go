@@ -238,6 +238,9 @@ func source(src engine.Source) *yaml.Node {
 	if src.Key != "" {
 		add(m, "key", str(src.Key))
 	}
+	if src.Class != "" {
+		add(m, "class", str(src.Class))
+	}
 	if p := src.Keys; p != nil {
 		km := mapping()
 		km.Style = yaml.FlowStyle
