@@ -108,6 +108,10 @@ type Lane struct {
 	classes  *classCounts
 	srcClass []uint8
 	arriving uint8
+
+	// rtt sums, per bin, the latency of the completions an adaptive stage heard (adaptive.go),
+	// for the limit chart; nil for other lanes.
+	rtt []rttBin
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -178,6 +182,9 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		l.atOnce = !l.shapes && !l.stack.Keyed() && names == nil && !l.stack.Classed()
 	}
 	l.rec = newRecorder(sc, spec, l.stack.Len())
+	if l.stack.adaptive() != nil && sc.Downstream != nil {
+		l.rtt = make([]rttBin, len(l.rec.result.Bins))
+	}
 	l.keys.single = !l.stack.Keyed() && singleKey(sc.Sources)
 	if l.fleet != nil {
 		l.fleet.setBins(l.rec.binWidth, len(l.rec.result.Bins))
@@ -365,6 +372,9 @@ func (l *Lane) complete(i int32) {
 	l.down.done()
 	l.rec.served(l.now - r.started)
 	l.classes.answered(r.class, l.now-r.started)
+	if l.rtt != nil {
+		l.heard(l.now - r.started)
+	}
 	l.trace(r, OutcomeCompleted, -1, nil, "")
 	l.bindHeld(r)
 	r.place = placeNone
@@ -460,6 +470,7 @@ func (l *Lane) Result() LaneResult {
 	}
 	if l.stack.adaptive() != nil && l.done {
 		res.Adaptive = adaptiveReport(&res, l.down.cfg, l.rec.binWidth, time.Duration(l.horizon))
+		res.Adaptive.RTT = meanRTT(l.rtt)
 	}
 	if l.fleet != nil {
 		l.fleet.runUntil(time.Duration(l.now))

@@ -519,6 +519,9 @@ func (l *Lane) deadline(i int32) {
 	l.rec.svc.advance(l.now, l.down.busy)
 	l.down.done()
 	l.rec.serverTimeout(l.now - r.started)
+	if l.rtt != nil {
+		l.heard(l.now - r.started)
+	}
 	if c := l.classes.at(r.class); c != nil {
 		c.Failed++
 	}
