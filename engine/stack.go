@@ -278,6 +278,16 @@ func (s *Stack) shapes() bool {
 	return false
 }
 
+// hears reports whether some stage takes feedback (an adaptive limit).
+func (s *Stack) hears() bool {
+	for _, c := range s.caps {
+		if c.Feedback != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // releases reports whether some stage gives permits back on release (a bulkhead).
 func (s *Stack) releases() bool {
 	for _, c := range s.caps {
