@@ -3,6 +3,8 @@ package engine
 import (
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestCoDelSteps drives CoDel's state through a table worked out by hand from RFC 8289's
@@ -146,5 +148,52 @@ func TestQueueSkipsLeavers(t *testing.T) {
 		if len(q.waiting) != 0 || q.head != 0 {
 			t.Errorf("%s: an empty queue kept %d entries from %d", disc, len(q.waiting), q.head)
 		}
+	}
+}
+
+// TestQueueDisciplinesAllocateNothingPerEvent: once their slices have grown, lanes whose
+// callers queue under each discipline, and a partitioned lane counting two classes, run
+// events without allocating.
+func TestQueueDisciplinesAllocateNothingPerEvent(t *testing.T) {
+	for _, disc := range append(QueueDisciplines, "partition") {
+		t.Run(string(disc), func(t *testing.T) {
+			sc := mm(Server{Cores: 2, Timeout: 400 * time.Millisecond, Network: time.Millisecond}, 300,
+				Distribution{Kind: DistExponential, Mean: 10 * time.Millisecond}, 1000*time.Second, 3)
+			sc.Bins = 100
+			sc.Lanes = []LaneSpec{{Stack: mustParse("concurrency:max=4")}}
+			sc.Client = Client{Policy: PolicyQueue, QueueSize: 50, Timeout: 200 * time.Millisecond, Discipline: disc}
+			if disc == "partition" {
+				sc.Client = Client{}
+				sc.Lanes = []LaneSpec{{Stack: mustParse("partition(user=0.7,prefetch=0.3):gradient2:initial=4,min=2,max=50")}}
+				sc.Sources[0].Class = "user"
+				sc.Sources = append(sc.Sources, Source{Kind: SourcePoisson, Rate: 200, Class: "prefetch"})
+			}
+			require.NoError(t, sc.Validate())
+			l, err := NewLane(sc, 0)
+			require.NoError(t, err)
+			require.NoError(t, l.RunUntil(20*time.Second))
+			at := 20 * time.Second
+			allocs := testing.AllocsPerRun(50, func() {
+				at += time.Second
+				_ = l.RunUntil(at)
+			})
+			require.Zero(t, allocs)
+		})
+	}
+}
+
+// TestQueueDisciplinesAreDeterministic: a seed gives the same run twice, every discipline.
+func TestQueueDisciplinesAreDeterministic(t *testing.T) {
+	sc := func(disc QueueDiscipline) *Scenario {
+		s := mm(Server{Cores: 2, Timeout: 300 * time.Millisecond}, 260, Distribution{Kind: DistExponential, Mean: 10 * time.Millisecond}, 30*time.Second, 5)
+		s.Lanes = []LaneSpec{{Stack: mustParse("concurrency:max=3")}}
+		s.Client = Client{Policy: PolicyQueue, QueueSize: 100, Timeout: time.Second, Discipline: disc}
+		return s
+	}
+	for _, disc := range QueueDisciplines {
+		a, b := run(t, sc(disc)).Lanes[0], run(t, sc(disc)).Lanes[0]
+		require.Equal(t, a.Totals, b.Totals, disc)
+		require.Equal(t, a.Wait, b.Wait, disc)
+		require.Positive(t, a.Totals.Admitted, disc)
 	}
 }

@@ -178,7 +178,7 @@ func (s PartitionSpec) New(clock Clock) (Limiter, error) {
 		busy: make([]int, len(s.Names)+1)}
 	if a, ok := inner.(Adaptive); ok {
 		p.adaptive = a
-		return &PartitionedAdaptive{p}, nil
+		return &PartitionedAdaptive{Partitioned: *p}, nil
 	}
 	return p, nil
 }
@@ -186,14 +186,29 @@ func (s PartitionSpec) New(clock Clock) (Limiter, error) {
 // AdmissionBound is false: a concurrency limit has no time axis.
 func (s PartitionSpec) AdmissionBound(time.Duration) (int64, bool) { return 0, false }
 
-// NaturalWindow is the inner spec's.
-func (s PartitionSpec) NaturalWindow() time.Duration { return s.Spec.NaturalWindow() }
+// NaturalWindow is the inner spec's (0 for the zero spec).
+func (s PartitionSpec) NaturalWindow() time.Duration {
+	if s.Spec == nil {
+		return 0
+	}
+	return s.Spec.NaturalWindow()
+}
 
 // NominalRate is the inner spec's.
-func (s PartitionSpec) NominalRate() (Rate, bool) { return s.Spec.NominalRate() }
+func (s PartitionSpec) NominalRate() (Rate, bool) {
+	if s.Spec == nil {
+		return Rate{}, false
+	}
+	return s.Spec.NominalRate()
+}
 
 // InitialPermits is the inner spec's.
-func (s PartitionSpec) InitialPermits() int { return s.Spec.InitialPermits() }
+func (s PartitionSpec) InitialPermits() int {
+	if s.Spec == nil {
+		return 0
+	}
+	return s.Spec.InitialPermits()
+}
 
 // Classed is a limiter that decides per request class: the caller names the class of the
 // request it is about to decide, release or observe (SetClass, an index into Classes; any
@@ -217,13 +232,23 @@ type Partitioned struct {
 }
 
 // PartitionedAdaptive is Partitioned over an adaptive limit: it is Adaptive itself.
-type PartitionedAdaptive struct{ *Partitioned }
+type PartitionedAdaptive struct{ Partitioned }
 
-// Limit is the inner limit now.
-func (p PartitionedAdaptive) Limit() int { return p.adaptive.Limit() }
+// Limit is the inner limit now (0 for the zero value).
+func (p *PartitionedAdaptive) Limit() int {
+	if p.adaptive == nil {
+		return 0
+	}
+	return p.adaptive.Limit()
+}
 
 // Probes is the inner limiter's.
-func (p PartitionedAdaptive) Probes() int { return p.adaptive.Probes() }
+func (p *PartitionedAdaptive) Probes() int {
+	if p.adaptive == nil {
+		return 0
+	}
+	return p.adaptive.Probes()
+}
 
 // Classes is the partitions' class names, in the spec's order.
 func (p *Partitioned) Classes() []string { return p.spec.Names }
@@ -238,10 +263,13 @@ func (p *Partitioned) SetClass(i int) {
 
 // limit is the inner limit now: the adaptive limit, or the fixed one (its MaxPermits).
 func (p *Partitioned) limit() int {
-	if p.adaptive != nil {
+	switch {
+	case p.adaptive != nil:
 		return p.adaptive.Limit()
+	case p.inner != nil:
+		return p.inner.MaxPermits()
 	}
-	return p.inner.MaxPermits()
+	return 0
 }
 
 // InFlight is the permits held over every class.
@@ -254,7 +282,12 @@ func (p *Partitioned) InFlight() int {
 }
 
 // ClassInFlight is class i's permits held (i = len(Classes()): the unknown class).
-func (p *Partitioned) ClassInFlight(i int) int { return p.busy[i] }
+func (p *Partitioned) ClassInFlight(i int) int {
+	if i < 0 || i >= len(p.busy) {
+		return 0
+	}
+	return p.busy[i]
+}
 
 // share is class i's guaranteed in flight under limit: ⌈limit·share⌉, at least 1 (Netflix's
 // Partition.updateLimit).
@@ -268,6 +301,9 @@ func (p *Partitioned) share(i, limit int) int {
 
 // AcquireAt admits n permits of the current class (see PartitionSpec).
 func (p *Partitioned) AcquireAt(now time.Duration, n int) Decision {
+	if p.inner == nil {
+		return Never // the zero value: no limit to share
+	}
 	if d := CheckN(n, p.inner.MaxPermits()); d != Admitted {
 		return d
 	}
@@ -284,8 +320,8 @@ func (p *Partitioned) AcquireAt(now time.Duration, n int) Decision {
 
 // Release gives back n permits of the current class: first those held over the inner limit.
 func (p *Partitioned) Release(n int) {
-	if n <= 0 || n > p.busy[p.class] {
-		panic(fmt.Sprintf("limiters: partition: Release(%d) with %d in flight in class %d", n, p.busy[p.class], p.class))
+	if n <= 0 || n > p.ClassInFlight(p.class) {
+		panic(fmt.Sprintf("limiters: partition: Release(%d) with %d in flight in class %d", n, p.ClassInFlight(p.class), p.class))
 	}
 	p.busy[p.class] -= n
 	k := min(p.over, n)
@@ -305,21 +341,36 @@ func (p *Partitioned) ObserveAt(now time.Duration, n int, latency time.Duration,
 // AvailableAt is what the current class could take now: the whole's room, or, when the
 // whole is full, what is left of the class's share.
 func (p *Partitioned) AvailableAt(time.Duration) int {
+	if p.inner == nil {
+		return 0
+	}
 	limit := p.limit()
-	return max(limit-p.InFlight(), p.share(p.class, limit)-p.busy[p.class], 0)
+	return max(limit-p.InFlight(), p.share(p.class, limit)-p.ClassInFlight(p.class), 0)
 }
 
 // MaxPermits is the inner limiter's.
-func (p *Partitioned) MaxPermits() int { return p.inner.MaxPermits() }
+func (p *Partitioned) MaxPermits() int {
+	if p.inner == nil {
+		return 0
+	}
+	return p.inner.MaxPermits()
+}
 
 // Kind is the inner limiter's.
-func (p *Partitioned) Kind() Kind { return p.inner.Kind() }
+func (p *Partitioned) Kind() Kind {
+	if p.inner == nil {
+		return "partition"
+	}
+	return p.inner.Kind()
+}
 
 // String is the spec.
 func (p *Partitioned) String() string { return p.spec.String() }
 
 // Snapshot is the inner limiter's state, its in flight being every class's.
 func (p *Partitioned) Snapshot(now time.Duration) State {
-	st := p.inner.Snapshot(now)
-	return st
+	if p.inner == nil {
+		return State{}
+	}
+	return p.inner.Snapshot(now)
 }

@@ -130,6 +130,25 @@ func adaptiveScenarios() []*engine.Scenario {
 			},
 			Downstream: adaptiveServer(5*s, engine.Phase{Service: demand(100 * ms)}),
 		},
+		{
+			Name: "probe-cost",
+			Description: "What the no-load RTT probe costs. 140 requests per second (Poisson), 88% of what the " +
+				"16-core server answers (160 per second, reference 32 in flight), for a minute: enough load that " +
+				"a limit pinned low refuses. To measure the RTT without queueing, Gradient (probing every 50 to " +
+				"99 samples here, Netflix's default being 1000 to 1999) drops its limit to its minimum for a " +
+				"sample, Vegas resets its no-load RTT every 30·limit samples or so, Envoy's gradient controller " +
+				"pins concurrency at 3 for 20 requests every 5 to 5.75s. probe_refused counts the refusals in " +
+				"the bins where a probe happened; the bulkhead of 32, which never probes, is the baseline.",
+			Seed: 1, Horizon: 60 * s, Bins: 600, Client: drop,
+			Lanes: lanes(
+				"concurrency:max=32",
+				"gradient:initial=50,min=1,max=1000,probe=50",
+				"vegas:initial=20,max=1000",
+				"envoy-gradient:update=100ms,interval=5s,requests=20",
+			),
+			Sources:    []engine.Source{{Kind: engine.SourcePoisson, Rate: 140}},
+			Downstream: adaptiveServer(5*s, engine.Phase{Service: demand(100 * ms)}),
+		},
 	}
 }
 
