@@ -107,7 +107,7 @@ func adaptiveScenarios() []*engine.Scenario {
 			},
 		},
 		{
-			Name: "priority-partitions",
+			Name: "user-vs-prefetch",
 			Description: "Prefetch against user traffic under a 12× spike. Users send 50 requests per second " +
 				"(Poisson), prefetch 20, then 240 (12×) from 10s to 25s, to the 16-core server (160 answers " +
 				"per second, reference 32 in flight; callers give up after 5s). A bulkhead of 32 and Gradient2 " +

@@ -10,13 +10,13 @@ import (
 	"github.com/ratelab/ratelab/engine"
 )
 
-// TestPriorityPartitionsTeaches holds priority-partitions to its description on three seeds:
+// TestUserVsPrefetchTeaches holds user-vs-prefetch to its description on three seeds:
 // under the 12× prefetch spike the bulkhead and Gradient2 refuse users with prefetch, and
 // partitioned 90/10 they hold the users' goodput (none refused by the bulkhead, a fraction of
 // Gradient2's) and shed prefetch instead.
-func TestPriorityPartitionsTeaches(t *testing.T) {
+func TestUserVsPrefetchTeaches(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
-		sc, err := Get("priority-partitions")
+		sc, err := Get("user-vs-prefetch")
 		require.NoError(t, err)
 		sc.Seed = seed
 		res, err := engine.Run(context.Background(), sc, nil)
