@@ -20,6 +20,39 @@ type AdaptiveResult struct {
 	// resolution (it counts every refusal of such a bin, the probe's and the others').
 	Probes             int   `json:"probes"`
 	RefusedInProbeBins int64 `json:"refused_in_probe_bins"`
+	// RTT is, per bin, the mean latency of the completions the adaptive stage heard in it
+	// (answers and callers' timeouts, from admission), 0 in a bin without one: what the limit
+	// reacts to, for the limit chart (package plots). Not written to JSON: the bins there keep
+	// their shape.
+	RTT []time.Duration `json:"-"`
+}
+
+// rttBin is one bin's completions heard by an adaptive stage: their latencies' sum and count.
+type rttBin struct {
+	sum int64
+	n   int64
+}
+
+// heard counts a completion of latency ns at the lane's time in its bin.
+func (l *Lane) heard(latency int64) {
+	if k := l.now / l.rec.binWidth; k < int64(len(l.rtt)) {
+		l.rtt[k].sum += latency
+		l.rtt[k].n++
+	}
+}
+
+// meanRTT is each bin's mean latency, 0 for a bin without completions.
+func meanRTT(bins []rttBin) []time.Duration {
+	if bins == nil {
+		return nil
+	}
+	out := make([]time.Duration, len(bins))
+	for i, b := range bins {
+		if b.n > 0 {
+			out[i] = time.Duration(b.sum / b.n)
+		}
+	}
+	return out
 }
 
 // AdaptivePhase is the limit over one phase of the downstream.

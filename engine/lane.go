@@ -42,6 +42,7 @@ type request struct {
 	retryCost uint8 // aws-standard: the quota tokens its latest retry took (5), refunded if it succeeds
 	place     place // where an in-service request is at a server downstream
 	gated     bool  // its client's gate gave it a slot to come back at (octokit's group spacing)
+	class     uint8 // its source's class: 0 none, k the scenario's Classes()[k−1]
 	attempts  int
 	first     int64 // its first attempt's time (time to success counts from it)
 	permits   int
@@ -103,6 +104,16 @@ type Lane struct {
 	// (flatArrivals). only is the stack's one stage, nil for a stack of more.
 	flatOnly *flatStream
 	only     limiters.Limiter
+
+	// classes counts per request class, nil when the sources name none; srcClass is each
+	// source's class (classes.go), arriving the class of the request arriving now.
+	classes  *classCounts
+	srcClass []uint8
+	arriving uint8
+
+	// rtt sums, per bin, the latency of the completions an adaptive stage heard (adaptive.go),
+	// for the limit chart; nil for other lanes.
+	rtt []rttBin
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -123,6 +134,7 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		client = spec.Client
 	}
 	l.client = newClientPolicy(client, sc.Seed)
+	l.queue.disc = client.Discipline
 	if spec.Fleet != nil && sc.Fleet != nil {
 		fs, err := newFleetStage(sc, i, laneClock{l})
 		if err != nil {
@@ -154,11 +166,28 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 	}
 	l.Stages = l.stack.Stages()
 	l.client.bindStack(spec.Stack, l.stack.Len())
+	names := sc.Classes()
+	l.stack.SetClasses(names)
+	if names != nil {
+		l.classes = newClassCounts(names)
+		l.srcClass = make([]uint8, len(sc.Sources))
+		for k, src := range sc.Sources {
+			for j, n := range names {
+				if src.Class == n {
+					l.srcClass[k] = uint8(j + 1)
+				}
+			}
+		}
+	}
 	switch l.client.cfg.Policy {
 	case PolicyDrop, "":
-		l.atOnce = !l.shapes && !l.stack.Keyed()
+		// A request of a class is given a slot, to count it and tell a partition its class.
+		l.atOnce = !l.shapes && !l.stack.Keyed() && names == nil && !l.stack.Classed()
 	}
 	l.rec = newRecorder(sc, spec, l.stack.Len())
+	if l.stack.adaptive() != nil && sc.Downstream != nil {
+		l.rtt = make([]rttBin, len(l.rec.result.Bins))
+	}
 	l.keys.single = !l.stack.Keyed() && singleKey(sc.Sources)
 	if l.fleet != nil {
 		l.fleet.setBins(l.rec.binWidth, len(l.rec.result.Bins))
@@ -267,6 +296,9 @@ func (l *Lane) Step() (bool, error) {
 		if err := l.advance(at); err != nil {
 			return false, err
 		}
+		if l.srcClass != nil {
+			l.arriving = l.srcClass[src]
+		}
 		l.processed++
 		if fs := l.flat[src]; fs != nil {
 			// A flat-rate source (constant, poisson, on-off) without a key population: no
@@ -343,6 +375,10 @@ func (l *Lane) complete(i int32) {
 	l.down.done()
 	l.rec.served(l.now - r.started)
 	l.rec.endToEnd(l.now - r.arrived)
+	l.classes.answered(r.class, l.now-r.started)
+	if l.rtt != nil {
+		l.heard(l.now - r.started)
+	}
 	l.trace(r, OutcomeCompleted, -1, nil, "")
 	l.bindHeld(r)
 	r.place = placeNone
@@ -423,6 +459,7 @@ func (l *Lane) Result() LaneResult {
 		}
 	}
 	res.Keys = l.keys.report(l.stack)
+	res.Classes = l.classes.results()
 	if l.down.cfg != nil {
 		var inService int64
 		var residual wideSum
@@ -437,6 +474,7 @@ func (l *Lane) Result() LaneResult {
 	}
 	if l.stack.adaptive() != nil && l.done {
 		res.Adaptive = adaptiveReport(&res, l.down.cfg, l.rec.binWidth, time.Duration(l.horizon))
+		res.Adaptive.RTT = meanRTT(l.rtt)
 	}
 	if l.fleet != nil {
 		l.fleet.runUntil(time.Duration(l.now))
@@ -451,6 +489,9 @@ func (l *Lane) newReq(at int64, permits int, key string) int32 {
 	l.nextID++
 	keySlot := l.keys.slot(key)
 	l.keys.at(keySlot).Offered++
+	if c := l.classes.at(l.arriving); c != nil {
+		c.Offered++
+	}
 	return l.fillReq(at, permits, key, keySlot, 0)
 }
 
@@ -472,6 +513,7 @@ func (l *Lane) fillReq(at int64, permits int, key string, keySlot int32, attempt
 	r.started = 0
 	r.key = key
 	r.keySlot = keySlot
+	r.class = l.arriving
 	return i
 }
 
@@ -616,6 +658,9 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 	if l.observed() {
 		before = new(limiters.State)
 	}
+	if l.stack.classed != nil {
+		l.stack.setClass(r.class)
+	}
 	if l.stack.Keyed() {
 		if k, ok := l.stack.Bind(now, r.key); !ok {
 			if before != nil && !quiet {
@@ -657,11 +702,15 @@ func (l *Lane) admitted(i int32) {
 	kc := l.keys.at(r.keySlot)
 	kc.Admitted++
 	kc.Permits += int64(r.permits)
+	if c := l.classes.at(r.class); c != nil {
+		c.Admitted++
+	}
 	l.bindHeld(r)
 	if l.down.cfg == nil || (!l.down.full() && l.down.srv == nil) {
 		l.client.succeeded(r) // a failure at a full pool is no success for the client; a server's answer comes later
 	}
 	if l.down.cfg == nil {
+		l.classes.answered(r.class, 0)
 		l.rec.completed()
 		l.rec.endToEnd(l.now - r.arrived)
 		l.stack.Complete(time.Duration(l.now), r.permits, 0, true)
@@ -669,6 +718,9 @@ func (l *Lane) admitted(i int32) {
 		return
 	}
 	if l.down.full() {
+		if c := l.classes.at(r.class); c != nil {
+			c.Failed++
+		}
 		l.rec.failed()
 		if l.observed() { // no Sprintf per failure when nobody reads it
 			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", l.down.cfg.Pool))
@@ -700,6 +752,9 @@ func (l *Lane) after(d int64) int64 {
 
 // bindHeld points a keyed stack at r's key's limiters, to give r's permits back.
 func (l *Lane) bindHeld(r *request) {
+	if l.stack.classed != nil {
+		l.stack.setClass(r.class)
+	}
 	if l.stack.Keyed() {
 		l.stack.BindHeld(r.key)
 	}
@@ -730,6 +785,7 @@ func (e ending) outcome() Outcome {
 func (l *Lane) giveUp(i int32, end ending) {
 	l.rec.ended(end)
 	l.keys.at(l.reqs[i].keySlot).ended(end)
+	l.classes.ended(l.reqs[i].class, end)
 	if l.observed() {
 		l.record(&l.reqs[i], end.outcome(), -1, nil, "")
 	}

@@ -6,20 +6,26 @@ import (
 	"github.com/ratelab/ratelab/limiters"
 )
 
-// clientQueue is the queue policy's FIFO of waiting requests. A request leaves it from the
-// front, admitted or refused for good (drainQueue), or from anywhere at its timeout. The entry
-// of a request that timed out stays until it reaches the front, where it is skipped, so
-// leaving costs O(1); live counts the requests still waiting, and when it reaches 0 the
-// entries left (all stale) are dropped.
+// clientQueue is the queue policy's queue of waiting requests. A request leaves it from one
+// end — the front (oldest) or the back (newest), as its discipline says (codel.go) —
+// admitted, refused for good or shed (drainQueue), or from anywhere at its timeout. The entry
+// of a request that timed out stays until it reaches an end, where it is skipped, so leaving
+// costs O(1); live counts the requests still waiting, and when it reaches 0 the entries left
+// (all stale) are dropped.
 //
-// The queue is re-checked when a completion releases permits, when the front times out, and
-// at a wake: the time the refusing stage's hint says the front would fit. One wake is
-// pending at a time, the earliest asked for.
+// The queue is re-checked when a completion releases permits, when the next request times
+// out, and at a wake: the time the refusing stage's hint says the next request would fit.
+// One wake is pending at a time, the earliest asked for.
 type clientQueue struct {
 	waiting []queued
 	head    int   // waiting[head] is the oldest entry
 	live    int   // requests waiting
 	wakeAt  int64 // the pending wake's time; -1: none
+
+	disc      QueueDiscipline
+	back      bool  // the request next returned is at the back (pop takes it from there)
+	lastEmpty int64 // adaptive-lifo: the last time the queue held nobody
+	codel     codel // codel's state
 }
 
 // queued is a request in the client queue: its slot, and the slot's generation when it joined
@@ -34,15 +40,42 @@ func newClientQueue() clientQueue { return clientQueue{wakeAt: -1} }
 // len is the number of requests waiting.
 func (q *clientQueue) len() int { return q.live }
 
-// push adds the request in slot i, of generation gen, at the back.
-func (q *clientQueue) push(i int32, gen uint32) {
+// push adds the request in slot i, of generation gen, at the back at now.
+func (q *clientQueue) push(now int64, i int32, gen uint32) {
+	if q.live == 0 {
+		q.lastEmpty = now
+	}
 	q.waiting = append(q.waiting, queued{req: i, gen: gen})
 	q.live++
 }
 
-// front is the slot of the oldest request still waiting, or -1 when none is. It drops the
-// entries before it whose request left.
-func (q *clientQueue) front(reqs []request) int32 {
+// congested is adaptive-lifo's test at now: the queue has not been empty for the last
+// CoDelInterval.
+func (q *clientQueue) congested(now int64) bool {
+	return q.live > 0 && q.lastEmpty < now-int64(CoDelInterval)
+}
+
+// timeout is how long a request joining at now may wait: the client's Timeout, or under
+// adaptive-lifo the shorter of that and the controlled delay's CoDelTarget (congested) or
+// CoDelInterval (not).
+func (q *clientQueue) timeout(now int64, client time.Duration) int64 {
+	if q.disc != QueueAdaptiveLIFO {
+		return int64(client)
+	}
+	if q.congested(now) {
+		return int64(min(client, CoDelTarget))
+	}
+	return int64(min(client, CoDelInterval))
+}
+
+// next is the slot of the request that goes next at now (the oldest, or the newest under
+// lifo and a congested adaptive-lifo), or -1 when none is waiting. It drops the entries
+// before it at that end whose request left.
+func (q *clientQueue) next(reqs []request, now int64) int32 {
+	q.back = q.disc == QueueLIFO || (q.disc == QueueAdaptiveLIFO && q.congested(now))
+	if q.back {
+		return q.newest(reqs)
+	}
 	for q.live > 0 {
 		e := q.waiting[q.head]
 		if r := &reqs[e.req]; r.gen == e.gen && r.state == reqQueued {
@@ -53,16 +86,42 @@ func (q *clientQueue) front(reqs []request) int32 {
 	return -1
 }
 
-// popFront removes the request front returned.
-func (q *clientQueue) popFront() {
-	q.dropHead()
-	q.left()
+// newest is next's back end.
+func (q *clientQueue) newest(reqs []request) int32 {
+	for q.live > 0 {
+		e := q.waiting[len(q.waiting)-1]
+		if r := &reqs[e.req]; r.gen == e.gen && r.state == reqQueued {
+			return e.req
+		}
+		q.dropTail()
+	}
+	return -1
 }
 
-// left counts out a request that left from anywhere in the queue.
-func (q *clientQueue) left() {
+// pop removes the request next returned, at now.
+func (q *clientQueue) pop(now int64) {
+	if q.back {
+		q.dropTail()
+	} else {
+		q.dropHead()
+	}
+	q.left(now)
+}
+
+// left counts out a request that left from anywhere in the queue at now.
+func (q *clientQueue) left(now int64) {
 	q.live--
 	if q.live == 0 {
+		q.waiting, q.head = q.waiting[:0], 0
+		q.lastEmpty = now
+		q.codel.idle()
+	}
+}
+
+// dropTail removes the newest entry.
+func (q *clientQueue) dropTail() {
+	q.waiting = q.waiting[:len(q.waiting)-1]
+	if q.head == len(q.waiting) {
 		q.waiting, q.head = q.waiting[:0], 0
 	}
 }
@@ -109,23 +168,24 @@ func (l *Lane) enqueue(i int32, stage int) {
 	}
 	r := &l.reqs[i]
 	r.state = reqQueued
-	l.queue.push(i, r.gen)
+	timeout := l.queue.timeout(l.now, c.Timeout)
+	l.queue.push(l.now, i, r.gen)
 	l.rec.queued(l.queue.len())
-	l.schedule(event{at: l.after(int64(c.Timeout)), kind: evTimeout, req: i, gen: r.gen})
+	l.schedule(event{at: l.after(timeout), kind: evTimeout, req: i, gen: r.gen})
 	l.trace(r, OutcomeQueued, stage, nil, "")
 	if stage >= 0 {
 		l.scheduleWake(r, stage)
 	}
 }
 
-// timeOut gives up queued request i: it waited its Timeout.
+// timeOut gives up queued request i: it waited its Timeout (or adaptive-lifo's shorter one).
 func (l *Lane) timeOut(i int32) {
-	front := l.queue.front(l.reqs) == i
-	l.queue.left()
+	front := l.queue.next(l.reqs, l.now) == i
+	l.queue.left(l.now)
 	l.giveUp(i, endTimedOut)
 	if front && l.queue.len() > 0 {
-		// The wake was scheduled for the old front's permits; the new front may fit sooner
-		// (it asks for fewer), or at once.
+		// The wake was scheduled for the old next request's permits; the new one may fit
+		// sooner (it asks for fewer), or at once.
 		l.drainQueue()
 	}
 }
@@ -144,12 +204,14 @@ func (l *Lane) scheduleWake(r *request, stage int) {
 	}
 }
 
-// drainQueue admits waiting requests from the front of the queue while they fit, and stops
-// at the first that does not. Re-checks are not attempts: a queued request's one attempt was
-// counted when it was refused, or when it joined a non-empty queue without trying.
+// drainQueue admits waiting requests, next first (the discipline's order), while they fit,
+// and stops at the first that does not. Under codel the request the stack could take is
+// first judged by CoDel, which may drop it (and then judges the next). Re-checks are not
+// attempts: a queued request's one attempt was counted when it was refused, or when it
+// joined a non-empty queue without trying.
 func (l *Lane) drainQueue() {
 	for l.queue.len() > 0 {
-		i := l.queue.front(l.reqs)
+		i := l.queue.next(l.reqs, l.now)
 		r := &l.reqs[i]
 		l.bindHeld(r)
 		if l.stack.BulkheadFull(time.Duration(l.now), r.permits) {
@@ -158,10 +220,15 @@ func (l *Lane) drainQueue() {
 			// every completion: polling that no real caller does.
 			return
 		}
+		if l.queue.disc == QueueCoDel && l.queue.codel.next(l.now, l.now-r.arrived, l.queue.len() == 1) {
+			l.queue.pop(l.now)
+			l.shed(i)
+			continue
+		}
 		d, stage, wait := l.tryStages(r, true)
 		switch d {
 		case limiters.Admitted:
-			l.queue.popFront()
+			l.queue.pop(l.now)
 			r.state = reqPending
 			l.pass(i, wait)
 		case limiters.Rejected:
@@ -171,11 +238,26 @@ func (l *Lane) drainQueue() {
 			// Never (or Invalid): it joined the queue behind others without trying, and
 			// waiting cannot help. Refuse it now rather than block the queue until its
 			// timeout.
-			l.queue.popFront()
+			l.queue.pop(l.now)
 			l.rec.refusedAttempt()
 			l.keys.at(r.keySlot).RefusedAttempts++
 			l.rec.never()
 			l.giveUp(i, endRefused)
 		}
 	}
+}
+
+// shed refuses queued request i, which CoDel dropped: a request waits at a queue, so its
+// arrival is its joining (a queue-policy request joins at the instant it arrives).
+func (l *Lane) shed(i int32) {
+	r := &l.reqs[i]
+	l.rec.ended(endRefused)
+	l.keys.at(r.keySlot).ended(endRefused)
+	l.classes.ended(r.class, endRefused)
+	if l.observed() {
+		l.record(r, OutcomeRefused, -1, nil, "CoDel drop: waited "+limiters.FormatDuration(time.Duration(l.now-r.arrived))+
+			", above the "+
+			limiters.FormatDuration(CoDelTarget)+" target for "+limiters.FormatDuration(CoDelInterval))
+	}
+	l.freeReq(i)
 }

@@ -67,6 +67,7 @@ type LaneResult struct {
 	Service   *Service        `json:"service,omitempty"`  // the downstream's Little's-law measurements, when the scenario has one
 	Adaptive  *AdaptiveResult `json:"adaptive,omitempty"` // an adaptive limit against the server's reference, when a stage is one
 	Fleet     *FleetResult    `json:"fleet,omitempty"`    // a fleet lane's instances and store
+	Classes   []ClassResult   `json:"classes,omitempty"`  // per request class, when the sources name classes (classes.go)
 }
 
 // recorder is what a lane measures: totals and per-bin counts, the wait histograms, the

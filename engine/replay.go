@@ -41,8 +41,16 @@ type ReplaySummary struct {
 // rows at t=0: 1 with wait 0 three times, 1 with waits 100ms, 200ms and 300ms, then 0 four
 // times.
 //
-// Memory does not depend on the trace's length (only on how many waiting callers a
-// concurrency stage holds at once, at most its maximum).
+// A trace with a latency_ns column (t_ns,permits,latency_ns) drives the stages open loop with
+// its recorded latencies: an admitted request holds its permits until latency_ns after it
+// passes (after its wait, if it waited), when it completes, successfully, and every stage
+// that takes feedback hears that latency (Stack.Complete) before the next row at or after
+// that time is decided. An adaptive kind's limit then moves as the recorded service slows
+// or recovers, and a bulkhead holds each request for its latency. The output's columns are
+// the same. Completions due after the last row are not heard.
+//
+// Memory does not depend on the trace's length (only on how many callers a concurrency stage
+// holds at once, through a wait or a latency: at most its limit).
 func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummary, error) {
 	return replay(in, out, stacks, true)
 }
@@ -91,13 +99,17 @@ func ReplayStacks(in io.Reader, out io.Writer, names []string, stacks []*Stack, 
 func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, clock *virtualclock.Clock, plain bool) (ReplaySummary, error) {
 	sum := ReplaySummary{Stacks: names, Admitted: make([]int64, len(built)), Waits: make([]bool, len(built)),
 		Delayed: make([]int64, len(built)), MaxWait: make([]time.Duration, len(built))}
-	pending := make([]releaseQueue, len(built)) // per waiting stack: permits held through a wait
+	pending := make([]releaseQueue, len(built)) // per stack: permits held through a wait or a latency
 	for i, st := range built {
 		sum.Waits[i] = st.shapes()
 	}
 	reader, err := NewTraceReader(in)
 	if err != nil {
 		return sum, err
+	}
+	timed := reader.HasLatency() // admitted requests complete latency_ns later
+	for i := range pending {
+		pending[i].timed = timed
 	}
 	if !plain {
 		reader.plain = 0
@@ -156,8 +168,9 @@ func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, cl
 		}
 		key := ""
 		for i, stack := range built {
-			if sum.Waits[i] {
-				// A caller that waits holds a concurrency stage's permits until it passes.
+			if sum.Waits[i] || timed {
+				// A caller that waits holds a concurrency stage's permits until it passes,
+				// and with latencies until it completes.
 				pending[i].releaseUntil(row.at, stack)
 			}
 			// A keyed stage decides with the row's key's limiter; a full table refuses.
@@ -184,7 +197,9 @@ func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, cl
 				if wait > 0 {
 					sum.Delayed[i]++
 					sum.MaxWait[i] = max(sum.MaxWait[i], wait)
-					pending[i].hold(row.at+wait, row.permits, key, stack)
+				}
+				if wait > 0 || timed {
+					pending[i].hold(row.at+wait+row.latency, row.permits, row.latency, key, stack)
 				} else {
 					stack.Release(row.permits, stack.Len())
 				}
@@ -195,7 +210,11 @@ func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, cl
 			// A refusal gives back what the stages before it took; an admitted caller
 			// completes at once, so it gives back what every stage took.
 			if d, _, _ := stack.Acquire(row.at, row.permits, nil); d == limiters.Admitted {
-				stack.Release(row.permits, stack.Len())
+				if timed {
+					pending[i].hold(row.at+row.latency, row.permits, row.latency, key, stack)
+				} else {
+					stack.Release(row.permits, stack.Len())
+				}
 				sum.Admitted[i]++
 				w = append(w, ",1"...)
 			} else {
@@ -227,20 +246,25 @@ func firstKeyed(names []string, built []*Stack) string {
 
 // releaseQueue holds the permits of callers admitted after a wait until their wait ends, when
 // they complete at once and give back what a concurrency stage lent them: a min-heap by end
-// time, kept only for a stack that has a releasing stage (it is empty otherwise).
+// time, kept only for a stack that has a releasing stage (it is empty otherwise). With
+// latencies (timed) it holds every admitted caller until its completion, which the stages
+// that take feedback hear.
 type releaseQueue struct {
-	ends []pendingRelease
+	ends  []pendingRelease
+	timed bool
 }
 
 type pendingRelease struct {
 	at      time.Duration
 	permits int
-	key     string // the caller's key, for a keyed stack
+	latency time.Duration // timed: the latency the stages hear at the completion
+	key     string        // the caller's key, for a keyed stack
 }
 
-// hold keeps permits until at, or gives them back at once when the stack releases nothing.
-func (q *releaseQueue) hold(at time.Duration, permits int, key string, stack *Stack) {
-	if !stack.releases() {
+// hold keeps permits until at, or gives them back at once when the stack releases nothing
+// (and, timed, hears nothing).
+func (q *releaseQueue) hold(at time.Duration, permits int, latency time.Duration, key string, stack *Stack) {
+	if !stack.releases() && !(q.timed && stack.hears()) {
 		return
 	}
 	if stack.Keyed() {
@@ -248,7 +272,7 @@ func (q *releaseQueue) hold(at time.Duration, permits int, key string, stack *St
 	} else {
 		key = ""
 	}
-	q.ends = append(q.ends, pendingRelease{at, permits, key})
+	q.ends = append(q.ends, pendingRelease{at, permits, latency, key})
 	for i := len(q.ends) - 1; i > 0; {
 		parent := (i - 1) / 2
 		if q.ends[parent].at <= q.ends[i].at {
@@ -265,7 +289,11 @@ func (q *releaseQueue) releaseUntil(now time.Duration, stack *Stack) {
 		if stack.Keyed() {
 			stack.BindHeld(q.ends[0].key)
 		}
-		stack.Release(q.ends[0].permits, stack.Len())
+		if e := q.ends[0]; q.timed {
+			stack.Complete(e.at, e.permits, e.latency, true)
+		} else {
+			stack.Release(e.permits, stack.Len())
+		}
 		last := len(q.ends) - 1
 		q.ends[0] = q.ends[last]
 		q.ends = q.ends[:last]

@@ -126,6 +126,14 @@ func ParseStack(text string) ([]limiters.Spec, error) {
 		return nil, &limiters.SpecError{Spec: text, Reason: "empty: a spec is KIND:FIELD=VALUE,…, e.g. token-bucket:capacity=10,rate=100/1s"}
 	}
 	for _, part := range parts {
+		if limiters.IsPartitionSpec(part) {
+			spec, err := limiters.ParsePartitionSpec(part)
+			if err != nil {
+				return nil, err
+			}
+			stack = append(stack, spec)
+			continue
+		}
 		if limiters.IsKeyedSpec(part) {
 			spec, err := limiters.ParseKeyedSpec(part)
 			if err != nil {
@@ -177,6 +185,10 @@ type Source struct {
 	Permits   int               // permits per request; 0 means 1
 	Key       string
 	Keys      *KeyPopulation // when set, each request's key is drawn from it (keys.go), whatever Key says
+	// Class is the criticality class of the source's requests ("user", "prefetch"): a
+	// priority partition (limiters.PartitionSpec) gives each class its share, and the run
+	// reports each class apart (ClassResult). "": none.
+	Class string
 }
 
 // Burst is Count requests starting At, evenly spread over Spread (0: all at once).
@@ -202,7 +214,7 @@ const (
 	PolicyRetry      Policy = "retry"       // retry after Delay, up to MaxAttempts
 	PolicyBackoff    Policy = "backoff"     // retry after Delay·2^(k−1), capped at MaxDelay, optionally with full jitter
 	PolicyRetryAfter Policy = "retry-after" // retry when the refusing limiter's RetryAfter hint says (Delay when it has none)
-	PolicyQueue      Policy = "queue"       // wait in a FIFO of QueueSize for at most Timeout
+	PolicyQueue      Policy = "queue"       // wait in a queue of QueueSize (FIFO unless Discipline says) for at most Timeout
 
 	// Retry-After as a server sends it: whole seconds, rounded up (never 0), capped at
 	// MaxDelay; Delay·2^(k−1) capped at MaxDelay when the stage cannot say; with Jitter, plus a
@@ -242,6 +254,9 @@ type Client struct {
 	MaxAttempts int           // attempts in all, the first included; 0 means 1 for drop, else required
 	QueueSize   int           // queue
 	Timeout     time.Duration // queue: give up after waiting this long
+	// queue: which waiting request goes next and which the queue sheds (queue.go); "" is
+	// QueueFIFO.
+	Discipline QueueDiscipline
 	// aws-standard: the retry quota's tokens, shared by the lane's callers as one SDK client
 	// shares them; 0: the SDK's 500; NoRetryQuota: none.
 	RetryQuota int
@@ -457,6 +472,9 @@ func (sc *Scenario) Validate() error {
 		if err := s.validate(fmt.Sprintf("sources[%d]", i), sc.Horizon); err != nil {
 			return err
 		}
+	}
+	if classes := sc.Classes(); len(classes) > MaxClasses {
+		return fieldErr("sources", "name %d classes; at most %d", len(classes), MaxClasses)
 	}
 	if err := sc.Client.validate("client"); err != nil {
 		return err
@@ -692,6 +710,9 @@ func (c Client) validate(field string) error {
 	if c.MaxElapsed != 0 && c.Policy != PolicyCenkalti {
 		return fieldErr(field+".max_elapsed", "is for cenkalti-backoff, not %s", c.policyName())
 	}
+	if c.Discipline != "" && c.Policy != PolicyQueue {
+		return fieldErr(field+".discipline", "is for the queue policy, not %s", c.policyName())
+	}
 	switch c.Policy {
 	case PolicyDrop, "":
 		return nil
@@ -736,6 +757,9 @@ func (c Client) validate(field string) error {
 			return fieldErr(field+".timeout", "must be positive, got %v", c.Timeout)
 		}
 		if err := inRange(field+".timeout", c.Timeout); err != nil {
+			return err
+		}
+		if err := c.Discipline.validate(field + ".discipline"); err != nil {
 			return err
 		}
 	default:

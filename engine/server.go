@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ratelab/ratelab/internal/wording"
 	"github.com/ratelab/ratelab/limiters"
 )
 
@@ -40,7 +41,22 @@ type Server struct {
 	Discipline Discipline    // "" is DisciplinePS
 	Network    time.Duration // fixed round trip added to every answered request
 	Timeout    time.Duration // the callers' deadline; 0: none (a black hole then needs one)
+	// TimeoutFrom is when the callers' Timeout starts: at admission ("", FromAdmission: the
+	// deadline covers the server alone) or at the request's arrival (FromArrival: it covers
+	// the wait in the client queue too, as a caller's end-to-end deadline does). With
+	// FromArrival a request that waited 1.3s of a 1.5s deadline has 200ms left for its work
+	// and the network; one admitted after its deadline fails at once.
+	TimeoutFrom TimeoutFrom
 }
+
+// TimeoutFrom is when a server's callers start counting their Timeout.
+type TimeoutFrom string
+
+// The starts of a caller's deadline.
+const (
+	FromAdmission TimeoutFrom = "admission"
+	FromArrival   TimeoutFrom = "arrival"
+)
 
 // Discipline is how a server's cores share the requests present.
 type Discipline string
@@ -105,6 +121,16 @@ func (s *Server) validate(field string) error {
 	}
 	if s.Timeout < 0 {
 		return fieldErr(field+".timeout", "must not be negative, got %v", s.Timeout)
+	}
+	switch s.TimeoutFrom {
+	case "", FromAdmission:
+	case FromArrival:
+		if s.Timeout == 0 {
+			return fieldErr(field+".timeout_from", "needs a timeout to start")
+		}
+	default:
+		return fieldErr(field+".timeout_from", "unknown start %q%s (admission, arrival)", s.TimeoutFrom,
+			wording.DidYouMean(string(s.TimeoutFrom), []string{string(FromAdmission), string(FromArrival)}))
 	}
 	return inRange(field+".timeout", s.Timeout)
 }
@@ -384,6 +410,9 @@ func (l *Lane) toServer(i int32) {
 	d.sync(l.now)
 	if p := &d.cfg.Phases[d.phase]; p.Errors > 0 && d.rng.Float64() < p.Errors {
 		l.rec.serverError()
+		if c := l.classes.at(r.class); c != nil {
+			c.Failed++
+		}
 		if l.observed() {
 			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("server error (an error burst fails %.0f%% of requests)", 100*p.Errors))
 		}
@@ -402,7 +431,7 @@ func (l *Lane) toServer(i int32) {
 		r.place = placeCore
 	}
 	if t := d.cfg.Server.Timeout; t > 0 {
-		l.schedule(event{at: l.after(int64(t)), kind: evDeadline, req: i, gen: r.gen})
+		l.schedule(event{at: max(l.deadlineOf(r), l.now), kind: evDeadline, req: i, gen: r.gen})
 	}
 	l.reschedule()
 }
@@ -457,12 +486,26 @@ func (l *Lane) answered(i int32) {
 		l.complete(i)
 		return
 	}
-	if cfg.Timeout > 0 && l.now+int64(cfg.Network)-r.started >= int64(cfg.Timeout) {
+	if cfg.Timeout > 0 && l.now+int64(cfg.Network) >= l.deadlineOf(r) {
 		r.place = placeLost
 		return
 	}
 	r.place = placeReturning
 	l.schedule(event{at: l.after(int64(cfg.Network)), kind: evComplete, req: i, gen: r.gen})
+}
+
+// deadlineOf is when request r's caller gives up on the server's answer: Timeout after it
+// went to the server, or after it arrived (Server.TimeoutFrom), saturating.
+func (l *Lane) deadlineOf(r *request) int64 {
+	cfg := l.down.cfg.Server
+	from := r.started
+	if cfg.TimeoutFrom == FromArrival {
+		from = r.arrived
+	}
+	if int64(cfg.Timeout) > math.MaxInt64-from {
+		return math.MaxInt64
+	}
+	return from + int64(cfg.Timeout)
 }
 
 // deadline ends request i, still unanswered at its caller's timeout: it fails, its limiters
@@ -476,6 +519,12 @@ func (l *Lane) deadline(i int32) {
 	l.rec.svc.advance(l.now, l.down.busy)
 	l.down.done()
 	l.rec.serverTimeout(l.now - r.started)
+	if l.rtt != nil {
+		l.heard(l.now - r.started)
+	}
+	if c := l.classes.at(r.class); c != nil {
+		c.Failed++
+	}
 	if l.observed() {
 		l.trace(r, OutcomeFailed, -1, nil, "no answer within the callers' timeout of "+limiters.FormatDuration(l.down.cfg.Server.Timeout))
 	}

@@ -17,13 +17,14 @@ import (
 // the same thing in both. It is not safe for concurrent use (its stages are, but a stack's
 // acquire-then-give-back is not atomic).
 type Stack struct {
-	stages []limiters.Limiter
-	caps   []limiters.Capabilities  // caps[k] is what stages[k] can do beyond the core
-	waste  bool                     // earlier stages keep the permits of a request a later one refused
-	held   []limiters.Reservation   // Reserve's scratch: the reservations made so far, per stage
-	waits  []time.Duration          // each stage's maximum wait for Reserve (SetWaits)
-	keyed  []*limiters.KeyedLimiter // keyed[k]: stage k's table when it is keyed (keys.go), else nil; nil when none is
-	router *fleetStage              // a fleet lane's stage, told each request's key by Bind (fleet_stage.go)
+	stages  []limiters.Limiter
+	caps    []limiters.Capabilities  // caps[k] is what stages[k] can do beyond the core
+	waste   bool                     // earlier stages keep the permits of a request a later one refused
+	held    []limiters.Reservation   // Reserve's scratch: the reservations made so far, per stage
+	waits   []time.Duration          // each stage's maximum wait for Reserve (SetWaits)
+	keyed   []*limiters.KeyedLimiter // keyed[k]: stage k's table when it is keyed (keys.go), else nil; nil when none is
+	router  *fleetStage              // a fleet lane's stage, told each request's key by Bind (fleet_stage.go)
+	classed []classedStage           // the stages that decide per request class (classes.go)
 }
 
 // StageError is a stage of a stack that could not be built from its spec.
@@ -271,6 +272,16 @@ func (s *Stack) Release(permits, k int) {
 func (s *Stack) shapes() bool {
 	for _, w := range s.waits {
 		if w > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// hears reports whether some stage takes feedback (an adaptive limit).
+func (s *Stack) hears() bool {
+	for _, c := range s.caps {
+		if c.Feedback != nil {
 			return true
 		}
 	}

@@ -19,6 +19,9 @@ type TraceRow struct {
 	At      time.Duration // since the trace's start
 	Permits int
 	Key     string
+	// Latency is the row's latency_ns: how long the request took once admitted (a recorded
+	// response time), 0 without that column.
+	Latency time.Duration
 }
 
 // TraceReader streams a CSV trace: a header row, then one request per row, in time order.
@@ -28,9 +31,12 @@ type TraceRow struct {
 //   - t: an RFC 3339 timestamp (times are taken relative to the first row) or decimal
 //     seconds since the start ("12.5");
 //   - permits (optional, default 1): a whole number from 1 to MaxPermits;
-//   - key (optional).
+//   - key (optional);
+//   - latency_ns (optional): the request's recorded latency once admitted, whole
+//     nanoseconds from 0 to MaxTime; with it, Replay completes each admitted request that
+//     much later and tells the stages that take feedback (the adaptive kinds).
 //
-// Each of these four names may appear once: a header naming one twice ("t_ns,permits,t_ns")
+// Each of these five names may appear once: a header naming one twice ("t_ns,permits,t_ns")
 // is refused, naming the column and both positions, rather than letting the last one win.
 //
 // Times must be less than MaxTime (2^62ns, about 146 years, after the start) and a trace
@@ -52,6 +58,7 @@ type TraceReader struct {
 	nsColumn   bool // t_ns rather than t
 	permitsCol int
 	keyCol     int
+	latencyCol int // -1: none
 	first      time.Time
 	haveFirst  bool
 	last       time.Duration
@@ -76,6 +83,7 @@ type row struct {
 	line    int
 	at      time.Duration
 	permits int
+	latency time.Duration // latency_ns, on the decode path only (the plain layout has none)
 	// textEnd, when not 0, ends the row's own "t_ns,permits" (or "t_ns" when onePermit) at
 	// the start of the line buffer, as strconv.AppendInt writes them (valid until the next row).
 	textEnd   int
@@ -101,7 +109,7 @@ const outOfRange = "is out of range: times must be less than " + maxTimeText + "
 
 // NewTraceReader reads the header and prepares to stream rows.
 func NewTraceReader(r io.Reader) (*TraceReader, error) {
-	t := &TraceReader{timeCol: -1, permitsCol: -1, keyCol: -1, maxRows: MaxTraceRows}
+	t := &TraceReader{timeCol: -1, permitsCol: -1, keyCol: -1, latencyCol: -1, maxRows: MaxTraceRows}
 	t.src.init(r)
 	var header []string
 	text, err := t.src.nextRow()
@@ -136,7 +144,7 @@ func NewTraceReader(r io.Reader) (*TraceReader, error) {
 		}
 		name = strings.TrimSpace(strings.ToLower(name))
 		switch name {
-		case "t_ns", "t", "permits", "key":
+		case "t_ns", "t", "permits", "key", "latency_ns":
 			if first, twice := seen[name]; twice {
 				return nil, fmt.Errorf("line 1: the header names the %s column twice (columns %d and %d); keep one", name, first, i+1)
 			}
@@ -153,6 +161,8 @@ func NewTraceReader(r io.Reader) (*TraceReader, error) {
 			t.permitsCol = i
 		case "key":
 			t.keyCol = i
+		case "latency_ns":
+			t.latencyCol = i
 		}
 	}
 	if t.timeCol < 0 {
@@ -180,12 +190,15 @@ func (t *TraceReader) Next() (TraceRow, error) {
 	if err := t.next(); err != nil {
 		return TraceRow{}, err
 	}
-	row := TraceRow{Line: t.cur.line, At: t.cur.at, Permits: t.cur.permits}
+	row := TraceRow{Line: t.cur.line, At: t.cur.at, Permits: t.cur.permits, Latency: t.cur.latency}
 	if t.keyCol >= 0 {
 		row.Key = t.key()
 	}
 	return row, nil
 }
+
+// HasLatency reports whether the trace has a latency_ns column.
+func (t *TraceReader) HasLatency() bool { return t.latencyCol >= 0 }
 
 // key is the last row's key, interned: a trace's few distinct keys cost one string each.
 func (t *TraceReader) key() string {
@@ -465,9 +478,21 @@ func (t *TraceReader) decode(line int, record []string) error {
 		}
 		permits = int(n)
 	}
+	var latency time.Duration
+	if t.latencyCol >= 0 {
+		text := field(t.latencyCol)
+		ns, err := strconv.ParseInt(text, 10, 64)
+		if (err == nil && ns >= int64(MaxTime)) || (errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(text, "-")) {
+			return fmt.Errorf("line %d: latency_ns %s is out of range: a latency must be less than %s", line, text, maxTimeText)
+		}
+		if err != nil || ns < 0 {
+			return fmt.Errorf("line %d: latency_ns %q is not a whole number of nanoseconds >= 0", line, text)
+		}
+		latency = time.Duration(ns)
+	}
 	t.rows++
 	t.decoded++
-	t.cur = row{line: line, at: at, permits: permits}
+	t.cur = row{line: line, at: at, permits: permits, latency: latency}
 	if t.keyCol >= 0 {
 		t.keyText, t.keyIsText = field(t.keyCol), true
 	}

@@ -82,6 +82,12 @@ func Parse(text string) (Check, error) {
 	}
 	c.Selector, left = strings.TrimSpace(left[:dot]), strings.TrimSpace(left[dot+1:])
 	m, ok := Lookup(left)
+	if cm, labelled, err := lookupClass(left); labelled {
+		if err != nil {
+			return c, bad("%v", err)
+		}
+		m, ok = cm, true
+	}
 	if !ok {
 		names := Names()
 		return c, bad("unknown metric %s%s; metrics: %s", left, wording.DidYouMeanTypo(left, names), strings.Join(names, ", "))

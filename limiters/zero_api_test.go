@@ -50,11 +50,14 @@ var zeroValueTypes = map[string]reflect.Type{
 	"SentinelStrategy": reflect.TypeFor[peers.SentinelStrategy](), "SentinelBehavior": reflect.TypeFor[peers.SentinelBehavior](),
 	"Grid": reflect.TypeFor[limiters.Grid](), "FailureMode": reflect.TypeFor[limiters.FailureMode](), "Decision": reflect.TypeFor[limiters.Decision](),
 	"ConfigError": reflect.TypeFor[limiters.ConfigError](), "CapabilityError": reflect.TypeFor[limiters.CapabilityError](),
+	"PartitionSpec": reflect.TypeFor[limiters.PartitionSpec](), "Partitioned": reflect.TypeFor[limiters.Partitioned](),
+	"PartitionedAdaptive": reflect.TypeFor[limiters.PartitionedAdaptive](),
 }
 
 // misuse is the methods documented to panic on a caller's error, as sync.Mutex.Unlock of an
 // unlocked mutex does: releasing permits that are not held.
-var misuse = map[string]bool{"Concurrency.Release": true, "AdaptiveLimiter.Release": true, "EnvoyGradient.Release": true}
+var misuse = map[string]bool{"Concurrency.Release": true, "AdaptiveLimiter.Release": true, "EnvoyGradient.Release": true,
+	"Partitioned.Release": true, "PartitionedAdaptive.Release": true}
 
 // Every exported type with a method (in the package's own files, tests aside) is in
 // zeroValueTypes.

@@ -38,7 +38,7 @@ type Params struct {
 }
 
 // Charts is every chart, in the order a gallery shows them.
-var Charts = []Chart{timelineChart, rateChart, stateChart, guaranteeChart, warmUpChart, downstreamChart, fleetChart, waitsChart, loopChart}
+var Charts = []Chart{timelineChart, rateChart, stateChart, guaranteeChart, warmUpChart, downstreamChart, fleetChart, waitsChart, loopChart, limitChart}
 
 // ChartNames lists the charts' names.
 func ChartNames() []string {

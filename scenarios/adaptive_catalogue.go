@@ -84,5 +84,87 @@ func adaptiveScenarios() []*engine.Scenario {
 				{Kind: engine.SourcePoisson, Rate: 320, From: 10 * s, Until: 15 * s}},
 			Downstream: adaptiveServer(5*s, engine.Phase{Service: demand(100 * ms)}),
 		},
+		{
+			Name: "codel-overload",
+			Description: "The same overload before four queues. 200 requests per second (Poisson) against a " +
+				"bulkhead of 32 before the 16-core server (100ms of work, a 100ms network: 160 answers per " +
+				"second at most), refused requests waiting in a queue of 200; callers give up 1.5s after they " +
+				"arrive, queue wait included (timeout_from: arrival). FIFO fills its queue: every request it " +
+				"admits has waited about 200/150 = 1.3s and has 0.2s left for 0.2s of work and network, so most " +
+				"answers come too late. LIFO serves the newest at once and leaves the oldest to time out; CoDel " +
+				"drops at the front once waits stay above 5ms for 100ms, faster as the queue stands " +
+				"(100ms/√count); adaptive LIFO serves newest first and gives joiners a 5ms queue timeout once " +
+				"the queue has not emptied for 100ms. Compare the p99 waits and the answers per second.",
+			Seed: 1, Horizon: 30 * s, Bins: 300, Client: drop,
+			Lanes: []engine.LaneSpec{
+				queueLane("fifo", engine.QueueFIFO), queueLane("lifo", engine.QueueLIFO),
+				queueLane("codel", engine.QueueCoDel), queueLane("adaptive-lifo", engine.QueueAdaptiveLIFO),
+			},
+			Sources: []engine.Source{{Kind: engine.SourcePoisson, Rate: 200}},
+			Downstream: &engine.Downstream{
+				Server: &engine.Server{Cores: 16, Network: 100 * ms, Timeout: 1500 * ms, TimeoutFrom: engine.FromArrival},
+				Phases: []engine.Phase{{Service: demand(100 * ms)}},
+			},
+		},
+		{
+			Name: "user-vs-prefetch",
+			Description: "Prefetch against user traffic under a 12× spike. Users send 50 requests per second " +
+				"(Poisson), prefetch 20, then 240 (12×) from 10s to 25s, to the 16-core server (160 answers " +
+				"per second, reference 32 in flight; callers give up after 5s). A bulkhead of 32 and Gradient2 " +
+				"alone refuse users and prefetch alike once the spike fills them; partitioned 90% user, 10% " +
+				"prefetch (Netflix's partitioned limiter: each class keeps ⌈limit·share⌉ when the whole is full, " +
+				"and borrows while it is not), users keep their 29 of 32 and lose nothing while prefetch is " +
+				"shed. The classes section under the run table shows each class's refusals and latency.",
+			Seed: 1, Horizon: 40 * s, Bins: 400, Client: drop,
+			Lanes: named(lanes(
+				"concurrency:max=32",
+				"partition(user=0.9,prefetch=0.1):concurrency:max=32",
+				"gradient2:initial=20,min=20,max=200",
+				"partition(user=0.9,prefetch=0.1):gradient2:initial=20,min=20,max=200",
+			), "bulkhead", "partitioned", "gradient2", "partitioned-gradient2"),
+			Sources: []engine.Source{
+				{Kind: engine.SourcePoisson, Rate: 50, Class: "user"},
+				{Kind: engine.SourcePoisson, Rate: 20, Class: "prefetch", Until: 10 * s},
+				{Kind: engine.SourcePoisson, Rate: 240, Class: "prefetch", From: 10 * s, Until: 25 * s},
+				{Kind: engine.SourcePoisson, Rate: 20, Class: "prefetch", From: 25 * s},
+			},
+			Downstream: adaptiveServer(5*s, engine.Phase{Service: demand(100 * ms)}),
+		},
+		{
+			Name: "probe-cost",
+			Description: "What the no-load RTT probe costs. 140 requests per second (Poisson), 88% of what the " +
+				"16-core server answers (160 per second, reference 32 in flight), for a minute: enough load that " +
+				"a limit pinned low refuses. To measure the RTT without queueing, Gradient (probing every 50 to " +
+				"99 samples here, Netflix's default being 1000 to 1999) drops its limit to its minimum for a " +
+				"sample, Vegas resets its no-load RTT every 30·limit samples or so, Envoy's gradient controller " +
+				"pins concurrency at 3 for 20 requests every 5 to 5.75s. probe_refused counts the refusals in " +
+				"the bins where a probe happened; the bulkhead of 32, which never probes, is the baseline.",
+			Seed: 1, Horizon: 60 * s, Bins: 600, Client: drop,
+			Lanes: lanes(
+				"concurrency:max=32",
+				"gradient:initial=50,min=1,max=1000,probe=50",
+				"vegas:initial=20,max=1000",
+				"envoy-gradient:update=100ms,interval=5s,requests=20",
+			),
+			Sources:    []engine.Source{{Kind: engine.SourcePoisson, Rate: 140}},
+			Downstream: adaptiveServer(5*s, engine.Phase{Service: demand(100 * ms)}),
+		},
 	}
+}
+
+// named gives lanes their names, in order.
+func named(ls []engine.LaneSpec, names ...string) []engine.LaneSpec {
+	for i := range ls {
+		ls[i].Name = names[i]
+	}
+	return ls
+}
+
+// queueLane is a bulkhead of 32 (the server's reference concurrency) whose refused callers
+// wait in a queue of 200 for up to 1.5s, served by disc.
+func queueLane(name string, disc engine.QueueDiscipline) engine.LaneSpec {
+	l := lanes("concurrency:max=32")[0]
+	l.Name = name
+	l.Client = &engine.Client{Policy: engine.PolicyQueue, QueueSize: 200, Timeout: 1500 * ms, Discipline: disc}
+	return l
 }

@@ -730,6 +730,7 @@ func (d *decoder) source(n *yaml.Node, path string, src *engine.Source) error {
 		"period":    d.duration(&src.Period),
 		"permits":   d.integer(&src.Permits),
 		"key":       d.str(&src.Key),
+		"class":     d.str(&src.Class),
 		"keys": func(n *yaml.Node, path string) error {
 			src.Keys = &engine.KeyPopulation{}
 			var kind string
@@ -799,9 +800,10 @@ func (d *decoder) source(n *yaml.Node, path string, src *engine.Source) error {
 
 func (d *decoder) client(n *yaml.Node, path string, c *engine.Client) error {
 	*c = engine.Client{}
-	var policy string
+	var policy, discipline string
 	err := d.mapping(n, path, map[string]fieldFunc{
 		"policy":       d.str(&policy),
+		"discipline":   d.str(&discipline),
 		"delay":        d.duration(&c.Delay),
 		"max_delay":    d.duration(&c.MaxDelay),
 		"jitter":       d.boolean(&c.Jitter),
@@ -819,6 +821,7 @@ func (d *decoder) client(n *yaml.Node, path string, c *engine.Client) error {
 		return d.fail(n, path+".policy", "missing (%s)", engine.PolicyNames())
 	}
 	c.Policy = engine.Policy(policy)
+	c.Discipline = engine.QueueDiscipline(discipline)
 	return nil
 }
 
@@ -942,14 +945,16 @@ func (d *decoder) downstream(n *yaml.Node, path string, ds *engine.Downstream) e
 		"pool": d.integer(&ds.Pool),
 		"server": func(n *yaml.Node, path string) error {
 			ds.Server = &engine.Server{}
-			var discipline string
+			var discipline, from string
 			err := d.mapping(n, path, map[string]fieldFunc{
-				"cores":      d.integer(&ds.Server.Cores),
-				"discipline": d.str(&discipline),
-				"network":    d.duration(&ds.Server.Network),
-				"timeout":    d.duration(&ds.Server.Timeout),
+				"cores":        d.integer(&ds.Server.Cores),
+				"discipline":   d.str(&discipline),
+				"network":      d.duration(&ds.Server.Network),
+				"timeout":      d.duration(&ds.Server.Timeout),
+				"timeout_from": d.str(&from),
 			})
 			ds.Server.Discipline = engine.Discipline(discipline)
+			ds.Server.TimeoutFrom = engine.TimeoutFrom(from)
 			if err == nil && ds.Server.Cores == 0 && d.where[path+".cores"] == nil {
 				return d.fail(n, path+".cores", "missing: how many cores serve the requests (e.g. cores: 4)")
 			}

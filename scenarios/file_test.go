@@ -156,7 +156,7 @@ func TestLoadErrorsAreLocated(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"unknown field", "horizon: 10s\nsources:\n  - kind: constant\n    rate: 5\n    rte: 5\nlimiters: [concurrency:max=1]\n",
-			"f.yaml:5:5: sources[0].rte: unknown field (did you mean rate?) (known: amplitude, arrivals, bursts, data, file, from, key, keys, kind, log_fields, log_format, log_key, off, on, period, permits, poisson, rate, rate_to, until)"},
+			"f.yaml:5:5: sources[0].rte: unknown field (did you mean rate?) (known: amplitude, arrivals, bursts, class, data, file, from, key, keys, kind, log_fields, log_format, log_key, off, on, period, permits, poisson, rate, rate_to, until)"},
 		{"unknown top-level field", "horizont: 10s\n", "f.yaml:1:1: horizont: unknown field"},
 		{"list for a number", "horizon: 10s\nsources:\n  - kind: constant\n    rate: [1, 2]\n", "f.yaml:4:11: sources[0].rate: expected a number, got a list"},
 		{"mapping for a duration", "horizon: {a: 1}\n", "f.yaml:1:10: horizon: expected a duration, got a mapping"},

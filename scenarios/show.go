@@ -76,6 +76,9 @@ func YAML(sc *engine.Scenario) ([]byte, error) {
 			if srv.Timeout != 0 {
 				add(sm, "timeout", duration(srv.Timeout))
 			}
+			if srv.TimeoutFrom != "" {
+				add(sm, "timeout_from", str(string(srv.TimeoutFrom)))
+			}
 			add(m, "server", sm)
 		}
 		phases := sequence()
@@ -235,6 +238,9 @@ func source(src engine.Source) *yaml.Node {
 	if src.Key != "" {
 		add(m, "key", str(src.Key))
 	}
+	if src.Class != "" {
+		add(m, "class", str(src.Class))
+	}
 	if p := src.Keys; p != nil {
 		km := mapping()
 		km.Style = yaml.FlowStyle
@@ -324,6 +330,9 @@ func client(c engine.Client) *yaml.Node {
 	}
 	if c.Timeout != 0 {
 		add(m, "timeout", duration(c.Timeout))
+	}
+	if c.Discipline != "" {
+		add(m, "discipline", str(string(c.Discipline)))
 	}
 	switch {
 	case c.RetryQuota == engine.NoRetryQuota:

@@ -48,7 +48,7 @@ func TestUsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"run", "--format", "jsn"}, "--format jsn: not table, json or csv (did you mean json?)"},
 		{[]string{"run", "--format", "XML"}, "--format XML: not table, json or csv"},
 		{[]string{"plot", "--format", "SVG", "--out", "x"}, "--format SVG: not png, svg or gif (did you mean svg?)"},
-		{[]string{"plot", "boundary-attack", "--chart", "rates", "--out", "x"}, "--chart rates: no such chart (did you mean rate?) (charts: timeline, rate, state, guarantee, warmup, downstream, fleet, waits, loop)"},
+		{[]string{"plot", "boundary-attack", "--chart", "rates", "--out", "x"}, "--chart rates: no such chart (did you mean rate?) (charts: timeline, rate, state, guarantee, warmup, downstream, fleet, waits, loop, limit)"},
 		{[]string{"plot", "--window", "-1s", "--out", "x"}, "--window -1s: must be positive"},
 		{[]string{"plot", "--replications", "0", "--out", "x"}, "--replications 0: must be 1 to 10000"},
 		{[]string{"plot", "--replications", "3", "--chart", "state", "--out", "x"}, "--chart state: with --replications only the rate chart is drawn (its band is the replications' interval)"},
@@ -73,7 +73,7 @@ func TestMisspeltScenarioSuggestsTheName(t *testing.T) {
 	}
 	slices.Sort(names)
 	known := "(known: " + strings.Join(names, ", ") + "; or a scenario file)"
-	require.Contains(t, known, "boundary-attack, burst-after-idle, cold-start, diurnal, ")
+	require.Contains(t, known, "boundary-attack, burst-after-idle, codel-overload, cold-start, diurnal, ")
 	for arg, want := range map[string]string{
 		"poison":          `no built-in scenario "poison" (did you mean poisson?) ` + known,
 		"Poisson":         `no built-in scenario "Poisson" (did you mean poisson?) ` + known,

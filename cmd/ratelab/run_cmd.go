@@ -480,11 +480,11 @@ func writeTable(e *env, sc *engine.Scenario, res *engine.Results) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		_, err := io.WriteString(e.stdout, keySection(res, 0)+fleetSection(res, 0)+serverSection(sc, res, 0)+loopSection(sc, res, 0))
+		_, err := io.WriteString(e.stdout, keySection(res, 0)+fleetSection(res, 0)+serverSection(sc, res, 0)+loopSection(sc, res, 0)+classSection(res, 0))
 		return err
 	}
 	_, err := io.WriteString(e.stdout, termTable(sc, res, e.width)+keySection(res, e.width)+fleetSection(res, e.width)+serverSection(sc, res, e.width)+
-		loopSection(sc, res, e.width))
+		loopSection(sc, res, e.width)+classSection(res, e.width))
 	return err
 }
 
