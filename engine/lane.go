@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -64,6 +65,12 @@ type Lane struct {
 	Stages  []limiters.Limiter  // the stack's stages, first to last; read them, do not replace them
 	Clock   *virtualclock.Clock // the lane's time whenever a stage reads it (laneClock), and the horizon once done
 	OnEvent func(Record)        // called for every traced event when set (the TUI's log)
+	// LazyReasons, set before the first event, makes the decisions OnEvent hears carry no
+	// Reason: Record.ReasonText makes it when asked, from the Record's State, which OnEvent
+	// is lent (valid during the call only: copy it to keep it). Formatting every decision
+	// was half of the TUI's CPU on the perf scenario (State.Explain, 52%), though a few dozen
+	// are on screen. A traced lane (Scenario.Trace) still writes every Reason.
+	LazyReasons bool
 
 	stack  *Stack
 	shapes bool // some stage waits (LaneSpec.MaxWait, or a stage's own limiters.Waiting)
@@ -101,6 +108,8 @@ type Lane struct {
 	// (flatArrivals). only is the stack's one stage, nil for a stack of more.
 	flatOnly *flatStream
 	only     limiters.Limiter
+
+	before limiters.State // the deciding stage's state before it decided (tryStages), reused
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -596,12 +605,12 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 	now := time.Duration(l.now)
 	var before *limiters.State
 	if l.observed() {
-		before = new(limiters.State)
+		before = &l.before // record copies it, or lends it to a lazy OnEvent
 	}
 	if l.stack.Keyed() {
 		if k, ok := l.stack.Bind(now, r.key); !ok {
 			if before != nil && !quiet {
-				l.trace(r, OutcomeRejected, k, nil, fmt.Sprintf("stage %d's key table is full and can evict no key", k+1))
+				l.explain(r, OutcomeRejected, k, nil, whyKeysFull, 0, int64(k))
 			}
 			return limiters.Rejected, k, 0
 		}
@@ -618,15 +627,29 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 	}
 	switch {
 	case d == limiters.Admitted && wait > 0:
-		l.trace(r, OutcomeDelayed, 0, before, before.Explain(r.permits, d)+"; waits "+limiters.FormatDuration(wait))
+		l.explain(r, OutcomeDelayed, 0, before, whyWait, d, int64(wait))
 	case d == limiters.Admitted:
-		l.trace(r, OutcomeAdmitted, 0, before, before.Explain(r.permits, d))
+		l.explain(r, OutcomeAdmitted, 0, before, whyExplain, d, 0)
 	case d == limiters.Rejected && !quiet:
-		l.trace(r, OutcomeRejected, k, before, before.Explain(r.permits, d))
+		l.explain(r, OutcomeRejected, k, before, whyExplain, d, 0)
 	case d != limiters.Rejected:
-		l.trace(r, OutcomeNever, k, before, before.Explain(r.permits, d))
+		l.explain(r, OutcomeNever, k, before, whyExplain, d, 0)
 	}
 	return d, k, wait
+}
+
+// explain records a decision of an observed lane with its Reason (Record.ReasonText), made
+// now, or left to be made when shown by a lazy lane that is not traced (LazyReasons).
+func (l *Lane) explain(r *request, outcome Outcome, stage int, st *limiters.State, w why, d limiters.Decision, n int64) {
+	rec := Record{At: time.Duration(l.now), Request: r.id, Attempt: r.attempts, Permits: r.permits,
+		Key: r.key, Outcome: outcome, Stage: stage, State: st, why: w, decision: d, whyN: n}
+	if l.LazyReasons && !l.rec.tracing {
+		if l.OnEvent != nil {
+			l.OnEvent(rec) // lends st: the listener copies what it keeps
+		}
+		return
+	}
+	l.record(r, outcome, stage, st, rec.ReasonText())
 }
 
 // admitted sends request i, which every stage admitted, to the downstream: it completes at
@@ -650,8 +673,8 @@ func (l *Lane) admitted(i int32) {
 	}
 	if l.down.full() {
 		l.rec.failed()
-		if l.observed() { // no Sprintf per failure when nobody reads it
-			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", l.down.cfg.Pool))
+		if l.observed() { // no text per failure when nobody reads it
+			l.explain(r, OutcomeFailed, -1, nil, whyPoolFull, 0, int64(l.down.cfg.Pool))
 		}
 		l.stack.Complete(time.Duration(l.now), r.permits, 0, false)
 		l.freeReq(i)
@@ -733,6 +756,7 @@ func (l *Lane) record(r *request, outcome Outcome, stage int, st *limiters.State
 		Key: r.key, Outcome: outcome, Stage: stage, Reason: reason}
 	if st != nil {
 		s := *st
+		s.Slots = slices.Clone(st.Slots) // st is the lane's, reused (tryStages)
 		rec.State = &s
 	}
 	if l.OnEvent != nil {

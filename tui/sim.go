@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
 )
 
 // logCapacity is how many records each lane's event log keeps (the newest ones).
@@ -86,6 +87,7 @@ func newSim(sc *engine.Scenario) (*sim, error) {
 		s.marks = append(s.marks, nil)
 		s.seen = append(s.seen, laneSeen{})
 		lane.OnEvent = s.observer(i)
+		lane.LazyReasons = true // a sentence is made when the log shows it (recordRing)
 	}
 	return s, nil
 }
@@ -334,20 +336,34 @@ func (s *sim) sliceOfStep(n uint64) int {
 	return k
 }
 
-// recordRing keeps the newest logCapacity records.
+// recordRing keeps the newest logCapacity records. A record's State, which the lane lends
+// for the call (engine.Lane.LazyReasons), is copied into the ring's own slot, so a sentence
+// made when the log is drawn reads the state its decision saw; the copy reuses the slot, so a
+// push allocates nothing.
 type recordRing struct {
-	buf   [logCapacity]engine.Record
-	next  int
-	count int
+	buf    [logCapacity]engine.Record
+	states [logCapacity]limiters.State
+	next   int
+	count  int
 }
 
 func (r *recordRing) push(rec engine.Record) {
+	if rec.State != nil {
+		st := &r.states[r.next]
+		slots := st.Slots[:0]
+		*st = *rec.State
+		if rec.State.Slots != nil {
+			st.Slots = append(slots, rec.State.Slots...) // the lane reuses its own
+		}
+		rec.State = st
+	}
 	r.buf[r.next] = rec
 	r.next = (r.next + 1) % logCapacity
 	r.count = min(r.count+1, logCapacity)
 }
 
-// last returns up to n records, oldest first.
+// last returns up to n records, oldest first. Their states are the ring's: read them before
+// the next push.
 func (r *recordRing) last(n int) []engine.Record {
 	n = min(n, r.count)
 	out := make([]engine.Record, 0, n)

@@ -1,0 +1,86 @@
+package tui
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/scenarios"
+)
+
+// perfScenario is the perf scenario (scenarios/testdata/perf-poisson-1h.yaml: six lanes,
+// Poisson at 10,000/s) cut to horizon.
+func perfScenario(tb testing.TB, horizon time.Duration) *engine.Scenario {
+	tb.Helper()
+	sc, err := scenarios.LoadFile("../scenarios/testdata/perf-poisson-1h.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if horizon > 0 {
+		sc.Horizon = horizon
+	}
+	if err := sc.Validate(); err != nil {
+		tb.Fatal(err)
+	}
+	return sc
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkTUIVsRun is the TUI's simulation against run's on the perf scenario cut to 10
+// virtual seconds (600,000 requests over six lanes): run is engine.Run, the lanes in parallel,
+// untraced; tui is the workbench at maximum speed, its sim moved in frames of maxFrameWork as
+// Model.tick moves it, every decision observed for the log and the charts. Both report
+// virtual-s/cpu-s, virtual seconds simulated per second of the process's CPU time (rusage),
+// the measure: run in parallel spends no less CPU than one lane after another. The
+// sub-benchmarks alternate under -count, so their ratio is read inside one run:
+//
+//	go test -run '^$' -bench TUIVsRun -count 5 -benchtime 3x ./tui/
+func BenchmarkTUIVsRun(b *testing.B) {
+	const horizon = 10 * time.Second
+	report := func(b *testing.B, cpu time.Duration) {
+		b.ReportMetric(float64(b.N)*horizon.Seconds()/cpu.Seconds(), "virtual-s/cpu-s")
+	}
+	b.Run("run", func(b *testing.B) {
+		sc := perfScenario(b, horizon)
+		start := cpuTime()
+		for b.Loop() {
+			if _, err := engine.Run(context.Background(), sc, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b, cpuTime()-start)
+	})
+	b.Run("tui", func(b *testing.B) {
+		sc := perfScenario(b, horizon)
+		start := cpuTime()
+		for b.Loop() {
+			s, err := newSim(sc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for !s.done() {
+				arrived, err := s.forward(func() bool { return s.nextEventAt() >= sc.Horizon }, maxFrameWork)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if arrived {
+					if err := s.advanceTo(sc.Horizon); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			s.close()
+		}
+		report(b, cpuTime()-start)
+	})
+}
