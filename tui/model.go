@@ -79,10 +79,11 @@ type Model struct {
 	pager     pager      // ?: the help page
 	predictor            // p: predict mode; embedded, so m.predictOn and m.predict name its state
 
-	burstSize int     // requests b sends at once
-	injected  int     // the scenario's source of what b sent, -1 before the first burst
-	ExportDir string  // where w writes the session's scenario ("" is the working directory)
-	moving    *travel // a time-travel move that did not finish within keyBudget
+	burstSize int          // requests b sends at once
+	injected  int          // the scenario's source of what b sent, -1 before the first burst
+	ExportDir string       // where w writes the session's scenario ("" is the working directory)
+	moving    *travel      // a time-travel move that did not finish within keyBudget
+	queued    []tea.KeyMsg // keys pressed while moving, applied in order once it arrives
 	status    string
 	err       error // a simulation error: shown, the run stops
 
@@ -306,7 +307,7 @@ func tickCmd(gen int) tea.Cmd {
 func (m *Model) tick(msg tickMsg) tea.Cmd {
 	if m.moving != nil && msg.gen == m.tickGen {
 		if m.move(maxFrameWork) {
-			return nil
+			return m.drainKeys()
 		}
 		return tickCmd(m.tickGen)
 	}

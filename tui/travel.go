@@ -9,8 +9,9 @@ import (
 )
 
 // keyBudget is how long a key may re-simulate before the screen answers: a time-travel move
-// that needs more goes on frame by frame (maxFrameWork each), showing its progress.
-const keyBudget = 80 * time.Millisecond
+// that needs more goes on frame by frame (maxFrameWork each), showing its progress. A
+// variable for the tests, which make every move long.
+var keyBudget = 80 * time.Millisecond
 
 // travelTo is what a time-travel move stops at.
 type travelTo int
@@ -33,16 +34,41 @@ type travel struct {
 }
 
 // updateMoving answers keys while a long time-travel move goes on: esc stops it where it
-// is, q quits; every other key waits.
+// is (and forgets the keys that waited), q quits; every other key waits its turn, in order,
+// and is applied once the move has arrived (drainKeys): three steps back pressed during a
+// long one are three more steps back.
 func (m *Model) updateMoving(msg tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, m.keys.Stop):
 		m.moving = nil
 		m.status = fmt.Sprintf("stopped at t=%s (event %d)", short(m.sim.now), m.sim.steps)
+		if n := len(m.queued); n > 0 {
+			m.status += fmt.Sprintf("; %d keys pressed meanwhile forgotten", n)
+			m.queued = nil
+		}
 	case key.Matches(msg, m.keys.Quit):
 		return tea.Quit
+	default:
+		m.queued = append(m.queued, msg)
+		m.status = fmt.Sprintf("travelling… t=%s (%d keys wait; %s %s)", short(m.sim.now), len(m.queued), m.keys.Stop.Help().Key, m.keys.Stop.Help().Desc)
 	}
 	return nil
+}
+
+// drainKeys applies the keys that waited for a move, in order, until none is left or one
+// of them starts another long move (the rest wait for that one).
+func (m *Model) drainKeys() tea.Cmd {
+	var cmds []tea.Cmd
+	for len(m.queued) > 0 && m.moving == nil {
+		k := m.queued[0]
+		m.queued = m.queued[1:]
+		_, cmd := m.Update(k)
+		cmds = append(cmds, cmd)
+	}
+	if len(m.queued) == 0 {
+		m.queued = nil
+	}
+	return tea.Batch(cmds...)
 }
 
 // updateTravel takes the keys that move along the run (step, step back, the marks, home,
