@@ -32,6 +32,8 @@ type sim struct {
 	lastAt time.Duration // the instant of the last step
 	marks  [][]mark      // per lane, the moments `[` and `]` jump between, in step order
 	seen   []laneSeen
+	// windowKinds[i] are lane i's stages' kinds whose boundaries are marks (windowed).
+	windowKinds [][]limiters.Kind
 	// starts[k] is the position when chart slice k began (before its first step): where a
 	// rewind can skip to, because every record before it is already counted in the charts.
 	starts []sliceStart
@@ -50,22 +52,46 @@ type sliceStart struct {
 
 // mark is a moment worth jumping to in one lane: the step after which it shows.
 type mark struct {
-	step  uint64
-	at    time.Duration
-	burst bool // the first request after an idle; otherwise a refusal after admissions
+	step   uint64
+	at     time.Duration
+	burst  bool // the first request after an idle
+	window bool // the first decision in a new window of a window kind (a boundary passed)
+	// neither: a refusal after admissions, a refusal run's start
 }
 
 // String names the mark for the status line: "the burst at t=50ms (event 1)".
 func (k mark) String() string {
 	what := "the refusal"
-	if k.burst {
+	switch {
+	case k.burst:
 		what = "the burst"
+	case k.window:
+		what = "the new window"
 	}
 	return fmt.Sprintf("%s at t=%s (event %d)", what, short(k.at), k.step)
 }
 
-// laneSeen is what the observer remembers of a lane to find its marks (engine.Moments).
-type laneSeen = engine.Moments
+// laneSeen is what the observer remembers of a lane to find its marks (engine.Moments), and
+// the window its window-kind stage last decided in.
+type laneSeen struct {
+	engine.Moments
+	window   time.Duration // the window's start (limiters.State.WindowStart)
+	inWindow bool          // a window kind has decided: window is set
+}
+
+// windowed reports whether a decision's state is a window kind's (limiters.ShapeWindow: a
+// fixed window, whose boundary resets its count), whose boundaries are marks.
+func windowed(kinds []limiters.Kind, st *limiters.State) bool {
+	if st == nil {
+		return false
+	}
+	for _, k := range kinds {
+		if st.Kind == k {
+			return true
+		}
+	}
+	return false
+}
 
 // sliceCount is what one lane decided in one time slice.
 type sliceCount struct{ admitted, rejected int }
@@ -86,6 +112,13 @@ func newSim(sc *engine.Scenario) (*sim, error) {
 		s.logs = append(s.logs, recordRing{})
 		s.marks = append(s.marks, nil)
 		s.seen = append(s.seen, laneSeen{})
+		var kinds []limiters.Kind
+		for _, st := range lane.Stages {
+			if st.Snapshot(0).Shape() == limiters.ShapeWindow {
+				kinds = append(kinds, st.Kind())
+			}
+		}
+		s.windowKinds = append(s.windowKinds, kinds)
 		lane.OnEvent = s.observer(i)
 		lane.LazyReasons = true // a sentence is made when the log shows it (recordRing)
 	}
@@ -137,12 +170,21 @@ func (s *sim) observer(i int) func(engine.Record) {
 const burstIdleSlices = engine.BurstIdleSlices
 
 // markMoments notes lane i's moments for `[` and `]` (engine.Moments.See): the first request
-// after an idle of burstIdleSlices columns (a burst), and a refusal that follows an admission
-// (the limiter starts refusing). Each is a mark at the step running now.
+// after an idle of burstIdleSlices columns (a burst), a refusal that follows an admission
+// (the limiter starts refusing: a refusal run's start), and, in a lane with a fixed window,
+// the first decision in a new window (its boundary passed, the count back to 0: on
+// boundary-attack, `]` from 990ms stops at 1s instead of the end). Each is a mark at the step
+// running now.
 func (s *sim) markMoments(i int, r engine.Record) {
 	burst, refusal := s.seen[i].See(r, burstIdleSlices*s.slice)
 	if burst {
 		s.marks[i] = append(s.marks[i], mark{step: s.steps, at: r.At, burst: true})
+	}
+	if seen := &s.seen[i]; len(s.windowKinds[i]) > 0 && windowed(s.windowKinds[i], r.State) && (!seen.inWindow || r.State.WindowStart != seen.window) {
+		if seen.inWindow && !burst { // a burst at the boundary is marked already
+			s.marks[i] = append(s.marks[i], mark{step: s.steps, at: r.At, window: true})
+		}
+		seen.window, seen.inWindow = r.State.WindowStart, true
 	}
 	if refusal {
 		if n := len(s.marks[i]); n == 0 || s.marks[i][n-1].step != s.steps {

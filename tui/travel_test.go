@@ -116,19 +116,20 @@ func TestLongMoveGoesOnInFrames(t *testing.T) {
 	mustContain(t, m.View(), "travelling… t=")
 	m.Update(keyMsg("space"))
 	m.Update(keyMsg("."))
-	if m.playing || m.moving == nil {
-		t.Fatal("a key other than esc acted during the move")
+	if m.playing || m.moving == nil || len(m.queued) != 2 {
+		t.Fatalf("a key other than esc acted during the move (%d wait)", len(m.queued))
 	}
 	m.moving.at = 2 * time.Second
 	for i := 0; i < 1000 && m.moving != nil; i++ {
 		m.Update(tickMsg{gen: m.tickGen})
 	}
-	if m.sim.now != 2*time.Second {
-		t.Fatalf("the move ended at %v, want 2s", m.sim.now)
+	// Arrived at 2s, then the keys that waited: space plays, . pauses and steps one event.
+	if m.playing || len(m.queued) != 0 || m.sim.now <= 2*time.Second || m.sim.now > 2*time.Second+50*time.Millisecond {
+		t.Fatalf("the move and its keys ended at %v (playing %v, %d keys wait), want one event past 2s", m.sim.now, m.playing, len(m.queued))
 	}
 	m.moving = &travel{to: toTime, at: m.sim.sc.Horizon}
 	m.Update(keyMsg("esc"))
-	if m.moving != nil || !strings.Contains(m.View(), "stopped at t=2s") {
+	if m.moving != nil || !strings.Contains(m.View(), "stopped at t=2.0") {
 		t.Fatalf("esc did not stop the move:\n%s", m.View())
 	}
 }
@@ -200,4 +201,25 @@ func TestRewindFarIntoARunIsExact(t *testing.T) {
 			}
 		})
 	}
+}
+
+// `]` stops at each lane's own moments: on boundary-attack's fixed window (lane 1), the
+// burst at 990ms, then the boundary at 1s where the count starts again, and a refusal run's
+// start; `[` comes back to the boundary. Before, `]` from the burst jumped to the end: the
+// second window's 100 requests are all admitted, so no refusal follows (#25).
+func TestJumpsStopAtWindowBoundaries(t *testing.T) {
+	m := open(t, "boundary-attack", 100, 30)
+	press(m, "]")
+	mustContain(t, m.View(), "at the burst at t=990ms")
+	press(m, "]")
+	mustContain(t, m.View(), "at the new window at t=1s")
+	if m.sim.now < time.Second || m.sim.now > 1010*time.Millisecond {
+		t.Fatalf("the boundary's mark is at %v, want in [1s, 1.01s]", m.sim.now)
+	}
+	press(m, "]") // the last request is at 1.01s: nothing further
+	mustContain(t, m.View(), "no burst or refusal until the end of the run")
+	press(m, "[")
+	mustContain(t, m.View(), "back to the new window at t=1s")
+	press(m, "[")
+	mustContain(t, m.View(), "back to the burst at t=990ms")
 }
