@@ -36,8 +36,17 @@ func TestCloneDecidesAsTheOriginal(t *testing.T) {
 				if err != nil {
 					t.Fatalf("lane %d: %v", i, err)
 				}
+				heard := 0
+				orig.OnEvent = func(engine.Record) { heard++ } // the original keeps its listener; the clone has none
 				runLane(t, sc, i, cl)
+				if heard != 0 || cl.OnEvent != nil {
+					t.Fatalf("lane %d: the clone's events reached the original's OnEvent", i)
+				}
 				runLane(t, sc, i, orig)
+				if heard == 0 {
+					t.Fatalf("lane %d: the original lost its OnEvent to Clone", i)
+				}
+				orig.OnEvent = nil
 				want := fresh.Result()
 				for name, l := range map[string]*engine.Lane{"clone": cl, "original": orig} {
 					if got := l.Result(); !reflect.DeepEqual(got, want) {
@@ -67,4 +76,49 @@ func runLane(t *testing.T, sc *engine.Scenario, i int, l *engine.Lane) *engine.L
 		t.Fatal(err)
 	}
 	return l
+}
+
+// A lane restored from a checkpoint goes on as the lane did: checkpointed at a third of the
+// horizon, the original run on to two thirds (its closed bins are what Restore copies), the
+// restored lane runs to the end and matches a lane never stopped, bins and trace included;
+// a second Restore of the same checkpoint does too.
+func TestCheckpointRestoresTheLane(t *testing.T) {
+	for _, name := range []string{"poisson", "retry-storm", "slow-downstream", "noisy-neighbour", "mild-overload", "cold-start"} {
+		t.Run(name, func(t *testing.T) {
+			sc, err := scenarios.Get(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.Trace = true
+			for i := range sc.Lanes {
+				want := runLane(t, sc, i, nil).Result()
+				orig, err := engine.NewLane(sc, i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := orig.RunUntil(sc.Horizon / 3); err != nil {
+					t.Fatal(err)
+				}
+				ck, err := orig.Checkpoint()
+				if errors.Is(err, engine.ErrNotClonable) {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := orig.RunUntil(2 * sc.Horizon / 3); err != nil {
+					t.Fatal(err)
+				}
+				for round := range 2 {
+					back, err := ck.Restore(orig)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := runLane(t, sc, i, back).Result(); !reflect.DeepEqual(got, want) {
+						t.Errorf("lane %d, restore %d: the result differs from a lane never stopped (%d events, want %d)", i, round+1, got.Events, want.Events)
+					}
+				}
+			}
+		})
+	}
 }

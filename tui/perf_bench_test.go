@@ -2,9 +2,12 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/scenarios"
@@ -83,4 +86,54 @@ func BenchmarkTUIVsRun(b *testing.B) {
 		}
 		report(b, cpuTime()-start)
 	})
+}
+
+// BenchmarkTravelLate is time travel late in the one-hour perf scenario, at 3m39s (where the
+// issue measured a step back at 2.7–4.2 s) and at 10m: a step back (←), a jump back to the
+// focused lane's previous mark ([), and seeks back by 1s and to 1m (g). Each op is the whole
+// move, until the screen shows the target; the position is put back between ops (the move
+// from a copy of the model's sim, which it leaves as it was). Setup simulates the first 10
+// minutes once (~20 s of CPU), so run it with a few iterations:
+//
+//	go test -run '^$' -bench TravelLate -benchtime 5x ./tui/
+func BenchmarkTravelLate(b *testing.B) {
+	sc := perfScenario(b, time.Hour)
+	m, err := New(sc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	for _, at := range []time.Duration{3*time.Minute + 39*time.Second, 10 * time.Minute} {
+		if err := m.sim.advanceTo(at); err != nil {
+			b.Fatal(err)
+		}
+		moves := []struct {
+			name string
+			keys []string
+		}{
+			{"step-back", []string{"left"}},
+			{"jump-back", []string{"["}},
+			{"seek-back-1s", []string{"g", "ctrl+u", (at - time.Second).String(), "enter"}},
+			{"seek-1m", []string{"g", "ctrl+u", "1m", "enter"}},
+		}
+		for _, mv := range moves {
+			b.Run(fmt.Sprintf("%s/%s", short(at), mv.name), func(b *testing.B) {
+				orig := m.sim
+				for b.Loop() {
+					m.sim = orig
+					for _, k := range mv.keys {
+						m.Update(keyMsg(k))
+					}
+					for m.moving != nil {
+						m.move(time.Second)
+					}
+					if m.err != nil || m.sim.steps >= orig.steps {
+						b.Fatalf("at event %d of %d (%v)", m.sim.steps, orig.steps, m.err)
+					}
+					_ = m.View()
+				}
+				m.sim, m.status = orig, ""
+			})
+		}
+	}
 }

@@ -122,26 +122,21 @@ func (m *Model) updateTravel(msg tea.KeyMsg) (tea.Cmd, bool) {
 	return nil, true
 }
 
-// travel starts a move along the run: a target behind the position re-simulates from 0.
-// It runs for keyBudget at once; what is left goes on in frames.
+// travel starts a move along the run: a target behind the position re-simulates from the
+// nearest checkpoint before it (sim.rewind). It runs for keyBudget at once; what is left goes
+// on in frames.
 func (m *Model) travel(tr travel) tea.Cmd {
 	s := m.sim
 	behind := tr.to == toStep && tr.step < s.steps || tr.to == toTime && tr.at < s.now
-	if !behind {
-		return m.startMove(tr, -1)
-	}
-	if tr.to == toTime {
-		return m.startMove(tr, int(tr.at/s.slice))
-	}
-	return m.startMove(tr, s.sliceOfStep(tr.step))
+	return m.startMove(tr, behind)
 }
 
-// startMove begins tr, first rewinding the run to the checkpoint of slice k when k ≥ 0; it
-// goes on in frames when keyBudget does not finish it.
-func (m *Model) startMove(tr travel, k int) tea.Cmd {
-	if k >= 0 {
+// startMove begins tr, first rewinding the run to a position before its target when back;
+// it goes on in frames when keyBudget does not finish it.
+func (m *Model) startMove(tr travel, back bool) tea.Cmd {
+	if back {
 		s := m.sim
-		fresh, err := s.rewind(s.rewindSlice(k))
+		fresh, err := s.rewind(tr.step, tr.at, tr.to == toTime)
 		if err != nil {
 			m.fail(err)
 			return nil

@@ -160,6 +160,8 @@ func BenchmarkStepBack(b *testing.B) {
 // mark finder still equal those of a run that went forward only, and going on from there
 // ends where engine.Run ends.
 func TestRewindFarIntoARunIsExact(t *testing.T) {
+	defer func(p, c uint64) { pointEvery, ckptEvery = p, c }(pointEvery, ckptEvery)
+	pointEvery, ckptEvery = 64, 512 // these runs are a few thousand steps: checkpoints in them
 	for _, name := range []string{"poisson", "retry-storm", "diurnal"} {
 		t.Run(name, func(t *testing.T) {
 			m := open(t, name, 120, 40)
@@ -169,9 +171,13 @@ func TestRewindFarIntoARunIsExact(t *testing.T) {
 			forward := screenOf(m)
 			marks := fmt.Sprint(m.sim.marks)
 			steps := m.sim.steps
-			press(m, ".", "left")
-			if k := m.sim.rewindSlice(m.sim.sliceOfStep(steps)); k == 0 {
-				t.Fatalf("the rewind started from 0: this test must cover a quiet skip")
+			press(m, ".")
+			if len(m.sim.ckpts) < 2 {
+				t.Fatalf("%d checkpoints at event %d: this test must restore one", len(m.sim.ckpts), m.sim.steps)
+			}
+			press(m, "left")
+			if len(m.sim.ckpts) == 0 || len(m.sim.points) == 0 {
+				t.Fatalf("the rewind started from 0: this test must restore a checkpoint and skip quietly")
 			}
 			if m.sim.steps != steps {
 				t.Fatalf("at event %d, want %d", m.sim.steps, steps)
