@@ -40,8 +40,8 @@ type sim struct {
 	// from which the logs fill again, and observes from there (rewind).
 	points []point
 	ckpts  []checkpoint
-	noCkpt bool // a lane cannot be checkpointed (engine.ErrNotClonable): re-run from 0
-	quiet  bool // a rewind's quiet re-run: its steps note no point
+	noCkpt bool        // a lane cannot be checkpointed (engine.ErrNotClonable): re-run from 0
+	quiet  bool        // a rewind's quiet re-run: its steps note no point
 	watch  *prediction // the requests a prediction is about, counted as they end
 	// stop, when set, ends a long advance (a recording's frame over hours of virtual time)
 	// once it is done: checked every 4096 steps.
