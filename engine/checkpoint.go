@@ -21,15 +21,16 @@ import (
 // The copy is made by walking the lane's values (reflect): every pointer, slice, map and
 // interface is copied once, and two references to one value in the lane are two references to
 // one value in the copy (a limiter's clock, laneClock{l}, points at the copy). The lane's Spec
-// is shared (read only); OnEvent is the caller's to set on the copy (Clone leaves it nil). A
+// is shared (read only); OnEvent and OnDecide are the caller's to set on the copy (Clone
+// leaves them nil). A
 // lane that reads a trace file, or holds a channel or a function (which may close over the
 // original's values), cannot be copied: ErrNotClonable.
 func (l *Lane) Clone() (*Lane, error) {
 	// The lane's configuration (Spec, with its Build function) is shared, not walked, and
 	// OnEvent is not copied.
-	spec, onEvent := l.Spec, l.OnEvent
-	l.Spec, l.OnEvent = LaneSpec{}, nil
-	defer func() { l.Spec, l.OnEvent = spec, onEvent }()
+	spec, onEvent, onDecide := l.Spec, l.OnEvent, l.OnDecide
+	l.Spec, l.OnEvent, l.OnDecide = LaneSpec{}, nil, nil
+	defer func() { l.Spec, l.OnEvent, l.OnDecide = spec, onEvent, onDecide }()
 	c := cloner{seen: map[uintptr][]seenPtr{}}
 	v := reflect.ValueOf(l)
 	c.arrays(v, map[seenKey]bool{})
@@ -39,7 +40,7 @@ func (l *Lane) Clone() (*Lane, error) {
 		return nil, err
 	}
 	cl := out.Interface().(*Lane)
-	cl.Spec = spec // its configuration, read only; OnEvent stays nil
+	cl.Spec = spec // its configuration, read only; OnEvent and OnDecide stay nil
 	return cl, nil
 }
 

@@ -71,6 +71,12 @@ type Lane struct {
 	// was half of the TUI's CPU on the perf scenario (State.Explain, 52%), though a few dozen
 	// are on screen. A traced lane (Scenario.Trace) still writes every Reason.
 	LazyReasons bool
+	// OnDecide, when set while OnEvent is nil, hears every decision a lane that decides each
+	// request at its arrival (AtOnce) makes: when, which request, what the stack decided —
+	// no Record, no state, nothing to explain, and the lane keeps its unobserved fast path
+	// (decideAtOnce). The TUI counts its charts and finds its marks with it between the ends
+	// of its frames, where it observes again for the log.
+	OnDecide func(at time.Duration, request uint64, d limiters.Decision)
 
 	stack  *Stack
 	shapes bool // some stage waits (LaneSpec.MaxWait, or a stage's own limiters.Waiting)
@@ -524,8 +530,15 @@ func (l *Lane) decideAtOnce(at int64, permits int, key string) {
 	l.nextID++
 	d, _, wasted := l.stack.Acquire(time.Duration(l.now), permits, nil)
 	l.rec.wasted(wasted)
+	if l.OnDecide != nil {
+		l.OnDecide(time.Duration(at), l.nextID, d)
+	}
 	l.decidedAtOnce(at, permits, key, d)
 }
+
+// AtOnce reports whether the lane decides each request at its arrival when nobody observes
+// it (a dropping client before a stack that neither waits nor keys): OnDecide hears those.
+func (l *Lane) AtOnce() bool { return l.atOnce }
 
 // decidedAtOnce counts request l.nextID, which the stack decided d at its arrival (at, asking
 // for permits with key), as arrive, attempt and giveUp would, and sends it on when admitted.

@@ -334,7 +334,11 @@ func (m *Model) tick(msg tickMsg) tea.Cmd {
 	if v := speeds[m.speed]; v > 0 {
 		target = min(s.now+perFrame(v), s.sc.Horizon)
 	}
-	arrived, err := s.forward(func() bool { return s.nextEventAt() >= target }, maxFrameWork)
+	lightFrom := time.Duration(-1) // a speed's frame ends at its target: observed throughout
+	if speeds[m.speed] == 0 {
+		lightFrom = 0 // at max the frame ends at its budget, observed for its last quarter
+	}
+	arrived, err := s.forward(func() bool { return s.nextEventAt() >= target }, maxFrameWork, lightFrom)
 	m.fail(err)
 	if arrived && m.err == nil {
 		m.fail(s.advanceTo(target))

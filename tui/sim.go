@@ -24,7 +24,6 @@ type sim struct {
 	slice  time.Duration // the chart's time slice: one column
 	charts [][]sliceCount
 	logs   []recordRing
-	events uint64 // decisions and other records seen, all lanes
 
 	// steps is the position on the run for time travel: how many steps (step) have run since
 	// 0. Every move is made of steps, so re-running as many from a fresh start reaches the
@@ -33,8 +32,13 @@ type sim struct {
 	lastAt time.Duration // the instant of the last step
 	marks  [][]mark      // per lane, the moments `[` and `]` jump between, in step order
 	seen   []laneSeen
-	// windowKinds[i] are lane i's stages' kinds whose boundaries are marks (windowed).
-	windowKinds [][]limiters.Kind
+	// windows[i] is the window of lane i's fixed-window stage (the first), whose boundaries
+	// are marks; 0 when it has none.
+	windows []time.Duration
+	// lightOK[i]: lane i can be light (sim.setLight): it decides each request at its arrival
+	// and logs nothing else (no downstream pool to fail at).
+	lightOK []bool
+	light   bool // the lanes that can are light now (forward)
 	// points are the observer's state every pointEvery steps, and ckpts the lanes' every
 	// ckptEvery: going back restores the nearest checkpoint, re-runs quietly to the point
 	// from which the logs fill again, and observes from there (rewind).
@@ -65,7 +69,6 @@ var (
 type point struct {
 	steps       uint64
 	now, lastAt time.Duration
-	events      uint64
 	seen        []laneSeen
 	chart       []sliceCount // each lane's count so far in the slice of lastAt
 	marks       []int        // how many marks each lane had
@@ -102,25 +105,11 @@ func (k mark) String() string {
 }
 
 // laneSeen is what the observer remembers of a lane to find its marks (engine.Moments), and
-// the window its window-kind stage last decided in.
+// the window its fixed-window stage last decided in.
 type laneSeen struct {
 	engine.Moments
-	window   time.Duration // the window's start (limiters.State.WindowStart)
-	inWindow bool          // a window kind has decided: window is set
-}
-
-// windowed reports whether a decision's state is a window kind's (limiters.ShapeWindow: a
-// fixed window, whose boundary resets its count), whose boundaries are marks.
-func windowed(kinds []limiters.Kind, st *limiters.State) bool {
-	if st == nil {
-		return false
-	}
-	for _, k := range kinds {
-		if st.Kind == k {
-			return true
-		}
-	}
-	return false
+	window   int64 // the window's number: t / its length
+	inWindow bool  // a decision was made: window is set
 }
 
 // sliceCount is what one lane decided in one time slice.
@@ -142,13 +131,14 @@ func newSim(sc *engine.Scenario) (*sim, error) {
 		s.logs = append(s.logs, recordRing{})
 		s.marks = append(s.marks, nil)
 		s.seen = append(s.seen, laneSeen{})
-		var kinds []limiters.Kind
+		var window time.Duration
 		for _, st := range lane.Stages {
-			if st.Snapshot(0).Shape() == limiters.ShapeWindow {
-				kinds = append(kinds, st.Kind())
+			if snap := st.Snapshot(0); window == 0 && snap.Shape() == limiters.ShapeWindow {
+				window = snap.Window
 			}
 		}
-		s.windowKinds = append(s.windowKinds, kinds)
+		s.windows = append(s.windows, window)
+		s.lightOK = append(s.lightOK, lane.AtOnce() && (sc.Downstream == nil || sc.Downstream.Pool == 0))
 		lane.OnEvent = s.observer(i)
 		lane.LazyReasons = true // a sentence is made when the log shows it (recordRing)
 	}
@@ -170,7 +160,6 @@ func (s *sim) observer(i int) func(engine.Record) {
 	}
 	dropping := client.Policy == engine.PolicyDrop || client.Policy == ""
 	return func(r engine.Record) {
-		s.events++
 		// The log keeps what teaches: decisions and what the client and the downstream did
 		// about them. A completion is routine, and a dropping client's refusal only repeats
 		// the rejection before it.
@@ -194,6 +183,99 @@ func (s *sim) observer(i int) func(engine.Record) {
 	}
 }
 
+// decider is lane i's observer while light (engine.Lane.OnDecide): what observer does with a
+// decision's record, but for the log, of which it keeps only the step (recordRing.skip): its
+// sentence is never made, since the frame observes again before it ends (forward).
+func (s *sim) decider(i int) func(time.Duration, uint64, limiters.Decision) {
+	return func(at time.Duration, request uint64, d limiters.Decision) {
+		outcome := engine.OutcomeNever
+		switch d {
+		case limiters.Admitted:
+			outcome = engine.OutcomeAdmitted
+		case limiters.Rejected:
+			outcome = engine.OutcomeRejected
+		}
+		s.logs[i].skip(s.steps)
+		s.markMoments(i, engine.Record{At: at, Request: request, Outcome: outcome})
+		if k := int(at / s.slice); k < len(s.charts[i]) {
+			if d == limiters.Admitted {
+				s.charts[i][k].admitted++
+			} else {
+				s.charts[i][k].rejected++
+			}
+		}
+	}
+}
+
+// decision reports whether o is a limiter's decision.
+func decision(o engine.Outcome) bool {
+	switch o {
+	case engine.OutcomeAdmitted, engine.OutcomeDelayed, engine.OutcomeRejected, engine.OutcomeNever:
+		return true
+	}
+	return false
+}
+
+// setLight makes the lanes that can (lightOK) light, or observed again: a light lane runs
+// unobserved, as run's do (its decisions at once, no record, no state), and tells decider
+// only what the charts and marks need. The log misses what a light lane decides: forward
+// observes again before a frame ends, and refills the logs if it stopped light.
+func (s *sim) setLight(on bool) {
+	if on == s.light {
+		return
+	}
+	s.light = on
+	for i, lane := range s.lanes {
+		if !s.lightOK[i] {
+			continue
+		}
+		if on {
+			lane.OnEvent, lane.OnDecide = nil, s.decider(i)
+		} else {
+			lane.OnEvent, lane.OnDecide = s.observer(i), nil
+		}
+	}
+}
+
+// stale reports whether some lane's log misses records a light step skipped.
+func (s *sim) stale() bool {
+	for i := range s.logs {
+		if s.logs[i].stale() {
+			return true
+		}
+	}
+	return false
+}
+
+// refill makes the logs whole again after light steps: the sim is replaced, in place, by
+// its rewind to the same position (sim.rewind: the logs re-observed from a point before
+// their oldest record).
+func (s *sim) refill() error {
+	fresh, err := s.rewind(s.steps, 0, false)
+	if err != nil {
+		return err
+	}
+	target, now := s.steps, s.now
+	if _, err := fresh.forward(func() bool { return fresh.steps >= target }, 0, -1); err != nil {
+		fresh.close()
+		return err
+	}
+	if fresh.now < now {
+		if err := fresh.advanceTo(now); err != nil {
+			fresh.close()
+			return err
+		}
+	}
+	s.close()
+	stop, watch := s.stop, s.watch
+	*s = *fresh
+	s.stop, s.watch = stop, watch
+	for i, lane := range s.lanes {
+		lane.OnEvent = s.observer(i) // fresh's observers count into fresh, which is gone
+	}
+	return nil
+}
+
 // burstIdleSlices is how long a lane must see no request for the next one to start a burst,
 // in chart columns (engine.BurstIdleSlices: burst-after-idle's 1ms columns, its requests at
 // 50ms, 80ms and 150ms each start one, the one at 152ms does not).
@@ -210,11 +292,13 @@ func (s *sim) markMoments(i int, r engine.Record) {
 	if burst {
 		s.marks[i] = append(s.marks[i], mark{step: s.steps, at: r.At, burst: true})
 	}
-	if seen := &s.seen[i]; len(s.windowKinds[i]) > 0 && windowed(s.windowKinds[i], r.State) && (!seen.inWindow || r.State.WindowStart != seen.window) {
-		if seen.inWindow && !burst { // a burst at the boundary is marked already
-			s.marks[i] = append(s.marks[i], mark{step: s.steps, at: r.At, window: true})
+	if w := s.windows[i]; w > 0 && decision(r.Outcome) {
+		if seen, k := &s.seen[i], int64(r.At/w); !seen.inWindow || k != seen.window {
+			if seen.inWindow && !burst { // a burst at the boundary is marked already
+				s.marks[i] = append(s.marks[i], mark{step: s.steps, at: r.At, window: true})
+			}
+			seen.window, seen.inWindow = k, true
 		}
-		seen.window, seen.inWindow = r.State.WindowStart, true
 	}
 	if refusal {
 		if n := len(s.marks[i]); n == 0 || s.marks[i][n-1].step != s.steps {
@@ -316,24 +400,51 @@ func (s *sim) sync() error {
 	return nil
 }
 
+// minLightBudget is the least budget forward runs light steps in.
+const minLightBudget = 10 * time.Millisecond
+
 // forward runs steps until stop says so, the horizon is reached, or budget ends (checked
 // every 64 steps; a zero budget has no end). It reports whether it stopped for stop or the
-// horizon, and leaves every lane synced to now.
-func (s *sim) forward(stop func() bool, budget time.Duration) (bool, error) {
+// horizon, and leaves every lane synced to now. From lightFrom of the budget on (never when
+// negative), until three quarters of it, the lanes that can run light (setLight): the
+// perf scenario at maximum speed simulates ~N× faster. A run that ends light refills the logs
+// (refill), so what it leaves on screen is what an observed run leaves.
+func (s *sim) forward(stop func() bool, budget, lightFrom time.Duration) (bool, error) {
 	start := time.Now() // wall clock only chunks the work: each step is the same whatever the chunks
+	// A budget too short to observe the logs whole again after light steps stays observed.
+	canLight := budget >= minLightBudget && lightFrom >= 0 && s.watch == nil
+	defer s.setLight(false)
+	end := func(arrived bool, err error) (bool, error) {
+		s.setLight(false)
+		if err == nil && s.stale() {
+			err = s.refill()
+		}
+		return arrived, err
+	}
+	if canLight && lightFrom == 0 {
+		s.setLight(true)
+	}
 	for n := 0; ; n++ {
 		if stop() {
-			return true, s.sync()
+			return end(true, s.sync())
 		}
 		t := s.nextEventAt()
 		if t >= s.sc.Horizon {
-			return true, s.advanceTo(s.sc.Horizon)
+			return end(true, s.advanceTo(s.sc.Horizon))
 		}
 		if err := s.stepAt(t); err != nil {
-			return true, err
+			return end(true, err)
 		}
-		if budget > 0 && n%64 == 63 && time.Since(start) >= budget {
-			return false, s.sync()
+		if budget > 0 && n%64 == 63 {
+			el := time.Since(start)
+			if canLight {
+				s.setLight(el >= lightFrom && el < budget*3/4)
+			}
+			// Past the budget once the logs are whole again, or, if some lane's log is slow to
+			// fill (a lane that rarely decides), at twice the budget, refilled.
+			if el >= budget && (!s.stale() || el >= 2*budget) {
+				return end(false, s.sync())
+			}
 		}
 	}
 }
@@ -345,7 +456,7 @@ func (s *sim) note() {
 		return
 	}
 	k := int(s.lastAt / s.slice)
-	p := point{steps: s.steps, now: s.now, lastAt: s.lastAt, events: s.events,
+	p := point{steps: s.steps, now: s.now, lastAt: s.lastAt,
 		seen: append([]laneSeen(nil), s.seen...), fill: math.MaxUint64}
 	for i := range s.lanes {
 		var c sliceCount
@@ -430,7 +541,7 @@ func (s *sim) rewind(n uint64, at time.Duration, byTime bool) (*sim, error) {
 		observers[j], lane.OnEvent = lane.OnEvent, nil
 	}
 	fresh.quiet = true
-	_, err = fresh.forward(func() bool { return fresh.steps >= p.steps }, 0)
+	_, err = fresh.forward(func() bool { return fresh.steps >= p.steps }, 0, -1)
 	fresh.quiet = false
 	if err != nil {
 		fresh.close()
@@ -448,7 +559,6 @@ func (s *sim) rewind(n uint64, at time.Duration, byTime bool) (*sim, error) {
 		fresh.marks[j] = append(fresh.marks[j][:0], s.marks[j][:p.marks[j]]...)
 	}
 	copy(fresh.seen, p.seen)
-	fresh.events = p.events
 	fresh.points = append(fresh.points, s.points[:i+1]...)
 	return fresh, nil
 }
@@ -463,7 +573,20 @@ type recordRing struct {
 	steps  [logCapacity]uint64 // the step each record came in
 	next   int
 	count  int
+	whole  int // how many of the newest records are kept (push); the older ones were skipped
 }
+
+// skip counts a record that came in step without keeping it (a light lane's: sim.decider).
+func (r *recordRing) skip(step uint64) {
+	r.steps[r.next] = step
+	r.buf[r.next] = engine.Record{}
+	r.next = (r.next + 1) % logCapacity
+	r.count = min(r.count+1, logCapacity)
+	r.whole = 0
+}
+
+// stale reports whether a record skipped is still among those the ring holds.
+func (r *recordRing) stale() bool { return r.whole < r.count }
 
 // oldest is the step of the oldest record kept, 0 while every record since the start is.
 func (r *recordRing) oldest() uint64 {
@@ -487,6 +610,7 @@ func (r *recordRing) push(rec engine.Record, step uint64) {
 	r.buf[r.next] = rec
 	r.next = (r.next + 1) % logCapacity
 	r.count = min(r.count+1, logCapacity)
+	r.whole = min(r.whole+1, logCapacity)
 }
 
 // last returns up to n records, oldest first. Their states are the ring's: read them before

@@ -164,7 +164,9 @@ func (m *Model) move(budget time.Duration) bool {
 	case toMark:
 		stop = func() bool { return len(s.marks[tr.lane]) > tr.marks }
 	}
-	arrived, err := s.forward(stop, budget)
+	// A move that lasts goes light after a quarter of its budget (a near target is reached
+	// observed; a far one refills the logs once, on arrival).
+	arrived, err := s.forward(stop, budget, budget/4)
 	m.fail(err)
 	if !arrived && m.err == nil {
 		m.status = fmt.Sprintf("travelling… t=%s (%s %s)", short(s.now), m.keys.Stop.Help().Key, m.keys.Stop.Help().Desc)
