@@ -38,7 +38,8 @@ type sim struct {
 	// lightOK[i]: lane i can be light (sim.setLight): it decides each request at its arrival
 	// and logs nothing else (no downstream pool to fail at).
 	lightOK []bool
-	light   bool // the lanes that can are light now (forward)
+	light   bool   // the lanes that can are light now (forward)
+	lit     uint64 // decisions heard light (decider), for the tests
 	// points are the observer's state every pointEvery steps, and ckpts the lanes' every
 	// ckptEvery: going back restores the nearest checkpoint, re-runs quietly to the point
 	// from which the logs fill again, and observes from there (rewind).
@@ -195,6 +196,7 @@ func (s *sim) decider(i int) func(time.Duration, uint64, limiters.Decision) {
 		case limiters.Rejected:
 			outcome = engine.OutcomeRejected
 		}
+		s.lit++
 		s.logs[i].skip(s.steps)
 		s.markMoments(i, engine.Record{At: at, Request: request, Outcome: outcome})
 		if k := int(at / s.slice); k < len(s.charts[i]) {
@@ -267,9 +269,9 @@ func (s *sim) refill() error {
 		}
 	}
 	s.close()
-	stop, watch := s.stop, s.watch
+	stop, watch, lit := s.stop, s.watch, s.lit
 	*s = *fresh
-	s.stop, s.watch = stop, watch
+	s.stop, s.watch, s.lit = stop, watch, lit
 	for i, lane := range s.lanes {
 		lane.OnEvent = s.observer(i) // fresh's observers count into fresh, which is gone
 	}
