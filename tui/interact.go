@@ -135,7 +135,7 @@ func (m *Model) addLane(lane engine.LaneSpec, what string) tea.Cmd {
 	}
 	m.sim.close()
 	m.sim, m.err = fresh, nil
-	m.moving = &travel{to: toTime, at: at, done: fmt.Sprintf("lane %d added: %s (e edits it)", m.focus+1, what)}
+	m.moving = &travel{to: toTime, at: at, done: fmt.Sprintf("lane %d added: %s (e edits it)", m.focus+1, what), light: true}
 	if m.move(keyBudget) {
 		return nil
 	}

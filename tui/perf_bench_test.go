@@ -92,7 +92,8 @@ func BenchmarkTUIVsRun(b *testing.B) {
 // issue measured a step back at 2.7–4.2 s) and at 10m: a step back (←), a jump back to the
 // focused lane's previous mark ([), and seeks back by 1s and to 1m (g). Each op is the whole
 // move, until the screen shows the target; the position is put back between ops (the move
-// from a copy of the model's sim, which it leaves as it was). Setup simulates the first 10
+// from a copy of the model's sim, which it leaves as it was). ns/op is wall time; cpu-ms/op
+// the process's CPU time (rusage), steadier on a shared machine. Setup simulates the first 10
 // minutes once (~20 s of CPU), so run it with a few iterations:
 //
 //	go test -run '^$' -bench TravelLate -benchtime 5x ./tui/
@@ -119,6 +120,7 @@ func BenchmarkTravelLate(b *testing.B) {
 		for _, mv := range moves {
 			b.Run(fmt.Sprintf("%s/%s", short(at), mv.name), func(b *testing.B) {
 				orig := m.sim
+				cpu := cpuTime()
 				for b.Loop() {
 					m.sim = orig
 					for _, k := range mv.keys {
@@ -132,6 +134,7 @@ func BenchmarkTravelLate(b *testing.B) {
 					}
 					_ = m.View()
 				}
+				b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 				m.sim, m.status = orig, ""
 			})
 		}

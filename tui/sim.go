@@ -62,7 +62,7 @@ type sim struct {
 // Variables for the tests, whose scenarios are shorter.
 var (
 	pointEvery uint64 = 4096
-	ckptEvery         = 32 * pointEvery
+	ckptEvery         = 16 * pointEvery
 )
 
 // point is what the observer had seen after a step: what a rewind to it restores besides

@@ -31,6 +31,10 @@ type travel struct {
 	lane  int // toMark: the lane, and how many marks it had when the move began
 	marks int
 	done  string // the status once arrived
+	// light: the move may run light steps (sim.forward): one forward, which can be long; a
+	// move back re-simulates at most a few thousand observed steps from a point (sim.rewind),
+	// and a refill would cost as much again.
+	light bool
 }
 
 // updateMoving answers keys while a long time-travel move goes on: esc stops it where it
@@ -144,6 +148,7 @@ func (m *Model) startMove(tr travel, back bool) tea.Cmd {
 		s.close()
 		m.sim, m.err = fresh, nil
 	}
+	tr.light = !back
 	m.moving = &tr
 	if m.move(keyBudget) {
 		return nil
@@ -164,9 +169,13 @@ func (m *Model) move(budget time.Duration) bool {
 	case toMark:
 		stop = func() bool { return len(s.marks[tr.lane]) > tr.marks }
 	}
-	// A move that lasts goes light after a quarter of its budget (a near target is reached
-	// observed; a far one refills the logs once, on arrival).
-	arrived, err := s.forward(stop, budget, budget/4)
+	// A move forward that lasts goes light after a quarter of its budget (a near target is
+	// reached observed; a far one refills the logs once, on arrival).
+	lightFrom := time.Duration(-1)
+	if tr.light {
+		lightFrom = budget / 4
+	}
+	arrived, err := s.forward(stop, budget, lightFrom)
 	m.fail(err)
 	if !arrived && m.err == nil {
 		m.status = fmt.Sprintf("travelling… t=%s (%s %s)", short(s.now), m.keys.Stop.Help().Key, m.keys.Stop.Help().Desc)
