@@ -336,7 +336,7 @@ func (m *Model) tick(msg tickMsg) tea.Cmd {
 	}
 	lightFrom := time.Duration(-1) // a speed's frame ends at its target: observed throughout
 	if speeds[m.speed] == 0 {
-		lightFrom = 0 // at max the frame ends at its budget, observed for its last quarter
+		lightFrom = 0 // at max the frame ends at its budget, observed for its last eighth
 	}
 	arrived, err := s.forward(func() bool { return s.nextEventAt() >= target }, maxFrameWork, lightFrom)
 	m.fail(err)

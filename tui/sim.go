@@ -40,6 +40,10 @@ type sim struct {
 	lightOK []bool
 	light   bool   // the lanes that can are light now (forward)
 	lit     uint64 // decisions heard light (decider), for the tests
+	// next[i] is lane i's next event (Lane.NextEventAt) when nextOK: a step reads every
+	// lane's, and asking each lane three times a step was a tenth of a light step.
+	next   []time.Duration
+	nextOK bool
 	// points are the observer's state every pointEvery steps, and ckpts the lanes' every
 	// ckptEvery: going back restores the nearest checkpoint, re-runs quietly to the point
 	// from which the logs fill again, and observes from there (rewind).
@@ -54,11 +58,12 @@ type sim struct {
 }
 
 // pointEvery and ckptEvery are how often, in steps, the sim notes a point and checkpoints
-// its lanes. A step back re-simulates from the checkpoint before the point before the one
-// whose logs it needs, quietly (~run's speed) up to that point, observed after: on the
-// perf scenario (six lanes at 10,000/s: a step is an arrival in every lane) at most 2·4,096
-// observed steps and 32·4,096 quiet ones, with a 100 kB checkpoint every 13 virtual seconds
-// (28 MB for the hour).
+// its lanes. A move back re-simulates from the checkpoint before the point before the one
+// whose logs it needs, quietly (no OnEvent) up to that point, observed after: on the perf
+// scenario (six lanes at 10,000/s: a step is an arrival in every lane) at most 16·4,096
+// quiet steps and 2·4,096 observed ones, 32–57 ms of CPU at 3m39s and at 10m
+// (BenchmarkTravelLate), with a 100 kB checkpoint every 6.5 virtual seconds (55 MB for the
+// hour).
 // Variables for the tests, whose scenarios are shorter.
 var (
 	pointEvery uint64 = 4096
@@ -352,9 +357,16 @@ func (s *sim) advanceTo(t time.Duration) error {
 
 // nextEventAt is the earliest next event across the lanes (the horizon when none is left).
 func (s *sim) nextEventAt() time.Duration {
+	if !s.nextOK {
+		s.next = s.next[:0]
+		for _, lane := range s.lanes {
+			s.next = append(s.next, lane.NextEventAt())
+		}
+		s.nextOK = true
+	}
 	next := s.sc.Horizon
-	for _, lane := range s.lanes {
-		next = min(next, lane.NextEventAt())
+	for _, t := range s.next {
+		next = min(next, t)
 	}
 	return next
 }
@@ -381,9 +393,13 @@ func (s *sim) stepAt(t time.Duration) error {
 	}
 	s.steps++
 	s.now, s.lastAt = t, t
-	for _, lane := range s.lanes {
-		if lane.NextEventAt() == t {
-			if _, err := lane.Step(); err != nil {
+	s.nextEventAt() // the lanes' next events known
+	for i, lane := range s.lanes {
+		if s.next[i] == t {
+			_, err := lane.Step()
+			s.next[i] = lane.NextEventAt()
+			if err != nil {
+				s.nextOK = false
 				return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
 			}
 		}
@@ -394,6 +410,7 @@ func (s *sim) stepAt(t time.Duration) error {
 // sync moves every lane's clock to now, so that all of them read as of the same instant;
 // it runs no event (none is left before now).
 func (s *sim) sync() error {
+	s.nextOK = false
 	for _, lane := range s.lanes {
 		if err := lane.RunUntil(s.now); err != nil {
 			return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
@@ -408,8 +425,9 @@ const minLightBudget = 10 * time.Millisecond
 // forward runs steps until stop says so, the horizon is reached, or budget ends (checked
 // every 64 steps; a zero budget has no end). It reports whether it stopped for stop or the
 // horizon, and leaves every lane synced to now. From lightFrom of the budget on (never when
-// negative), until three quarters of it, the lanes that can run light (setLight): the
-// perf scenario at maximum speed simulates ~N× faster. A run that ends light refills the logs
+// negative), until seven eighths of it, the lanes that can run light (setLight): the
+// perf scenario at maximum speed simulates ~75 virtual seconds per CPU second, ~45 observed
+// throughout (BenchmarkTUIVsRun; run: ~490). A run that ends light refills the logs
 // (refill), so what it leaves on screen is what an observed run leaves.
 func (s *sim) forward(stop func() bool, budget, lightFrom time.Duration) (bool, error) {
 	start := time.Now() // wall clock only chunks the work: each step is the same whatever the chunks
@@ -440,7 +458,7 @@ func (s *sim) forward(stop func() bool, budget, lightFrom time.Duration) (bool, 
 		if budget > 0 && n%64 == 63 {
 			el := time.Since(start)
 			if canLight {
-				s.setLight(el >= lightFrom && el < budget*3/4)
+				s.setLight(el >= lightFrom && el < budget*7/8)
 			}
 			// Past the budget once the logs are whole again, or, if some lane's log is slow to
 			// fill (a lane that rarely decides), at twice the budget, refilled.
@@ -529,6 +547,7 @@ func (s *sim) rewind(n uint64, at time.Duration, byTime bool) (*sim, error) {
 			fresh.lanes[j].Close()
 			fresh.lanes[j] = lane
 		}
+		fresh.nextOK = false
 		// The position of the checkpoint is a point's (ckptEvery is a multiple of pointEvery).
 		for _, q := range s.points {
 			if q.steps == ck.steps {
@@ -580,8 +599,7 @@ type recordRing struct {
 
 // skip counts a record that came in step without keeping it (a light lane's: sim.decider).
 func (r *recordRing) skip(step uint64) {
-	r.steps[r.next] = step
-	r.buf[r.next] = engine.Record{}
+	r.steps[r.next] = step // the record itself stays as it was: stale, never shown (refill)
 	r.next = (r.next + 1) % logCapacity
 	r.count = min(r.count+1, logCapacity)
 	r.whole = 0
