@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -67,6 +68,18 @@ type Lane struct {
 	Stages  []limiters.Limiter  // the stack's stages, first to last; read them, do not replace them
 	Clock   *virtualclock.Clock // the lane's time whenever a stage reads it (laneClock), and the horizon once done
 	OnEvent func(Record)        // called for every traced event when set (the TUI's log)
+	// LazyReasons, set before the first event, makes the decisions OnEvent hears carry no
+	// Reason: Record.ReasonText makes it when asked, from the Record's State, which OnEvent
+	// is lent (valid during the call only: copy it to keep it). Formatting every decision
+	// was half of the TUI's CPU on the perf scenario (State.Explain, 52%), though a few dozen
+	// are on screen. A traced lane (Scenario.Trace) still writes every Reason.
+	LazyReasons bool
+	// OnDecide, when set while OnEvent is nil, hears every decision a lane that decides each
+	// request at its arrival (AtOnce) makes: when, which request, what the stack decided —
+	// no Record, no state, nothing to explain, and the lane keeps its unobserved fast path
+	// (decideAtOnce). The TUI counts its charts and finds its marks with it between the ends
+	// of its frames, where it observes again for the log.
+	OnDecide func(at time.Duration, request uint64, d limiters.Decision)
 
 	stack  *Stack
 	shapes bool // some stage waits (LaneSpec.MaxWait, or a stage's own limiters.Waiting)
@@ -114,6 +127,8 @@ type Lane struct {
 	// rtt sums, per bin, the latency of the completions an adaptive stage heard (adaptive.go),
 	// for the limit chart; nil for other lanes.
 	rtt []rttBin
+
+	before limiters.State // the deciding stage's state before it decided (tryStages), reused
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -563,8 +578,15 @@ func (l *Lane) decideAtOnce(at int64, permits int, key string) {
 	l.nextID++
 	d, _, wasted := l.stack.Acquire(time.Duration(l.now), permits, nil)
 	l.rec.wasted(wasted)
+	if l.OnDecide != nil {
+		l.OnDecide(time.Duration(at), l.nextID, d)
+	}
 	l.decidedAtOnce(at, permits, key, d)
 }
+
+// AtOnce reports whether the lane decides each request at its arrival when nobody observes
+// it (a dropping client before a stack that neither waits nor keys): OnDecide hears those.
+func (l *Lane) AtOnce() bool { return l.atOnce }
 
 // decidedAtOnce counts request l.nextID, which the stack decided d at its arrival (at, asking
 // for permits with key), as arrive, attempt and giveUp would, and sends it on when admitted.
@@ -656,7 +678,7 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 	now := time.Duration(l.now)
 	var before *limiters.State
 	if l.observed() {
-		before = new(limiters.State)
+		before = &l.before // record copies it, or lends it to a lazy OnEvent
 	}
 	if l.stack.classed != nil {
 		l.stack.setClass(r.class)
@@ -664,7 +686,7 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 	if l.stack.Keyed() {
 		if k, ok := l.stack.Bind(now, r.key); !ok {
 			if before != nil && !quiet {
-				l.trace(r, OutcomeRejected, k, nil, fmt.Sprintf("stage %d's key table is full and can evict no key", k+1))
+				l.explain(r, OutcomeRejected, k, nil, whyKeysFull, 0, int64(k))
 			}
 			return limiters.Rejected, k, 0
 		}
@@ -681,15 +703,29 @@ func (l *Lane) tryStages(r *request, quiet bool) (d limiters.Decision, k int, wa
 	}
 	switch {
 	case d == limiters.Admitted && wait > 0:
-		l.trace(r, OutcomeDelayed, 0, before, before.Explain(r.permits, d)+"; waits "+limiters.FormatDuration(wait))
+		l.explain(r, OutcomeDelayed, 0, before, whyWait, d, int64(wait))
 	case d == limiters.Admitted:
-		l.trace(r, OutcomeAdmitted, 0, before, before.Explain(r.permits, d))
+		l.explain(r, OutcomeAdmitted, 0, before, whyExplain, d, 0)
 	case d == limiters.Rejected && !quiet:
-		l.trace(r, OutcomeRejected, k, before, before.Explain(r.permits, d))
+		l.explain(r, OutcomeRejected, k, before, whyExplain, d, 0)
 	case d != limiters.Rejected:
-		l.trace(r, OutcomeNever, k, before, before.Explain(r.permits, d))
+		l.explain(r, OutcomeNever, k, before, whyExplain, d, 0)
 	}
 	return d, k, wait
+}
+
+// explain records a decision of an observed lane with its Reason (Record.ReasonText), made
+// now, or left to be made when shown by a lazy lane that is not traced (LazyReasons).
+func (l *Lane) explain(r *request, outcome Outcome, stage int, st *limiters.State, w why, d limiters.Decision, n int64) {
+	rec := Record{At: time.Duration(l.now), Request: r.id, Attempt: r.attempts, Permits: r.permits,
+		Key: r.key, Outcome: outcome, Stage: stage, State: st, why: w, decision: d, whyN: n}
+	if l.LazyReasons && !l.rec.tracing {
+		if l.OnEvent != nil {
+			l.OnEvent(rec) // lends st: the listener copies what it keeps
+		}
+		return
+	}
+	l.record(r, outcome, stage, st, rec.ReasonText())
 }
 
 // admitted sends request i, which every stage admitted, to the downstream: it completes at
@@ -722,8 +758,8 @@ func (l *Lane) admitted(i int32) {
 			c.Failed++
 		}
 		l.rec.failed()
-		if l.observed() { // no Sprintf per failure when nobody reads it
-			l.trace(r, OutcomeFailed, -1, nil, fmt.Sprintf("downstream pool of %d is full", l.down.cfg.Pool))
+		if l.observed() { // no text per failure when nobody reads it
+			l.explain(r, OutcomeFailed, -1, nil, whyPoolFull, 0, int64(l.down.cfg.Pool))
 		}
 		l.stack.Complete(time.Duration(l.now), r.permits, 0, false)
 		l.freeReq(i)
@@ -809,6 +845,7 @@ func (l *Lane) record(r *request, outcome Outcome, stage int, st *limiters.State
 		Key: r.key, Outcome: outcome, Stage: stage, Reason: reason}
 	if st != nil {
 		s := *st
+		s.Slots = slices.Clone(st.Slots) // st is the lane's, reused (tryStages)
 		rec.State = &s
 	}
 	if l.OnEvent != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
@@ -41,7 +42,53 @@ type Record struct {
 	Stage   int             `json:"stage"` // the refusing stage (rejected, never, queued after a refusal), 0 when admitted, else -1
 	Reason  string          `json:"reason,omitempty"`
 	State   *limiters.State `json:"state,omitempty"` // the deciding stage, before it decided
+
+	// why says how to make Reason when a lane that explains lazily (Lane.LazyReasons) left it
+	// empty: ReasonText makes it from State, decision and whyN when the sentence is shown.
+	why      why
+	decision limiters.Decision
+	whyN     int64 // whyWait: the wait; whyKeysFull: the stage, from 0; whyPoolFull: the pool
 }
+
+// why is the Reason a Record of a lazily explaining lane has not made yet.
+type why uint8
+
+const (
+	whyMade     why = iota // Reason is made (or there is none)
+	whyExplain             // State.Explain(Permits, decision)
+	whyWait                // the same and "; waits <whyN>"
+	whyKeysFull            // stage whyN's key table is full
+	whyPoolFull            // the downstream pool of whyN is full
+)
+
+// ReasonText is Reason, made now if the lane that recorded r explains lazily
+// (Lane.LazyReasons) and left it to be made: the same text the lane would have written. The
+// State it reads must be r's own (a lazy lane's OnEvent lends it: see LazyReasons).
+func (r Record) ReasonText() string {
+	switch r.why {
+	case whyExplain:
+		if r.State != nil {
+			return r.State.Explain(r.Permits, r.decision)
+		}
+	case whyWait:
+		if r.State != nil {
+			return r.State.Explain(r.Permits, r.decision) + "; waits " + limiters.FormatDuration(time.Duration(r.whyN))
+		}
+	case whyKeysFull:
+		return keysFullReason(int(r.whyN))
+	case whyPoolFull:
+		return poolFullReason(int(r.whyN))
+	}
+	return r.Reason
+}
+
+// keysFullReason is the Reason of a refusal by stage k's (from 0) full key table.
+func keysFullReason(k int) string {
+	return "stage " + strconv.Itoa(k+1) + "'s key table is full and can evict no key"
+}
+
+// poolFullReason is the Reason of a failure at a full downstream pool of n.
+func poolFullReason(n int) string { return "downstream pool of " + strconv.Itoa(n) + " is full" }
 
 // LaneResult is everything one lane measured.
 type LaneResult struct {

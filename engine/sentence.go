@@ -15,7 +15,7 @@ import (
 //
 //	t=60ms req #4 (1 permit) rejected by token-bucket: next permit due at 80ms, 20ms ahead; …
 //
-// The part after the colon is Record.Reason: limiters.State.Explain of the deciding stage's
+// The part after the colon is Record.Reason (ReasonText): limiters.State.Explain of the deciding stage's
 // state just before it decided, never a re-computation here. stages are the lane's
 // (Lane.Stages): a stack of more than one names the stage by its number.
 func Sentence(stages []limiters.Limiter, r Record) string {
@@ -40,11 +40,12 @@ func Sentence(stages []limiters.Limiter, r Record) string {
 		}
 		return name
 	}
+	reason := r.ReasonText() // a lazy lane's Reason is made here, when the sentence is shown
 	withReason := func(s string) string {
-		if r.Reason == "" {
+		if reason == "" {
 			return s
 		}
-		return s + ": " + r.Reason
+		return s + ": " + reason
 	}
 	switch r.Outcome {
 	case OutcomeAdmitted:

@@ -17,6 +17,7 @@ import (
 // the same thing in both. It is not safe for concurrent use (its stages are, but a stack's
 // acquire-then-give-back is not atomic).
 type Stack struct {
+	state   limiters.State // a later stage's state before it decided (Acquire, Reserve), reused
 	stages  []limiters.Limiter
 	caps    []limiters.Capabilities  // caps[k] is what stages[k] can do beyond the core
 	waste   bool                     // earlier stages keep the permits of a request a later one refused
@@ -126,13 +127,13 @@ func (s *Stack) Acquire(now time.Duration, permits int, before *limiters.State) 
 		}
 		return limiters.Admitted, len(s.stages), 0
 	}
-	var state limiters.State
+	state := &s.state
 	for k, lim := range s.stages {
-		observe(lim, k, now, before, &state)
+		observe(lim, k, now, before, state)
 		if d = lim.AcquireAt(now, permits); d != limiters.Admitted {
 			wasted = s.giveBack(k, now, permits)
 			if k > 0 {
-				*before = state
+				copyState(before, state)
 			}
 			return d, k, wasted
 		}
@@ -186,9 +187,9 @@ func (s *Stack) SetWaits(specs []limiters.Spec, maxWait time.Duration) bool {
 // once: three pass at once, the fourth and fifth wait 10ms and 20ms, the sixth is refused by
 // the bulkhead and its reservation (which would have waited 30ms) is cancelled.
 func (s *Stack) Reserve(now time.Duration, permits int, before *limiters.State) (d limiters.Decision, stage int, wait time.Duration) {
-	var state limiters.State
+	state := &s.state
 	for k, lim := range s.stages {
-		observe(lim, k, now, before, &state)
+		observe(lim, k, now, before, state)
 		if rs := s.caps[k].Reserve; rs != nil {
 			s.held[k] = rs.ReserveAt(now, permits, s.waits[k])
 			d = s.held[k].Decision
@@ -210,7 +211,7 @@ func (s *Stack) Reserve(now time.Duration, permits int, before *limiters.State) 
 				}
 			}
 			if before != nil && k > 0 {
-				*before = state
+				copyState(before, state)
 			}
 			return d, k, 0
 		}
@@ -251,10 +252,35 @@ func observe(lim limiters.Limiter, k int, now time.Duration, before, state *limi
 	switch {
 	case before == nil:
 	case k == 0:
-		*before = lim.Snapshot(now)
+		snapshot(lim, now, before)
 	default:
-		*state = lim.Snapshot(now)
+		snapshot(lim, now, state)
 	}
+}
+
+// copyState copies src into dst, its slots into dst's own array (each State keeps its own,
+// reused from one decision to the next).
+func copyState(dst, src *limiters.State) {
+	slots := dst.Slots[:0]
+	*dst = *src
+	if src.Slots != nil {
+		dst.Slots = append(slots, src.Slots...)
+	}
+}
+
+// snapshotInto is a limiter that writes its snapshot into a State, reusing its slices
+// (limiters.SlidingWindow.SnapshotInto).
+type snapshotInto interface {
+	SnapshotInto(now time.Duration, st *limiters.State)
+}
+
+// snapshot writes lim's state at now into st, reusing st's slices when lim can.
+func snapshot(lim limiters.Limiter, now time.Duration, st *limiters.State) {
+	if si, ok := lim.(snapshotInto); ok {
+		si.SnapshotInto(now, st)
+		return
+	}
+	*st = lim.Snapshot(now)
 }
 
 // Release gives permits back to the releasing stages among the first k: k = Len() for a

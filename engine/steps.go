@@ -22,7 +22,7 @@ func (l *Lane) steps(to int64, n int) (int, error) {
 	to = min(to, l.horizon)
 	ran := 0
 	for ran < n && !l.done {
-		if l.flatOnly != nil && !l.observed() {
+		if l.flatOnly != nil && !l.observed() && l.OnDecide == nil {
 			if ran += l.flatArrivals(to, n-ran); ran == n {
 				break
 			}

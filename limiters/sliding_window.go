@@ -691,19 +691,37 @@ func (s *SlidingWindow) Spec() SlidingWindowSpec {
 // Snapshot returns every slot of the window ending at now's slot, oldest first, with its
 // count and whether it is live; Count is the live total.
 func (s *SlidingWindow) Snapshot(now time.Duration) State {
+	var st State
+	s.SnapshotInto(now, &st)
+	return st
+}
+
+// SnapshotInto writes Snapshot(now) into st, its slots into st.Slots' array when that has
+// room for them: an observed lane snapshots the deciding stage at every decision, and a new
+// array of slots each time (10 slots, 448 bytes) was 93% of the TUI's allocation on the perf
+// scenario. A nil st receives nothing.
+func (s *SlidingWindow) SnapshotInto(now time.Duration, st *State) {
+	if st == nil {
+		return
+	}
 	if s.limit == 0 { // the zero value
-		return State{Kind: KindSlidingWindow, At: now}
+		*st = State{Kind: KindSlidingWindow, At: now}
+		return
 	}
 	gen, pos := s.position(now)
 	slots := len(s.buckets)
 	mask := uint64(1)<<s.countBits - 1
 	t := max(int64(now), 0)
 	curStart := t - t%s.slotLength
-	st := State{
+	kept := st.Slots[:0]
+	if cap(kept) < slots {
+		kept = make([]Slot, 0, slots)
+	}
+	*st = State{
 		Kind: KindSlidingWindow, At: now, Available: s.AvailableAt(now), MaxPermits: int(s.limit),
 		Limit: int(s.limit), Window: time.Duration(s.window), SlotLength: time.Duration(s.slotLength),
 		WindowStart: time.Duration(curStart - int64(slots-1)*s.slotLength), WindowEnd: time.Duration(curStart + s.slotLength),
-		Slots: make([]Slot, 0, slots),
+		Slots: kept,
 	}
 	for age := slots - 1; age >= 0; age-- {
 		start := curStart - int64(age)*s.slotLength
@@ -719,7 +737,6 @@ func (s *SlidingWindow) Snapshot(now time.Duration) State {
 		st.Count += slot.Count
 		st.Slots = append(st.Slots, slot)
 	}
-	return st
 }
 
 // explainSlidingWindow: the live slots' count against the limit, and which slot must expire.

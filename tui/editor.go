@@ -16,14 +16,17 @@ import (
 
 // editKeys are the lane editor's own keys; every other key is the text's.
 type editKeys struct {
-	Apply  key.Binding
-	Cancel key.Binding
+	Apply      key.Binding
+	Cancel     key.Binding
+	DeleteWord key.Binding // a spec's word: textinput's words end at spaces only, and a spec has none
 }
 
 func defaultEditKeys() editKeys {
 	return editKeys{
 		Apply:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "applies")),
 		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancels")),
+		// ctrl+u (all before the cursor) is textinput's own.
+		DeleteWord: key.NewBinding(key.WithKeys("ctrl+w", "alt+backspace"), key.WithHelp("ctrl+w", "deletes a word")),
 	}
 }
 
@@ -102,8 +105,31 @@ func (e *editor) update(msg tea.KeyMsg) (cmd tea.Cmd, out editOutcome, stack []l
 		}
 		return nil, editedStack, stack
 	}
+	if key.Matches(msg, e.keys.DeleteWord) {
+		e.deleteWord()
+		return nil, editTyping, nil
+	}
 	e.input, cmd = e.input.Update(msg)
 	return cmd, editTyping, nil
+}
+
+// deleteWord deletes the word before the cursor, and the separators between it and the
+// cursor: in a spec, words end at ':', ',', '=', '+', '/' and spaces, so ctrl+w on
+// "token-bucket:capacity=3,rate=100/1s" leaves "token-bucket:capacity=3,rate=100/", and again
+// "token-bucket:capacity=3,rate=".
+func (e *editor) deleteWord() {
+	text := []rune(e.input.Value())
+	pos := min(e.input.Position(), len(text))
+	sep := func(r rune) bool { return strings.ContainsRune(":,=+/ ", r) }
+	i := pos
+	for i > 0 && sep(text[i-1]) {
+		i--
+	}
+	for i > 0 && !sep(text[i-1]) {
+		i--
+	}
+	e.input.SetValue(string(text[:i]) + string(text[pos:]))
+	e.input.SetCursor(i)
 }
 
 // title is the editor's first line: what enter will do.

@@ -46,7 +46,13 @@ func (m *Model) reSimulate(at time.Duration, status string) tea.Cmd {
 	if at > s.now {
 		tr = travel{to: toStep, step: s.steps, done: status}
 	}
-	return m.startMove(tr, int(s.now/s.slice))
+	// The lanes' checkpoints are of the scenario before the change (its sources are built
+	// into them), and so are the observer's points from at on; those before at still hold.
+	s.ckpts = nil
+	for len(s.points) > 0 && s.points[len(s.points)-1].lastAt >= at {
+		s.points = s.points[:len(s.points)-1]
+	}
+	return m.startMove(tr, true)
 }
 
 // burst sends burstSize requests at the current time: they are added to the scenario's
@@ -129,7 +135,7 @@ func (m *Model) addLane(lane engine.LaneSpec, what string) tea.Cmd {
 	}
 	m.sim.close()
 	m.sim, m.err = fresh, nil
-	m.moving = &travel{to: toTime, at: at, done: fmt.Sprintf("lane %d added: %s (e edits it)", m.focus+1, what)}
+	m.moving = &travel{to: toTime, at: at, done: fmt.Sprintf("lane %d added: %s (e edits it)", m.focus+1, what), light: true}
 	if m.move(keyBudget) {
 		return nil
 	}

@@ -79,10 +79,11 @@ type Model struct {
 	pager     pager      // ?: the help page
 	predictor            // p: predict mode; embedded, so m.predictOn and m.predict name its state
 
-	burstSize int     // requests b sends at once
-	injected  int     // the scenario's source of what b sent, -1 before the first burst
-	ExportDir string  // where w writes the session's scenario ("" is the working directory)
-	moving    *travel // a time-travel move that did not finish within keyBudget
+	burstSize int          // requests b sends at once
+	injected  int          // the scenario's source of what b sent, -1 before the first burst
+	ExportDir string       // where w writes the session's scenario ("" is the working directory)
+	moving    *travel      // a time-travel move that did not finish within keyBudget
+	queued    []tea.KeyMsg // keys pressed while moving, applied in order once it arrives
 	status    string
 	err       error // a simulation error: shown, the run stops
 
@@ -306,7 +307,7 @@ func tickCmd(gen int) tea.Cmd {
 func (m *Model) tick(msg tickMsg) tea.Cmd {
 	if m.moving != nil && msg.gen == m.tickGen {
 		if m.move(maxFrameWork) {
-			return nil
+			return m.drainKeys()
 		}
 		return tickCmd(m.tickGen)
 	}
@@ -333,7 +334,11 @@ func (m *Model) tick(msg tickMsg) tea.Cmd {
 	if v := speeds[m.speed]; v > 0 {
 		target = min(s.now+perFrame(v), s.sc.Horizon)
 	}
-	arrived, err := s.forward(func() bool { return s.nextEventAt() >= target }, maxFrameWork)
+	lightFrom := time.Duration(-1) // a speed's frame ends at its target: observed throughout
+	if speeds[m.speed] == 0 {
+		lightFrom = 0 // at max the frame ends at its budget, observed for its last eighth
+	}
+	arrived, err := s.forward(func() bool { return s.nextEventAt() >= target }, maxFrameWork, lightFrom)
 	m.fail(err)
 	if arrived && m.err == nil {
 		m.fail(s.advanceTo(target))

@@ -84,8 +84,11 @@ func keyMsg(k string) tea.KeyMsg {
 
 // settle finishes a time-travel move that outlasted keyBudget, as its frames would.
 func settle(m *Model) {
-	for m.moving != nil {
-		m.move(time.Second)
+	for m.moving != nil || len(m.queued) > 0 {
+		for m.moving != nil {
+			m.move(time.Second)
+		}
+		m.drainKeys()
 	}
 }
 

@@ -9,8 +9,9 @@ import (
 )
 
 // keyBudget is how long a key may re-simulate before the screen answers: a time-travel move
-// that needs more goes on frame by frame (maxFrameWork each), showing its progress.
-const keyBudget = 80 * time.Millisecond
+// that needs more goes on frame by frame (maxFrameWork each), showing its progress. A
+// variable for the tests, which make every move long.
+var keyBudget = 80 * time.Millisecond
 
 // travelTo is what a time-travel move stops at.
 type travelTo int
@@ -30,19 +31,48 @@ type travel struct {
 	lane  int // toMark: the lane, and how many marks it had when the move began
 	marks int
 	done  string // the status once arrived
+	// light: the move may run light steps (sim.forward): one forward, which can be long; a
+	// move back re-simulates at most a few thousand observed steps from a point (sim.rewind),
+	// and a refill would cost as much again.
+	light bool
 }
 
 // updateMoving answers keys while a long time-travel move goes on: esc stops it where it
-// is, q quits; every other key waits.
+// is (and forgets the keys that waited), q quits; every other key waits its turn, in order,
+// and is applied once the move has arrived (drainKeys): three steps back pressed during a
+// long one are three more steps back.
 func (m *Model) updateMoving(msg tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, m.keys.Stop):
 		m.moving = nil
 		m.status = fmt.Sprintf("stopped at t=%s (event %d)", short(m.sim.now), m.sim.steps)
+		if n := len(m.queued); n > 0 {
+			m.status += fmt.Sprintf("; %d keys pressed meanwhile forgotten", n)
+			m.queued = nil
+		}
 	case key.Matches(msg, m.keys.Quit):
 		return tea.Quit
+	default:
+		m.queued = append(m.queued, msg)
+		m.status = fmt.Sprintf("travelling… t=%s (%d keys wait; %s %s)", short(m.sim.now), len(m.queued), m.keys.Stop.Help().Key, m.keys.Stop.Help().Desc)
 	}
 	return nil
+}
+
+// drainKeys applies the keys that waited for a move, in order, until none is left or one
+// of them starts another long move (the rest wait for that one).
+func (m *Model) drainKeys() tea.Cmd {
+	var cmds []tea.Cmd
+	for len(m.queued) > 0 && m.moving == nil {
+		k := m.queued[0]
+		m.queued = m.queued[1:]
+		_, cmd := m.Update(k)
+		cmds = append(cmds, cmd)
+	}
+	if len(m.queued) == 0 {
+		m.queued = nil
+	}
+	return tea.Batch(cmds...)
 }
 
 // updateTravel takes the keys that move along the run (step, step back, the marks, home,
@@ -96,26 +126,21 @@ func (m *Model) updateTravel(msg tea.KeyMsg) (tea.Cmd, bool) {
 	return nil, true
 }
 
-// travel starts a move along the run: a target behind the position re-simulates from 0.
-// It runs for keyBudget at once; what is left goes on in frames.
+// travel starts a move along the run: a target behind the position re-simulates from the
+// nearest checkpoint before it (sim.rewind). It runs for keyBudget at once; what is left goes
+// on in frames.
 func (m *Model) travel(tr travel) tea.Cmd {
 	s := m.sim
 	behind := tr.to == toStep && tr.step < s.steps || tr.to == toTime && tr.at < s.now
-	if !behind {
-		return m.startMove(tr, -1)
-	}
-	if tr.to == toTime {
-		return m.startMove(tr, int(tr.at/s.slice))
-	}
-	return m.startMove(tr, s.sliceOfStep(tr.step))
+	return m.startMove(tr, behind)
 }
 
-// startMove begins tr, first rewinding the run to the checkpoint of slice k when k ≥ 0; it
-// goes on in frames when keyBudget does not finish it.
-func (m *Model) startMove(tr travel, k int) tea.Cmd {
-	if k >= 0 {
+// startMove begins tr, first rewinding the run to a position before its target when back;
+// it goes on in frames when keyBudget does not finish it.
+func (m *Model) startMove(tr travel, back bool) tea.Cmd {
+	if back {
 		s := m.sim
-		fresh, err := s.rewind(s.rewindSlice(k))
+		fresh, err := s.rewind(tr.step, tr.at, tr.to == toTime)
 		if err != nil {
 			m.fail(err)
 			return nil
@@ -123,6 +148,7 @@ func (m *Model) startMove(tr travel, k int) tea.Cmd {
 		s.close()
 		m.sim, m.err = fresh, nil
 	}
+	tr.light = !back
 	m.moving = &tr
 	if m.move(keyBudget) {
 		return nil
@@ -143,7 +169,13 @@ func (m *Model) move(budget time.Duration) bool {
 	case toMark:
 		stop = func() bool { return len(s.marks[tr.lane]) > tr.marks }
 	}
-	arrived, err := s.forward(stop, budget)
+	// A move forward that lasts goes light after a quarter of its budget (a near target is
+	// reached observed; a far one refills the logs once, on arrival).
+	lightFrom := time.Duration(-1)
+	if tr.light {
+		lightFrom = budget / 4
+	}
+	arrived, err := s.forward(stop, budget, lightFrom)
 	m.fail(err)
 	if !arrived && m.err == nil {
 		m.status = fmt.Sprintf("travelling… t=%s (%s %s)", short(s.now), m.keys.Stop.Help().Key, m.keys.Stop.Help().Desc)

@@ -116,19 +116,20 @@ func TestLongMoveGoesOnInFrames(t *testing.T) {
 	mustContain(t, m.View(), "travelling… t=")
 	m.Update(keyMsg("space"))
 	m.Update(keyMsg("."))
-	if m.playing || m.moving == nil {
-		t.Fatal("a key other than esc acted during the move")
+	if m.playing || m.moving == nil || len(m.queued) != 2 {
+		t.Fatalf("a key other than esc acted during the move (%d wait)", len(m.queued))
 	}
 	m.moving.at = 2 * time.Second
 	for i := 0; i < 1000 && m.moving != nil; i++ {
 		m.Update(tickMsg{gen: m.tickGen})
 	}
-	if m.sim.now != 2*time.Second {
-		t.Fatalf("the move ended at %v, want 2s", m.sim.now)
+	// Arrived at 2s, then the keys that waited: space plays, . pauses and steps one event.
+	if m.playing || len(m.queued) != 0 || m.sim.now <= 2*time.Second || m.sim.now > 2*time.Second+50*time.Millisecond {
+		t.Fatalf("the move and its keys ended at %v (playing %v, %d keys wait), want one event past 2s", m.sim.now, m.playing, len(m.queued))
 	}
 	m.moving = &travel{to: toTime, at: m.sim.sc.Horizon}
 	m.Update(keyMsg("esc"))
-	if m.moving != nil || !strings.Contains(m.View(), "stopped at t=2s") {
+	if m.moving != nil || !strings.Contains(m.View(), "stopped at t=2.0") {
 		t.Fatalf("esc did not stop the move:\n%s", m.View())
 	}
 }
@@ -159,6 +160,8 @@ func BenchmarkStepBack(b *testing.B) {
 // mark finder still equal those of a run that went forward only, and going on from there
 // ends where engine.Run ends.
 func TestRewindFarIntoARunIsExact(t *testing.T) {
+	defer func(p, c uint64) { pointEvery, ckptEvery = p, c }(pointEvery, ckptEvery)
+	pointEvery, ckptEvery = 64, 512 // these runs are a few thousand steps: checkpoints in them
 	for _, name := range []string{"poisson", "retry-storm", "diurnal"} {
 		t.Run(name, func(t *testing.T) {
 			m := open(t, name, 120, 40)
@@ -168,9 +171,13 @@ func TestRewindFarIntoARunIsExact(t *testing.T) {
 			forward := screenOf(m)
 			marks := fmt.Sprint(m.sim.marks)
 			steps := m.sim.steps
-			press(m, ".", "left")
-			if k := m.sim.rewindSlice(m.sim.sliceOfStep(steps)); k == 0 {
-				t.Fatalf("the rewind started from 0: this test must cover a quiet skip")
+			press(m, ".")
+			if len(m.sim.ckpts) < 2 {
+				t.Fatalf("%d checkpoints at event %d: this test must restore one", len(m.sim.ckpts), m.sim.steps)
+			}
+			press(m, "left")
+			if len(m.sim.ckpts) == 0 || len(m.sim.points) == 0 {
+				t.Fatalf("the rewind started from 0: this test must restore a checkpoint and skip quietly")
 			}
 			if m.sim.steps != steps {
 				t.Fatalf("at event %d, want %d", m.sim.steps, steps)
@@ -200,4 +207,25 @@ func TestRewindFarIntoARunIsExact(t *testing.T) {
 			}
 		})
 	}
+}
+
+// `]` stops at each lane's own moments: on boundary-attack's fixed window (lane 1), the
+// burst at 990ms, then the boundary at 1s where the count starts again, and a refusal run's
+// start; `[` comes back to the boundary. Before, `]` from the burst jumped to the end: the
+// second window's 100 requests are all admitted, so no refusal follows (#25).
+func TestJumpsStopAtWindowBoundaries(t *testing.T) {
+	m := open(t, "boundary-attack", 100, 30)
+	press(m, "]")
+	mustContain(t, m.View(), "at the burst at t=990ms")
+	press(m, "]")
+	mustContain(t, m.View(), "at the new window at t=1s")
+	if m.sim.now < time.Second || m.sim.now > 1010*time.Millisecond {
+		t.Fatalf("the boundary's mark is at %v, want in [1s, 1.01s]", m.sim.now)
+	}
+	press(m, "]") // the last request is at 1.01s: nothing further
+	mustContain(t, m.View(), "no burst or refusal until the end of the run")
+	press(m, "[")
+	mustContain(t, m.View(), "back to the new window at t=1s")
+	press(m, "[")
+	mustContain(t, m.View(), "back to the burst at t=990ms")
 }
