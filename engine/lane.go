@@ -747,8 +747,7 @@ func (l *Lane) admitted(i int32) {
 	}
 	if l.down.cfg == nil {
 		l.classes.answered(r.class, 0)
-		l.rec.completed()
-		l.rec.endToEnd(l.now - r.arrived)
+		l.rec.completed() // answered now: its end-to-end latency is its wait (recorder.latency)
 		l.stack.Complete(time.Duration(l.now), r.permits, 0, true)
 		l.freeReq(i)
 		return

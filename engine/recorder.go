@@ -139,22 +139,32 @@ type recorder struct {
 	traceTo     int64     // a narrowed trace's end; math.MaxInt64 when it runs to the horizon
 	binHist     histogram // the waits of the current bin's admissions
 	hist        histogram // every admission's wait
-	success     histogram // every admission's time since its first attempt (Loop.SuccessP50)
-	latency     histogram // every completion's time since its arrival (Loop.LatencyP50)
-	meters      []*admissionWindow
-	lastAdmit   int64 // the last admission's time; math.MinInt64 before the first
-	svc         serviceMeter
-	herdEnd     int64 // the end of the 10ms bin herdCount counts in
-	herdCount   int64
-	tracing     bool
-	traceLimit  int
-	probes      int // the adaptive stage's probes at the last bin's end
+	// success and latency are kept only where they differ from hist: success (every
+	// admission's time since its first attempt, Loop.SuccessP50) when the client may hold a
+	// first attempt back after the arrival (Client.Holds), latency (every answer's time since
+	// its arrival, Loop.LatencyP50) when a downstream answers after the admission. Otherwise
+	// each is, value for value, an admission's wait: hist, read in their place.
+	success, latency       histogram
+	ownSuccess, ownLatency bool
+	meters                 []*admissionWindow
+	lastAdmit              int64 // the last admission's time; math.MinInt64 before the first
+	svc                    serviceMeter
+	herdEnd                int64 // the end of the 10ms bin herdCount counts in
+	herdCount              int64
+	tracing                bool
+	traceLimit             int
+	probes                 int // the adaptive stage's probes at the last bin's end
 }
 
 // newRecorder prepares the measurements of sc's lane spec, whose stack has stages stages.
 func newRecorder(sc *Scenario, spec LaneSpec, stages int) recorder {
 	r := recorder{horizon: int64(sc.Horizon), lastAdmit: math.MinInt64, tracing: sc.Trace, traceLimit: TraceLimit,
-		traceSwitch: math.MaxInt64, traceTo: math.MaxInt64}
+		traceSwitch: math.MaxInt64, traceTo: math.MaxInt64, ownLatency: sc.Downstream != nil}
+	client := sc.Client
+	if spec.Client != nil {
+		client = *spec.Client
+	}
+	r.ownSuccess = client.Holds()
 	if sc.Trace && (sc.TraceFrom > 0 || sc.TraceTo > 0) {
 		if sc.TraceTo > 0 {
 			r.traceTo = int64(sc.TraceTo)
@@ -313,7 +323,11 @@ func (r *recorder) admitted(now int64, permits int, wait int64) {
 }
 
 // succeeded counts an admission d after the request's first attempt (time to success).
-func (r *recorder) succeeded(d int64) { r.success.add(d) }
+func (r *recorder) succeeded(d int64) {
+	if r.ownSuccess {
+		r.success.add(d)
+	}
+}
 
 // endToEnd counts a request answered d after it arrived (end-to-end latency).
 func (r *recorder) endToEnd(d int64) { r.latency.add(d) }
@@ -449,8 +463,15 @@ func (r *recorder) report(events uint64) LaneResult {
 	if t.Offered > 0 {
 		res.Loop.Amplification = float64(t.Attempts) / float64(t.Offered)
 	}
-	res.Loop.SuccessP50, res.Loop.SuccessP99 = r.success.quantile(0.50), r.success.quantile(0.99)
-	res.Loop.LatencyP50, res.Loop.LatencyP99 = r.latency.quantile(0.50), r.latency.quantile(0.99)
+	success, latency := &r.success, &r.latency
+	if !r.ownSuccess {
+		success = &r.hist
+	}
+	if !r.ownLatency {
+		latency = &r.hist
+	}
+	res.Loop.SuccessP50, res.Loop.SuccessP99 = success.quantile(0.50), success.quantile(0.99)
+	res.Loop.LatencyP50, res.Loop.LatencyP99 = latency.quantile(0.50), latency.quantile(0.99)
 	if bins := float64(r.horizon) / float64(HerdBin); t.Retried > 0 && bins > 0 {
 		res.Loop.HerdSynchrony = float64(res.Loop.HerdPeak) / (float64(t.Retried) / max(bins, 1))
 	}
