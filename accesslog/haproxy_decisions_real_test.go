@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -246,23 +243,7 @@ func haproxyRates(t *testing.T, spec string, lines []haproxyLine, at func(i int)
 //     burst stays denied by HAProxy, whose count holds its denied requests.
 func TestRealHAProxyDecisionsMatchTheHAProxyKind(t *testing.T) {
 	bin := realBinary(t, "haproxy", "/usr/sbin/haproxy", "haproxy")
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) }))
-	defer app.Close()
-	dir := t.TempDir()
-	port := freePort(t)
-	conf := strings.NewReplacer("{{port}}", fmt.Sprint(port), "{{backend}}", strings.TrimPrefix(app.URL, "http://127.0.0.1:")).Replace(haproxyDecisionsConf)
-	confPath := filepath.Join(dir, "haproxy.cfg")
-	require.NoError(t, os.WriteFile(confPath, []byte(conf), 0o644))
-	logPath := filepath.Join(dir, "haproxy.log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	defer logFile.Close()
-	cmd := exec.Command(bin, "-db", "-f", confPath)
-	cmd.Stdout = logFile
-	cmd.Env = append(os.Environ(), "TZ=UTC")
-	srv := startReal(t, "haproxy", cmd)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	srv.waitListening(t, addr)
+	srv, addr, logPath := startHAProxy(t, bin, haproxyDecisionsConf, "UTC")
 
 	statuses := sendClients(t, "http://"+addr+"/api", haproxyClients)
 	total := 0

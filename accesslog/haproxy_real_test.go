@@ -55,23 +55,7 @@ func TestRealHAProxyLogIsReadBack(t *testing.T) {
 	if _, err := time.LoadLocation("Asia/Kolkata"); err != nil {
 		t.Skipf("no zone database for HAProxy's TZ: %v", err)
 	}
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) }))
-	defer app.Close()
-	dir := t.TempDir()
-	port := freePort(t)
-	conf := strings.NewReplacer("{{port}}", fmt.Sprint(port), "{{backend}}", strings.TrimPrefix(app.URL, "http://127.0.0.1:")).Replace(realHAProxyConf)
-	confPath := filepath.Join(dir, "haproxy.cfg")
-	require.NoError(t, os.WriteFile(confPath, []byte(conf), 0o644))
-	logPath := filepath.Join(dir, "haproxy.log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
-	defer logFile.Close()
-	cmd := exec.Command(bin, "-db", "-f", confPath)
-	cmd.Stdout = logFile
-	cmd.Env = append(os.Environ(), "TZ=Asia/Kolkata")
-	srv := startReal(t, "haproxy", cmd)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	srv.waitListening(t, addr)
+	srv, addr, logPath := startHAProxy(t, bin, realHAProxyConf, "Asia/Kolkata")
 
 	// Two groups 600ms apart: client a sends 6 at once, b and c 2 each; then a, a, c. The
 	// table counts the request being decided, so a's 4th is refused (observed: a's last 3 of
@@ -115,4 +99,30 @@ func TestRealHAProxyLogIsReadBack(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s:%d", s.key, s.status))
 	}
 	t.Logf("%d requests, %d refused by the stick table (429): %s", len(sent), refused, strings.Join(got, " "))
+}
+
+// startHAProxy starts HAProxy (bin) in the foreground on a free loopback port with conf, a
+// configuration whose {{port}} and {{backend}} are filled in (the backend a local server
+// answering "ok"), its log written to standard output with the zone tz; it returns the
+// server, its address and the log's path. The test stops it (srv.stop) or its cleanup does.
+func startHAProxy(t *testing.T, bin, conf, tz string) (srv *realServer, addr, logPath string) {
+	t.Helper()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) }))
+	t.Cleanup(app.Close)
+	dir := t.TempDir()
+	port := freePort(t)
+	conf = strings.NewReplacer("{{port}}", fmt.Sprint(port), "{{backend}}", strings.TrimPrefix(app.URL, "http://127.0.0.1:")).Replace(conf)
+	confPath := filepath.Join(dir, "haproxy.cfg")
+	require.NoError(t, os.WriteFile(confPath, []byte(conf), 0o644))
+	logPath = filepath.Join(dir, "haproxy.log")
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	t.Cleanup(func() { logFile.Close() })
+	cmd := exec.Command(bin, "-db", "-f", confPath)
+	cmd.Stdout = logFile
+	cmd.Env = append(os.Environ(), "TZ="+tz)
+	srv = startReal(t, "haproxy", cmd)
+	addr = fmt.Sprintf("127.0.0.1:%d", port)
+	srv.waitListening(t, addr)
+	return srv, addr, logPath
 }
