@@ -16,7 +16,7 @@ import (
 // limiters, arrival generators, client and downstream random streams, queues, recorder and
 // key counters are copied, none shared). The TUI keeps clones as checkpoints, so that going
 // back re-simulates from the nearest one instead of from 0 (one hour of the perf scenario is
-// 36M steps; a clone every 16,384 steps keeps any instant within ~2 virtual seconds).
+// 36M steps; the TUI checkpoints every 65,536 of them, about 6.5 virtual seconds: tui/sim.go).
 //
 // The copy is made by walking the lane's values (reflect): every pointer, slice, map and
 // interface is copied once, and two references to one value in the lane are two references to
