@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -52,13 +53,13 @@ func clipSpikes(f *Figure, unit string) bool {
 	if rest <= 0 || peak <= spikeRatio*rest {
 		return false
 	}
-	limit := niceCeil(max(1.2*high, 2*rest))
+	limit := niceStep(max(1.2*high, 2*rest), 1)
 	for _, pn := range f.Panels {
 		// Other lines (the configured limit) stay visible: the cap never hides them.
 		for _, s := range pn.Series {
 			if s.Role == RoleNominal {
 				for _, v := range s.Y {
-					limit = math.Max(limit, niceCeil(1.2*math.Abs(v)))
+					limit = math.Max(limit, niceStep(1.2*math.Abs(v), 1))
 				}
 			}
 		}
@@ -68,7 +69,7 @@ func clipSpikes(f *Figure, unit string) bool {
 	// (retry-storm's attempts) ends up uncut; one whose highest stretch is only a few times
 	// the cut (replay's 810/s against a cut at 500/s) is not worth cutting either.
 	for limit < peak && spikeStretches(f, limit, clipped) > spikeRuns {
-		limit = niceCeil(limit * 1.0001)
+		limit = niceStep(limit*1.0001, 1)
 	}
 	if peak < spikeWorth*limit {
 		return false
@@ -112,11 +113,14 @@ func clipSpikes(f *Figure, unit string) bool {
 		slices.SortStableFunc(here, func(a, b cut) int {
 			switch {
 			case a.x != b.x:
-				return cmpFloat(a.x, b.x)
+				return cmp.Compare(a.x, b.x)
 			case a.neg != b.neg:
-				return boolInt(a.neg) - boolInt(b.neg)
+				if a.neg {
+					return 1
+				}
+				return -1
 			}
-			return cmpFloat(b.top, a.top)
+			return cmp.Compare(b.top, a.top)
 		})
 		for i := 0; i < len(here); {
 			j := i + 1
@@ -195,35 +199,4 @@ func roleWord(r Role) string {
 		return "admitted"
 	}
 	return "refused"
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// niceCeil is the least of 1, 2, 2.5, 5 × 10ⁿ at or above v (v > 0).
-func niceCeil(v float64) float64 {
-	if v <= 0 {
-		return 1
-	}
-	mag := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*mag >= v*(1-1e-12) {
-			return m * mag
-		}
-	}
-	return 10 * mag
 }
