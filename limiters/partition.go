@@ -296,7 +296,7 @@ func (p *Partitioned) share(i, limit int) int {
 	if i < len(p.spec.Shares) {
 		s = p.spec.Shares[i]
 	}
-	return max(1, int(math.Ceil(float64(float64(limit)*s))))
+	return max(1, int(math.Ceil(float64(limit)*s)))
 }
 
 // AcquireAt admits n permits of the current class (see PartitionSpec).
