@@ -293,15 +293,15 @@ func (d *decoder) step(n *yaml.Node, where string, prev *engine.Scenario) (*Step
 	if s.Scenario == nil {
 		return nil, d.fail(n, join(where, "scenario"), "missing: the first step names its scenario (a built-in's name, or a scenario written inline)")
 	}
-	if err := d.budget.Check(s.Scenario, s.Scenario.Estimate()); err != nil {
-		at, field := change, join(where, "change")
-		if scenarioKey != nil {
-			at, field = scenarioKey, join(where, "scenario")
+	// A step that keeps the previous step's scenario was checked with it.
+	at, field := scenarioKey, join(where, "scenario")
+	if change != nil {
+		at, field = change, join(where, "change")
+	}
+	if at != nil {
+		if err := d.budget.Check(s.Scenario, s.Scenario.Estimate()); err != nil {
+			return nil, d.fail(at, field, "%v", err)
 		}
-		if at == nil {
-			at, field = n, where
-		}
-		return nil, d.fail(at, field, "%v", err)
 	}
 	if s.Text == "" {
 		return nil, d.fail(n, join(where, "text"), "missing: a step has text to read")
