@@ -28,8 +28,10 @@ func hasAdaptive(_ *engine.Scenario, res *engine.Results, _ Params) bool {
 // row: on the left its limit at each bin's end (the lane's colour), the most requests in
 // flight in the bin (grey) and the server's reference concurrency c·(S + network)/S (dashed,
 // phase by phase); on the right the mean latency of the completions it heard (RTT, from
-// admission: answers and callers' timeouts). Dotted vertical lines mark the server's phase
-// changes. Each panel has its own y range: the limits differ tenfold between rules.
+// admission: answers and callers' timeouts), with a triangle on its zero line under each bin in
+// which the rule probed for the no-load RTT (Vegas, Gradient, Envoy's minRTT windows: probe-cost's
+// Gradient probes ~103 times a minute, so nearly every 500ms bin has one; Vegas 18). Dotted
+// vertical lines mark the server's phase changes. Each panel has its own y range: the limits differ tenfold between rules.
 // server-slowdown: the reference drops from 32 to 20 at 20s while the RTT rises
 // fourfold, and each rule's limit follows, or not.
 //
@@ -68,6 +70,7 @@ func Limit(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) 
 		TimeUnit: per,
 	}
 	binText := fmtDur(time.Duration(g) * res.BinWidth)
+	anyProbe := false
 	for _, i := range lanes {
 		l := res.Lanes[i]
 		c := LaneColor(sc.Lanes[i])
@@ -80,20 +83,25 @@ func Limit(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) 
 		left.TitleColor, left.YLabel, left.IntY = c, "limit, in flight", true
 		right := ax.panel("mean RTT heard")
 		if n := l.Adaptive.Probes; n > 0 {
-			right.Title += fmt.Sprintf(" · %d no-load RTT probes", n)
+			right.Title += fmt.Sprintf(" · %d no-load RTT probe", n)
+			if n > 1 {
+				right.Title += "s"
+			}
 		}
 		right.YLabel = "RTT (ms)"
 		lim := Series{Label: "limit", Role: RoleLaneInFlow, Color: c, Step: true}
 		fl := Series{Label: "in flight", Role: RoleInFlight, Step: true}
 		rtt := Series{Label: "mean RTT", Role: RolePercentile, Color: c, Step: true}
+		probes := Series{Label: "probes", Role: RoleMarks, Mark: MarkAdmittedRetry, Color: c}
 		var end time.Duration
 		for k := 0; k < len(bins); k += g {
 			grp := bins[k:min(k+g, len(bins))]
 			x := toUnit(grp[0].Start, per)
-			most := 0
+			most, probed := 0, 0
 			var sum, n float64
 			for j, b := range grp {
 				most = max(most, b.MaxInFlight)
+				probed += b.Probes
 				idx := off + k + j
 				if idx < len(l.Adaptive.RTT) && l.Adaptive.RTT[idx] > 0 {
 					w := float64(max(b.Completed, 1))
@@ -105,6 +113,10 @@ func Limit(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) 
 			fl.X, fl.Y = append(fl.X, x), append(fl.Y, float64(most))
 			if n > 0 {
 				rtt.X, rtt.Y = append(rtt.X, x), append(rtt.Y, sum/n/1e6)
+			}
+			if probed > 0 {
+				mid := toUnit(grp[0].Start+time.Duration(len(grp))*res.BinWidth/2, per)
+				probes.X, probes.Y = append(probes.X, mid), append(probes.Y, 0)
 			}
 			end = min(grp[len(grp)-1].Start+res.BinWidth, res.Horizon)
 		}
@@ -118,6 +130,10 @@ func Limit(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) 
 		}
 		left.Series = append(left.Series, fl, lim)
 		right.Series = append(right.Series, rtt)
+		if len(probes.X) > 0 {
+			right.Series = append(right.Series, probes)
+			anyProbe = true
+		}
 		if len(phases) > 0 {
 			m := Series{Label: "phase changes", Role: RoleMarker, X: phases, Y: make([]float64, len(phases))}
 			left.Series = append(left.Series, m)
@@ -131,6 +147,9 @@ func Limit(sc *engine.Scenario, res *engine.Results, p Params) (*Figure, error) 
 		{Label: "in flight, most per " + binText + " bin", Role: RoleInFlight},
 		{Label: "reference c·(S+network)/S", Role: RoleBound},
 		{Label: "mean RTT per " + binText + " bin", Role: RolePercentile, Colors: laneColors(sc)},
+	}
+	if anyProbe {
+		f.Legend = append(f.Legend, LegendEntry{Label: "a " + binText + " bin with a no-load RTT probe", Role: RoleMarks, Mark: MarkAdmittedRetry, Colors: laneColors(sc)})
 	}
 	if len(phases) > 0 {
 		f.Legend = append(f.Legend, LegendEntry{Label: "server phase changes", Role: RoleMarker})

@@ -66,3 +66,46 @@ func TestLimitChart(t *testing.T) {
 		t.Error("slow-downstream has no adaptive lane: want ErrNotApplicable")
 	}
 }
+
+// TestLimitChartMarksProbes: probe-cost's RTT panels carry a triangle under each bin in which
+// the lane probed for its no-load RTT, and under no other: the marks are the bins' probes.
+func TestLimitChartMarksProbes(t *testing.T) {
+	sc, res := runScenario(t, "probe-cost", func(sc *engine.Scenario) { sc.Trace = false })
+	fig, err := Build("limit", sc, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked, row := 0, 0
+	for _, l := range res.Lanes {
+		if l.Adaptive == nil {
+			continue
+		}
+		right := fig.Panels[2*row+1]
+		row++
+		var want []float64 // the chart's bins are groups of g of the run's
+		g := niceGroup(len(l.Bins), rateBins)
+		for k := 0; k < len(l.Bins); k += g {
+			grp := l.Bins[k:min(k+g, len(l.Bins))]
+			probed := 0
+			for _, b := range grp {
+				probed += b.Probes
+			}
+			if probed > 0 {
+				want = append(want, (float64(grp[0].Start)+float64(len(grp))*float64(res.BinWidth)/2)/1e9)
+			}
+		}
+		var got []float64
+		for _, s := range right.Series {
+			if s.Label == "probes" {
+				got = s.X
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: probe marks at %v, the bins probed at %v", l.Name, got, want)
+		}
+		marked += len(got)
+	}
+	if marked == 0 {
+		t.Fatal("probe-cost's lanes probe (Gradient ~100 times a minute): no mark was drawn")
+	}
+}
