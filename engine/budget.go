@@ -70,6 +70,7 @@ const (
 	slotJSONBytes   = 100
 	admissionBytes  = 16  // one admission a window meter holds: its time and permits
 	keyCountBytes   = 120 // one key's counters and its index entry
+	pacingBytes     = 24  // what one header-paced client (a key) last heard (client.go's pacing)
 	baseBytes       = 1 << 20
 )
 
@@ -139,7 +140,11 @@ func (sc *Scenario) Estimate() Estimate {
 				parts["key tables"] += float64(k.Keys.MaxKeys) * 320
 			}
 		}
-		parts["per-key counts"] += math.Min(keys, MaxTrackedKeys) * keyCountBytes
+		perKey := float64(keyCountBytes)
+		if client.Policy == PolicyHeaderPaced {
+			perKey += pacingBytes
+		}
+		parts["per-key counts"] += math.Min(keys, MaxTrackedKeys) * perKey
 	}
 	e.Events = saturate(events)
 	e.TraceJSON = saturate(traceJSON)

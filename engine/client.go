@@ -39,11 +39,35 @@ type clientPolicy struct {
 	// quotas are the stages' advertised policies (what the headers are written from), for
 	// octokit and header-paced; nil for a lane built without specs (LaneSpec.Build).
 	quotas []limiters.QuotaPolicy
-	// header-paced: the last answer's remaining permits, and when the reset it announced (in
-	// whole seconds, as the header carries it) ends; paced once an answer carried a reset.
+	// header-paced: what each client last heard. A request's key is its client (one client
+	// per API key or address, as each holds its own headers), so byKey[slot] is what the key of
+	// that slot (keyCounts) heard and shared what the requests without a counted key heard (one
+	// client: the lane's single key, or keys past MaxTrackedKeys). noisy-neighbour's quiet
+	// clients behind keys(…):token-bucket:capacity=20,rate=10/1s are each paced by their own
+	// bucket, not held back by the neighbour's empty one.
+	shared pacing
+	byKey  []pacing
+}
+
+// pacing is what one header-paced client last heard: the remaining permits, and when the reset
+// it announced (in whole seconds, as the header carries it) ends; paced once an answer carried
+// a reset.
+type pacing struct {
 	remaining int
 	until     int64
 	paced     bool
+}
+
+// pacingOf is the pacing of the client behind key slot, grown to it on its first answer
+// (24 bytes a key, at most MaxTrackedKeys of them).
+func (p *clientPolicy) pacingOf(slot int32) *pacing {
+	if slot < 0 {
+		return &p.shared
+	}
+	if int(slot) >= len(p.byKey) {
+		p.byKey = append(p.byKey, make([]pacing, int(slot)+1-len(p.byKey))...)
+	}
+	return &p.byKey[slot]
 }
 
 func newClientPolicy(cfg *Client, seed uint64) clientPolicy {
@@ -231,18 +255,19 @@ func (p *clientPolicy) gate(r *request, now int64) int64 {
 		r.gated = slot > now
 		return slot
 	case PolicyHeaderPaced:
-		if p.paced && p.remaining < r.permits && now < p.until {
-			return p.until
+		if c := p.pacingOf(r.keySlot); c.paced && c.remaining < r.permits && now < c.until {
+			return c.until
 		}
 	}
 	return now
 }
 
-// answered tells the policy the stack's decision d at now on an attempt (stage the refusing
-// stage): aws-adaptive updates its rate (a refusal is a throttle, a 429); header-paced reads
-// the answer's X-RateLimit-Remaining and -Reset, which speak for the refusing stage, or, when
-// all admitted, for the one with the fewest permits left.
-func (p *clientPolicy) answered(now int64, stack *Stack, d limiters.Decision, stage int) {
+// answered tells the policy the stack's decision d at now on request r's attempt (stage the
+// refusing stage; the stack still bound to r's key): aws-adaptive updates its rate (a refusal
+// is a throttle, a 429); header-paced reads the answer's X-RateLimit-Remaining and -Reset,
+// which speak for the refusing stage, or, when all admitted, for the one with the fewest
+// permits left, into what r's client heard.
+func (p *clientPolicy) answered(now int64, r *request, stack *Stack, d limiters.Decision, stage int) {
 	switch p.c.Policy {
 	case PolicyAWSAdaptive:
 		p.adaptive.Update(now, d != limiters.Admitted)
@@ -257,9 +282,10 @@ func (p *clientPolicy) answered(now int64, stack *Stack, d limiters.Decision, st
 				}
 			}
 		}
-		p.remaining, p.paced = q.Remaining, q.ResetOK
+		c := p.pacingOf(r.keySlot)
+		c.remaining, c.paced = q.Remaining, q.ResetOK
 		if q.ResetOK {
-			p.until = now + headers.Seconds(q.Reset)*int64(time.Second)
+			c.until = now + headers.Seconds(q.Reset)*int64(time.Second)
 		}
 	}
 }

@@ -628,7 +628,7 @@ func (l *Lane) attempt(i int32) {
 	}
 	d, stage, wait := l.tryStages(r, false)
 	if l.client.observes {
-		l.client.answered(l.now, l.stack, d, stage)
+		l.client.answered(l.now, r, l.stack, d, stage)
 	}
 	if d == limiters.Admitted {
 		l.pass(i, wait)

@@ -231,8 +231,9 @@ const (
 	PolicyStripe        Policy = "stripe"               // stripe-go: a 429 rate_limit is never retried
 	PolicyStripeLock    Policy = "stripe-lock-timeout"  // stripe-go: refusals as 429 lock_timeout, which it retries
 	// Paces itself from the RateLimit / X-RateLimit-* remaining and reset of the last answer
-	// (no attempt while it said 0 remaining, until its reset, in whole seconds, has passed);
-	// refused anyway, it retries as retry-after-header does.
+	// (no attempt while it said 0 remaining, until its reset, in whole seconds, has passed),
+	// each key a client of its own that reads only its own answers; refused anyway, it
+	// retries as retry-after-header does.
 	PolicyHeaderPaced Policy = "header-paced"
 )
 
