@@ -1,0 +1,110 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/redistest"
+	"github.com/ratelab/ratelab/virtualclock"
+)
+
+// replayBoth replays trace through lanes twice against srv: pipelined (redisReplay.replay)
+// and a row at a time (engine.ReplayStacks, the path before pipelining), each from fresh keys.
+func replayBoth(t *testing.T, srv *redistest.Server, trace string, specs []string) (pipelined, oneByOne string, sums [2]engine.ReplaySummary) {
+	t.Helper()
+	ctx := context.Background()
+	var outs [2]bytes.Buffer
+	for pass := range 2 {
+		store, err := connectRedis(ctx, redisSettings{addr: srv.Addr, onFailure: "fail-closed", timeout: 2e9, keyPrefix: fmt.Sprintf("pass%d:", pass)})
+		require.NoError(t, err)
+		clock := virtualclock.New()
+		var lanes []replayLane
+		var names []string
+		var built []*engine.Stack
+		for i, s := range specs {
+			lane, err := parseReplayLane(s)
+			require.NoError(t, err)
+			st, err := store.build(ctx, i, lane, clock)
+			require.NoError(t, err)
+			lanes, names, built = append(lanes, lane), append(names, lane.name()), append(built, st)
+		}
+		if pass == 0 {
+			_, ok := store.pipelineLanes(lanes, built)
+			require.True(t, ok, "%v pipelines", specs)
+			sums[pass], err = store.replay(ctx, strings.NewReader(trace), &outs[pass], names, lanes, built, clock)
+		} else {
+			sums[pass], err = engine.ReplayStacks(strings.NewReader(trace), &outs[pass], names, built, clock)
+		}
+		require.NoError(t, err)
+		lines, err := store.failures()
+		require.NoError(t, err, lines)
+		require.NoError(t, store.Close())
+	}
+	return outs[0].String(), outs[1].String(), sums
+}
+
+// TestReplayRedisPipelinedSameBytes: replay --redis pipelined 64 deep writes the bytes the
+// one-row-at-a-time path writes, and the same summary, on random traces (bursts at one
+// instant, idles, requests larger than a capacity: Never) through every stored kind, two
+// redis/ lanes at once (32 rows per batch), and in-process lanes beside them; and on a trace
+// of fewer rows than a batch.
+func TestReplayRedisPipelinedSameBytes(t *testing.T) {
+	srv := redistest.Start(t)
+	specs := []string{
+		"redis/token-bucket:capacity=5,rate=100/1s",
+		"token-bucket:capacity=5,rate=100/1s",
+		"redis/fixed-window:limit=7,window=333333334ns",
+		"concurrency:max=2",
+		"redis/leaky-bucket:rate=50/1s",
+	}
+	for seed := range uint64(3) {
+		rng := rand.New(rand.NewPCG(seed, 27))
+		var trace strings.Builder
+		trace.WriteString("t_ns,permits\n")
+		at, rows := int64(0), 1000+rng.IntN(300) // not a multiple of a batch
+		for range rows {
+			switch k := rng.IntN(10); {
+			case k < 3: // the same instant
+			case k < 9:
+				at += rng.Int64N(20e6)
+			default:
+				at += rng.Int64N(2e9)
+			}
+			fmt.Fprintf(&trace, "%d,%d\n", at, 1+rng.IntN(8))
+		}
+		for _, lanes := range [][]string{specs, specs[:1], {specs[2]}} {
+			pipelined, oneByOne, sums := replayBoth(t, srv, trace.String(), lanes)
+			require.Equal(t, oneByOne, pipelined, "seed %d, %v", seed, lanes)
+			require.Equal(t, sums[1], sums[0])
+			require.Equal(t, int64(rows), sums[0].Rows)
+			require.Contains(t, pipelined, ",1")
+			require.Contains(t, pipelined, ",0")
+		}
+	}
+	pipelined, oneByOne, _ := replayBoth(t, srv, "t_ns\n0\n5\n5\n", specs)
+	require.Equal(t, oneByOne, pipelined)
+	require.Equal(t, `t_ns,permits,"redis/token-bucket:capacity=5,rate=100/1s","token-bucket:capacity=5,rate=100/1s",`+
+		`"redis/fixed-window:limit=7,window=333.333334ms",concurrency:max=2,redis/leaky-bucket:rate=50/1s`+"\n"+
+		"0,1,1,1,1,1,1\n5,1,1,1,1,1,0\n5,1,1,1,1,1,0\n", pipelined)
+}
+
+// TestReplayRedisStackNotPipelined: a redis/ stage in a stack (whose later stage depends on its
+// answer) is replayed a row at a time, as before.
+func TestReplayRedisStackNotPipelined(t *testing.T) {
+	store := &redisReplay{}
+	lane, err := parseReplayLane("redis/token-bucket:capacity=3,rate=20/1s+concurrency:max=5")
+	require.NoError(t, err)
+	st, err := engine.NewStack(lane.specs, virtualclock.New())
+	require.NoError(t, err)
+	_, ok := store.pipelineLanes([]replayLane{lane}, []*engine.Stack{st})
+	require.False(t, ok)
+}
