@@ -81,7 +81,7 @@ func BenchmarkRedisFloor(b *testing.B) {
 		})
 		b.Run("depth="+strconv.Itoa(depth)+"/client=redis-benchmark", func(b *testing.B) {
 			l := remote(b, 1)
-			args := l.commandArgs(0, 1)
+			args := l.Command(0, 1)
 			if _, err := l.Acquire(ctx, 1); err != nil { // loads the script: redis-benchmark stops at NOSCRIPT
 				b.Fatal(err)
 			}
@@ -109,24 +109,6 @@ func BenchmarkRedisFloor(b *testing.B) {
 		})
 		report(b, b.N, int(admitted.Load()))
 	})
-}
-
-// commandArgs is the EVALSHA that appendCall writes, as arguments for a command line.
-func (l *Limiter) commandArgs(now time.Duration, n int) []string {
-	w := l.appendCall(nil, now, n, false)
-	var args []string
-	for len(w) > 0 {
-		nl := strings.Index(string(w), "\r\n")
-		line := string(w[:nl])
-		w = w[nl+2:]
-		if line[0] != '$' {
-			continue
-		}
-		size, _ := strconv.Atoi(line[1:])
-		args = append(args, string(w[:size]))
-		w = w[size+2:]
-	}
-	return args
 }
 
 // redisBenchmark runs redis-benchmark with one connection sending requests of the command

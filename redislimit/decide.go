@@ -317,3 +317,23 @@ func (l *Limiter) AcquireBatch(ctx context.Context, reqs []Request, out []Result
 	}
 	return l.client.exec(ctx, len(reqs), func(i int) call { return call{l: l, at: reqs[i].At, n: reqs[i].Permits} }, out, nil)
 }
+
+// Command is the EVALSHA a decision of n permits at now sends, as its arguments
+// ("EVALSHA", the digest, "1", the key, then the script's): for redis-cli, or redis-benchmark
+// timing the same call as a floor.
+func (l *Limiter) Command(now time.Duration, n int) []string {
+	w := l.appendCall(nil, now, n, false)
+	var args []string
+	for len(w) > 0 {
+		nl := strings.Index(string(w), "\r\n")
+		line := string(w[:nl])
+		w = w[nl+2:]
+		if line[0] != '$' {
+			continue
+		}
+		size, _ := strconv.Atoi(line[1:])
+		args = append(args, string(w[:size]))
+		w = w[size+2:]
+	}
+	return args
+}
