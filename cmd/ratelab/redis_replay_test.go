@@ -118,7 +118,9 @@ func TestReplayRedisStackNotPipelined(t *testing.T) {
 // BenchmarkReplayRedis: replay --redis of 6,400 rows (1µs apart, every one admitted: a token
 // bucket of 10^9/s, capacity 10^9) through one redis/ lane, pipelined 64 deep, beside
 // redis-benchmark -c 1 -P 64 sending the lane's EVALSHA (its arguments at t = 1µs, also
-// admitted every time) the same 6,400 times to the same server. Compare ns/decision:
+// admitted every time) the same 6,400 times to the same server; and, for the record, the same
+// replay a row at a time (engine.ReplayStacks, the path before pipelining). Compare
+// ns/decision:
 //
 //	go test -run '^$' -bench ReplayRedis -count 6 ./cmd/ratelab/
 func BenchmarkReplayRedis(b *testing.B) {
@@ -152,6 +154,23 @@ func BenchmarkReplayRedis(b *testing.B) {
 				b.Fatal(err)
 			}
 			sum, err := store.replay(ctx, strings.NewReader(trace.String()), io.Discard, []string{spec}, []replayLane{lane}, []*engine.Stack{st}, clock)
+			if err != nil {
+				b.Fatal(err)
+			}
+			admitted += sum.Admitted[0]
+		}
+		b.ReportMetric(float64(admitted)/float64(b.N*rows), "admits/decision")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/decision")
+	})
+	b.Run("client=replay-one-at-a-time", func(b *testing.B) { // engine.ReplayStacks: before pipelining
+		var admitted int64
+		for b.Loop() {
+			clock := virtualclock.New()
+			st, err := store.build(ctx, 0, lane, clock)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sum, err := engine.ReplayStacks(strings.NewReader(trace.String()), io.Discard, []string{spec}, []*engine.Stack{st}, clock)
 			if err != nil {
 				b.Fatal(err)
 			}
