@@ -21,10 +21,11 @@ import (
 // reply that is not RESP) is closed and dialled again by the next decision; an error reply
 // (-ERR …) leaves it usable.
 //
-// Measured against redis-benchmark running the same EVALSHA on the same server (bench_test.go):
-// one decision at a time 0.9–1.0× its rate at depth 1 (≈ 20k/s on loopback, 2 shared cores),
-// AcquireBatch of 64 about its rate at -P 64 (≈ 150k/s), where go-redis v9 reached 0.66× and
-// 0.76× with 20 allocations per decision.
+// Measured against redis-benchmark sending the same EVALSHA to the same server over one
+// connection (bench_test.go; six interleaved pairs, 2 shared cores at load 14–18): one
+// decision at a time 1.20× its rate at depth 1 (0.43–1.60), AcquireBatch of 64 1.80× its rate
+// at -P 64 (0.31–2.31), with 0 allocations per decision, where go-redis v9 reached 0.66× and
+// 0.76× with 20.
 type Client struct {
 	opts  ClientOptions
 	slots chan struct{} // one per connection that may be in use

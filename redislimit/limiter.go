@@ -62,11 +62,12 @@ type Options struct {
 // same times.
 //
 // Each decision is one round trip (EVALSHA, a 40-byte digest instead of the 2 KB script;
-// EVAL when the server does not hold the script yet); AcquireBatch sends many in one
-// round trip. A request for n ≤ 0 or n > MaxPermits is answered Invalid or Never without one.
+// SCRIPT LOAD and again when the server does not hold the script yet), allocating nothing;
+// AcquireBatch sends many in one round trip. A request for n ≤ 0 or n > MaxPermits is answered Invalid or Never without one.
 // The store's errors are returned, never swallowed; Guarded adds a failure policy on top.
 //
-// A Limiter is safe for concurrent use: the script, not the client, serialises decisions.
+// A Limiter is safe for concurrent use: each decision takes a connection of its Client's pool
+// for itself, and the script, not the client, serialises decisions on the key.
 type Limiter struct {
 	client    *Client
 	key       string

@@ -18,9 +18,10 @@ import (
 // replayDepth is how many EVALSHAs replay --redis keeps on the wire at once: rows are read,
 // up to 64 decisions written in one write, then the 64 replies read in order, and the rows
 // written out in trace order. Redis runs a pipeline in the order sent, so every decision is
-// the one a row at a time would get (TestReplayRedisPipelinedSameBytes); 64 deep, a replay
-// of 64,000 rows took 1.0× redis-benchmark -P 64's time for the same calls (one at a time:
-// about 4×).
+// the one a row at a time would get (TestReplayRedisPipelinedSameBytes). A replay of 6,400
+// rows runs at 1.59× the rate of redis-benchmark -P 64 sending the same EVALSHA (median of
+// six interleaved pairs, 0.99–2.92, 2 shared cores at load 14–18); a row at a time it ran at
+// 0.26× (BenchmarkReplayRedis).
 const replayDepth = 64
 
 // pipelineLanes reports whether the replay's lanes can be decided a batch of rows at a time:
