@@ -6,7 +6,10 @@ import (
 	"context"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,4 +178,60 @@ func TestClientRefuses(t *testing.T) {
 	require.NoError(t, c.Ping(context.Background()))
 	require.NoError(t, c.Close())
 	require.ErrorIs(t, c.Ping(context.Background()), ErrClosed)
+}
+
+// TestPoolSizeBoundsConnections: 32 goroutines deciding through a Client of PoolSize 3 (under
+// -race) open 3 connections at most, all of them idle again at the end, and every decision is
+// made: the pool makes the Client safe for concurrent use.
+func TestPoolSizeBoundsConnections(t *testing.T) {
+	srv := redistest.Start(t)
+	c := client(t, srv, 3)
+	l, err := New(c, "pool", benchSpec, Options{})
+	require.NoError(t, err)
+	connected := func() int64 {
+		info := srv.MustDo("INFO", "clients").(string)
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "connected_clients:"); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				require.NoError(t, err)
+				return n - 1 // the INFO's own connection
+			}
+		}
+		t.Fatalf("no connected_clients in %q", info)
+		return 0
+	}
+	var wg sync.WaitGroup
+	var most atomic.Int64
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if _, err := l.Acquire(context.Background(), 1); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+			if n := connected(); n > most.Load() {
+				most.Store(n)
+			}
+		}
+	}
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.LessOrEqual(t, most.Load(), int64(3), "connections seen at once")
+	require.NotEmpty(t, c.idle)
+	require.EqualValues(t, len(c.idle), connected(), "every connection open is back in the pool")
 }

@@ -106,9 +106,12 @@ func replayPipelined(ctx context.Context, reader *engine.TraceReader, readErr er
 	if w, err = flushOutChunks(out, w); err != nil {
 		return sum, err
 	}
+	// As a row at a time (Guarded.AcquireAt), an interrupt does not cut a decision short: the
+	// policies' timeout bounds it, and the interrupted read ends the replay after it.
+	decideCtx := context.WithoutCancel(ctx)
 	// flush decides the batch and appends its rows in trace order.
 	flush := func() error {
-		_ = batch.Decide(ctx) // failures are the policies' decisions, counted by each Guarded
+		_ = batch.Decide(decideCtx) // failures are the policies' decisions, counted by each Guarded
 		next := 0
 		for r, row := range rows {
 			w = strconv.AppendInt(w, row.at, 10)
