@@ -235,3 +235,37 @@ func TestPoolSizeBoundsConnections(t *testing.T) {
 	require.NotEmpty(t, c.idle)
 	require.EqualValues(t, len(c.idle), connected(), "every connection open is back in the pool")
 }
+
+// TestServerKilledMidPipeline: the real server stopped (SIGSTOP) with a batch of 64 on the wire
+// and then killed (SIGKILL) answers the batch with an error about the closed connection, as
+// soon as the kernel closes it, well within the 5s timeout.
+func TestServerKilledMidPipeline(t *testing.T) {
+	srv := redistest.Start(t)
+	c, err := NewClient(ClientOptions{Addr: srv.Addr, Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	defer c.Close()
+	l, err := New(c, "killed", benchSpec, Options{Clock: CallerClock})
+	require.NoError(t, err)
+	_, err = l.AcquireAt(context.Background(), 0, 1)
+	require.NoError(t, err)
+	srv.Pause()
+	reqs, out := make([]Request, 64), make([]Result, 64)
+	for i := range reqs {
+		reqs[i] = Request{At: time.Duration(i + 1), Permits: 1}
+	}
+	done := make(chan error, 1)
+	go func() { done <- l.AcquireBatch(context.Background(), reqs, out) }()
+	time.Sleep(100 * time.Millisecond) // the batch is written and waits for its replies
+	killed := time.Now()
+	srv.Kill()
+	select {
+	case err = <-done:
+	case <-time.After(4 * time.Second):
+		t.Fatal("no answer 4s after the server was killed: the batch hangs")
+	}
+	require.Less(t, time.Since(killed), 2*time.Second)
+	var store *StoreError
+	require.ErrorAs(t, err, &store)
+	require.False(t, store.Timeout(), "%v", err)
+	require.Regexp(t, `the server closed the connection|connection reset by peer`, err.Error())
+}
