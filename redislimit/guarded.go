@@ -3,6 +3,7 @@ package redislimit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,3 +144,89 @@ func (g *Guarded) Kind() limiters.Kind { return g.remote.spec.Kind() }
 
 // String is the spec, which ParseSpec reads back (the key and the policy are not part of it).
 func (g *Guarded) String() string { return g.remote.spec.String() }
+
+// Batch pipelines the decisions of Guarded limiters that share one Client: Add queues them,
+// Decide sends them all in one round trip (one write, then the replies in order; Redis runs
+// them in the order sent, so each limiter decides as it would one by one) and applies each
+// one's failure policy, in order, to those the store did not decide. The timeout is the
+// longest of their policies', for the whole round trip. A Batch is reused: Reset empties it
+// and keeps its memory, so a batch of 64 allocates nothing but its context's timer.
+//
+// A Batch is not safe for concurrent use; its limiters are.
+type Batch struct {
+	calls     []batchCall
+	results   []Result
+	errs      []error
+	decisions []limiters.Decision
+}
+
+type batchCall struct {
+	g  *Guarded
+	at time.Duration
+	n  int
+}
+
+// Add queues a decision of g for n permits at now (the caller's time with CallerClock, from 0
+// to 2^62ns; with ServerClock only the local policy's).
+func (b *Batch) Add(g *Guarded, now time.Duration, n int) error {
+	if g.remote.clock == CallerClock {
+		if err := checkTime(now); err != nil {
+			return err
+		}
+	}
+	b.calls = append(b.calls, batchCall{g, now, n})
+	return nil
+}
+
+// Len is how many decisions are queued.
+func (b *Batch) Len() int { return len(b.calls) }
+
+// Reset empties the batch.
+func (b *Batch) Reset() { b.calls = b.calls[:0] }
+
+// Decision is the i-th queued decision, once Decide has run: the store's, or the policy's
+// when the store made none.
+func (b *Batch) Decision(i int) limiters.Decision { return b.decisions[i] }
+
+// Decide sends the queued decisions and returns the first failure (a *FailureError, as
+// Decide's), counted in each limiter's Failures like Decide's. Every limiter must be on the
+// same Client.
+func (b *Batch) Decide(ctx context.Context) error {
+	n := len(b.calls)
+	if n == 0 {
+		return nil
+	}
+	b.results = slices.Grow(b.results[:0], n)[:n]
+	b.errs = slices.Grow(b.errs[:0], n)[:n]
+	b.decisions = slices.Grow(b.decisions[:0], n)[:n]
+	client := b.calls[0].g.remote.client
+	timeout := time.Duration(0)
+	for _, c := range b.calls {
+		if c.g.remote.client != client {
+			return fmt.Errorf("redislimit: Batch: %s and %s are on different clients", b.calls[0].g.remote, c.g.remote)
+		}
+		timeout = max(timeout, c.g.policy.Timeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client.exec(ctx, n, func(i int) call {
+		c := b.calls[i]
+		return call{l: c.g.remote, at: c.at, n: c.n}
+	}, b.results, b.errs)
+	var first error
+	for i, c := range b.calls {
+		err := b.errs[i]
+		if err == nil {
+			b.decisions[i] = b.results[i].Decision
+			continue
+		}
+		d := c.g.policy.Decide(c.at, c.n, c.g.remote.maxN)
+		err = &FailureError{Mode: c.g.policy.Mode, Decision: d, Err: err}
+		c.g.record(err)
+		b.decisions[i] = d
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}

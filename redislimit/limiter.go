@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ratelab/ratelab/limiters"
 )
 
@@ -64,15 +62,15 @@ type Options struct {
 // same times.
 //
 // Each decision is one round trip (EVALSHA, a 40-byte digest instead of the 2 KB script;
-// EVAL when the server does not hold the script yet); AcquireBatch sends many in one
-// round trip. A request for n ≤ 0 or n > MaxPermits is answered Invalid or Never without one.
+// SCRIPT LOAD and again when the server does not hold the script yet), allocating nothing;
+// AcquireBatch sends many in one round trip. A request for n ≤ 0 or n > MaxPermits is answered Invalid or Never without one.
 // The store's errors are returned, never swallowed; Guarded adds a failure policy on top.
 //
-// A Limiter is safe for concurrent use: the script, not the client, serialises decisions.
+// A Limiter is safe for concurrent use: each decision takes a connection of its Client's pool
+// for itself, and the script, not the client, serialises decisions on the key.
 type Limiter struct {
-	client    redis.UniversalClient
+	client    *Client
 	key       string
-	keys      []string // {key}
 	spec      limiters.Spec
 	clock     Clock
 	maxN      int
@@ -83,6 +81,8 @@ type Limiter struct {
 	ttl       string // the expiry argument: CallerKeyTTL in ms, or "" for the script's own
 	isGCRA    bool   // a token or leaky bucket; else a fixed window
 	script    *script
+	head      []byte // every call's first bytes: EVALSHA, the digest, 1, the key
+	ttlArg    []byte // the expiry argument, as a RESP bulk string
 }
 
 // Result is one decision.
@@ -109,13 +109,13 @@ type Request struct {
 type StoreError struct {
 	Kind limiters.Kind
 	Key  string
-	Err  error // go-redis's error: a dial or read failure, a deadline, an error reply
+	Err  error // a dial, read or write failure, a deadline, an error reply (*ReplyError)
 }
 
 func (e *StoreError) Error() string {
 	cause := e.Err.Error()
 	switch {
-	case errors.Is(e.Err, io.EOF):
+	case errors.Is(e.Err, io.EOF), errors.Is(e.Err, io.ErrUnexpectedEOF):
 		cause = "the server closed the connection (EOF)"
 	case e.Timeout():
 		cause = "no answer in time (" + cause + ")"
@@ -138,9 +138,9 @@ const maxTime = time.Duration(1) << 62
 // (GCRA with τ = capacity·T), a leaky bucket (τ = T) or a fixed window. With ServerClock a
 // fixed window must be a whole number of microseconds, the resolution of Redis's TIME.
 //
-// Build the client with ContextTimeoutEnabled set, so that a context's deadline bounds the
-// round trip (Guarded's timeout relies on it).
-func New(client redis.UniversalClient, key string, spec limiters.Spec, opts Options) (*Limiter, error) {
+// A context's deadline bounds each round trip (Guarded's timeout relies on it); without one,
+// the client's Timeout does.
+func New(client *Client, key string, spec limiters.Spec, opts Options) (*Limiter, error) {
 	if client == nil {
 		return nil, errors.New("redislimit: a client is required")
 	}
@@ -153,7 +153,7 @@ func New(client redis.UniversalClient, key string, spec limiters.Spec, opts Opti
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	l := &Limiter{client: client, key: key, keys: []string{key}, spec: spec, clock: opts.Clock}
+	l := &Limiter{client: client, key: key, spec: spec, clock: opts.Clock}
 	switch opts.Clock {
 	case ServerClock:
 		if opts.CallerKeyTTL != 0 {
@@ -180,6 +180,7 @@ func New(client redis.UniversalClient, key string, spec limiters.Spec, opts Opti
 		l.interval, l.tolerance = int64(form.Interval), int64(form.Tolerance)
 		l.script, l.isGCRA = gcraScript, true
 		l.maxN = int(l.tolerance / l.interval)
+		l.prepare()
 		return l, nil
 	}
 	if opts.Clock == ServerClock && form.Window%time.Microsecond != 0 {
@@ -188,6 +189,7 @@ func New(client redis.UniversalClient, key string, spec limiters.Spec, opts Opti
 	}
 	l.limit, l.window, l.maxN = form.Limit, int64(form.Window), form.Limit
 	l.script = windowScript
+	l.prepare()
 	return l, nil
 }
 
@@ -218,140 +220,6 @@ func checkTime(now time.Duration) error {
 	return nil
 }
 
-func (l *Limiter) decide(ctx context.Context, now time.Duration, n int, peek bool) (Result, error) {
-	if !peek {
-		if d := checkN(n, l.maxN); d != limiters.Admitted {
-			return Result{Decision: d}, nil
-		}
-	}
-	cmd := l.script.run(ctx, l.client, l.keys, l.args(now, n, peek)...)
-	return l.result(cmd)
-}
-
-// args are the script's arguments for n permits at now (see gcraLua and windowLua).
-func (l *Limiter) args(now time.Duration, n int, peek bool) []any {
-	nowArg, peekArg := "", ""
-	if l.clock == CallerClock {
-		nowArg = strconv.FormatInt(int64(now), 10)
-	}
-	if peek {
-		peekArg, n = "1", 1
-	}
-	if l.isGCRA {
-		cost := int64(n) * l.interval // ≤ τ ≤ 2^62: n ≤ τ/T
-		return []any{nowArg, strconv.FormatInt(cost, 10), strconv.FormatInt(l.tolerance-cost, 10), l.ttl, peekArg}
-	}
-	window, index := strconv.FormatInt(l.window, 10), ""
-	if l.clock == ServerClock {
-		window = strconv.FormatInt(l.window/int64(time.Microsecond), 10)
-	} else {
-		index = strconv.FormatInt(int64(now)/l.window, 10)
-	}
-	return []any{nowArg, strconv.Itoa(n), strconv.Itoa(l.limit), window, index, l.ttl, peekArg}
-}
-
-// reply is a script's answer: {code, a_s, a_ns, now_s, now_ns} or {code, used, index_s,
-// index_ns, now_s, now_ns}.
-type reply struct {
-	code, used int64
-	a          int64 // GCRA: the wait (code 0) or the backlog (code 2); window: the index
-	at         int64
-}
-
-func (l *Limiter) parse(cmd *redis.Cmd) (reply, error) {
-	v, err := cmd.Int64Slice()
-	if err != nil {
-		return reply{}, &StoreError{Kind: l.spec.Kind(), Key: l.key, Err: err}
-	}
-	const B = int64(time.Second)
-	if l.isGCRA && len(v) == 5 {
-		return reply{code: v[0], a: v[1]*B + v[2], at: v[3]*B + v[4]}, nil
-	}
-	if !l.isGCRA && len(v) == 6 {
-		return reply{code: v[0], used: v[1], a: v[2]*B + v[3], at: v[4]*B + v[5]}, nil
-	}
-	return reply{}, &StoreError{Kind: l.spec.Kind(), Key: l.key, Err: fmt.Errorf("unexpected reply %v", v)}
-}
-
-func (l *Limiter) result(cmd *redis.Cmd) (Result, error) {
-	rep, err := l.parse(cmd)
-	if err != nil {
-		return Result{}, err
-	}
-	r := Result{Decision: limiters.Rejected, At: time.Duration(rep.at)}
-	if rep.code == 1 {
-		r.Decision = limiters.Admitted
-		return r, nil
-	}
-	if l.isGCRA {
-		r.RetryAfter = time.Duration(rep.a)
-	} else {
-		// The counted window's end less now: W − (now − index·W), which a late caller's newer
-		// window makes longer than W.
-		r.RetryAfter = time.Duration(l.window - (rep.at - rep.a*l.window))
-	}
-	return r, nil
-}
-
-// AcquireBatch decides every request in one round trip (a pipeline of EVALSHAs, and of
-// EVALs for those the server answered NOSCRIPT), writing out[i] for reqs[i]; out must be at
-// least as long. Redis runs the scripts one after another in the order sent, so the
-// decisions are those of the requests made one by one, in order (with CallerClock, give
-// their times in order too). It returns the first failure, and out[i] is then the zero
-// Result for each request the store did not answer.
-func (l *Limiter) AcquireBatch(ctx context.Context, reqs []Request, out []Result) error {
-	if len(out) < len(reqs) {
-		return fmt.Errorf("redislimit: AcquireBatch: %d results for %d requests", len(out), len(reqs))
-	}
-	cmds := make([]*redis.Cmd, len(reqs))
-	pipe := l.client.Pipeline()
-	for i, r := range reqs {
-		out[i] = Result{}
-		if d := checkN(r.Permits, l.maxN); d != limiters.Admitted {
-			out[i].Decision = d
-			continue
-		}
-		if l.clock == CallerClock {
-			if err := checkTime(r.At); err != nil {
-				return fmt.Errorf("request %d: %w", i, err)
-			}
-		}
-		cmds[i] = pipe.EvalSha(ctx, l.script.sha, l.keys, l.args(r.At, r.Permits, false)...)
-	}
-	if pipe.Len() == 0 {
-		return nil
-	}
-	_, _ = pipe.Exec(ctx) // each command's error is read below
-	var again []int
-	for i, cmd := range cmds {
-		if cmd != nil && isNoScript(cmd.Err()) {
-			again = append(again, i)
-		}
-	}
-	if len(again) > 0 {
-		pipe = l.client.Pipeline()
-		for _, i := range again {
-			cmds[i] = pipe.Eval(ctx, l.script.src, l.keys, l.args(reqs[i].At, reqs[i].Permits, false)...)
-		}
-		_, _ = pipe.Exec(ctx)
-	}
-	var first error
-	for i, cmd := range cmds {
-		if cmd == nil {
-			continue
-		}
-		r, err := l.result(cmd)
-		if err != nil {
-			if first == nil {
-				first = err
-			}
-			continue
-		}
-		out[i] = r
-	}
-	return first
-}
-
 // StateAt reads the state that explains the next decision, deciding nothing: with
 // CallerClock at now, with ServerClock at Redis's TIME (now is then ignored, and State.At is
 // the store's time). GCRA fills Arrival, Interval and Tolerance; the fixed window Limit,
@@ -362,7 +230,7 @@ func (l *Limiter) StateAt(ctx context.Context, now time.Duration) (limiters.Stat
 			return limiters.State{}, err
 		}
 	}
-	rep, err := l.parse(l.script.run(ctx, l.client, l.keys, l.args(now, 1, true)...))
+	rep, err := l.peek(ctx, now)
 	if err != nil {
 		return limiters.State{}, err
 	}
@@ -385,7 +253,7 @@ func (l *Limiter) StateAt(ctx context.Context, now time.Duration) (limiters.Stat
 
 // Reset deletes the key: the limiter starts afresh (a full bucket, an empty window).
 func (l *Limiter) Reset(ctx context.Context) error {
-	if err := l.client.Del(ctx, l.key).Err(); err != nil {
+	if _, err := l.client.Del(ctx, l.key); err != nil {
 		return &StoreError{Kind: l.spec.Kind(), Key: l.key, Err: err}
 	}
 	return nil

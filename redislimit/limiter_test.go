@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelab/ratelab/engine"
@@ -21,10 +20,10 @@ import (
 	"github.com/ratelab/ratelab/limiters"
 )
 
-// client is a go-redis client of the test server with pool connections, closed at cleanup.
-func client(t testing.TB, s *redistest.Server, pool int) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, PoolSize: pool, ContextTimeoutEnabled: true,
-		MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+// client is a client of the test server with pool connections, closed at cleanup.
+func client(t testing.TB, s *redistest.Server, pool int) *Client {
+	c, err := NewClient(ClientOptions{Addr: s.Addr, PoolSize: pool, Timeout: 2 * time.Second})
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -179,7 +178,7 @@ func inProcess(l limiters.Limiter, r request) (limiters.Decision, time.Duration)
 // permit an hour, nothing during the test): exactly 100 are admitted, never 101.
 func TestRacersGetExactlyTheLimit(t *testing.T) {
 	srv := redistest.Start(t)
-	clients := make([]*redis.Client, 4)
+	clients := make([]*Client, 4)
 	for i := range clients {
 		clients[i] = client(t, srv, 1)
 	}
@@ -240,7 +239,7 @@ func TestRacersGetExactlyTheLimit(t *testing.T) {
 			}
 			require.Equal(t, 100, total, "%d racers × %d tries over 4 connections", racers, tries)
 			for _, cl := range clients {
-				require.EqualValues(t, 1, cl.PoolStats().TotalConns, "each client holds one connection")
+				require.Len(t, cl.idle, 1, "each client holds one connection, put back after the race")
 			}
 		})
 	}
@@ -275,13 +274,12 @@ func TestServerClock(t *testing.T) {
 	require.Positive(t, r.RetryAfter)
 	require.LessOrEqual(t, r.RetryAfter, 100*time.Millisecond)
 	// The key expires when TAT passes: about 300ms after the first decision.
-	ttl, err := c.PTTL(ctx, "server:bucket").Result()
-	require.NoError(t, err)
+	ttl := pttl(t, srv, "server:bucket")
 	require.Positive(t, ttl)
 	require.LessOrEqual(t, ttl, 301*time.Millisecond)
 	// The stored TAT is the full decimal count of ns since the epoch, 19 digits.
-	tat, err := c.Get(ctx, "server:bucket").Result()
-	require.NoError(t, err)
+	tat, ok := srv.MustDo("GET", "server:bucket").(string)
+	require.True(t, ok)
 	require.Len(t, tat, 19)
 	_, err = strconv.ParseInt(tat, 10, 64)
 	require.NoError(t, err)
@@ -299,8 +297,7 @@ func TestServerClock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, limiters.Rejected, r.Decision)
 	require.Equal(t, time.Hour-time.Duration(r.At)%time.Hour, r.RetryAfter, "to the end of the aligned hour")
-	ttl, err = c.PTTL(ctx, "server:window").Result()
-	require.NoError(t, err)
+	ttl = pttl(t, srv, "server:window")
 	require.InDelta(t, float64(r.RetryAfter), float64(ttl), float64(50*time.Millisecond), "the key expires with its window")
 	state, err := window.StateAt(ctx, 0)
 	require.NoError(t, err)
@@ -321,15 +318,21 @@ func TestCallerClockKeyTTL(t *testing.T) {
 		r, err := l.AcquireAt(ctx, time.Second, 1)
 		require.NoError(t, err)
 		require.Equal(t, limiters.Admitted, r.Decision)
-		ttl, err := c.PTTL(ctx, l.Key()).Result()
-		require.NoError(t, err)
+		ttl := pttl(t, srv, l.Key())
 		require.InDelta(t, float64(time.Minute), float64(ttl), float64(time.Second), spec.String())
 	}
 }
 
+// pttl is the key's time to live.
+func pttl(t *testing.T, srv *redistest.Server, key string) time.Duration {
+	ms, ok := srv.MustDo("PTTL", key).(int64)
+	require.True(t, ok)
+	return time.Duration(ms) * time.Millisecond
+}
+
 // TestScriptNotCached: after SCRIPT FLUSH (a restarted or failed-over server) EVALSHA is
-// answered NOSCRIPT; the decision is made with EVAL all the same, which caches the script
-// again — one by one and pipelined.
+// answered NOSCRIPT; the script is sent with SCRIPT LOAD and the decision made all the same,
+// one by one and pipelined.
 func TestScriptNotCached(t *testing.T) {
 	srv := redistest.Start(t)
 	c := client(t, srv, 1)
@@ -337,18 +340,16 @@ func TestScriptNotCached(t *testing.T) {
 	l, err := New(c, "noscript", limiters.TokenBucketSpec{Capacity: 2, Rate: limiters.PerSecond(1)}, Options{Clock: CallerClock})
 	require.NoError(t, err)
 	exists := func() bool {
-		v, err := c.ScriptExists(ctx, gcraScript.sha).Result()
-		require.NoError(t, err)
-		return v[0]
+		return srv.MustDo("SCRIPT", "EXISTS", gcraScript.sha).([]any)[0] == int64(1)
 	}
-	require.NoError(t, c.ScriptFlush(ctx).Err())
+	srv.MustDo("SCRIPT", "FLUSH")
 	require.False(t, exists())
 	r, err := l.AcquireAt(ctx, 0, 1)
 	require.NoError(t, err)
 	require.Equal(t, limiters.Admitted, r.Decision)
-	require.True(t, exists(), "EVAL cached the script")
+	require.True(t, exists(), "SCRIPT LOAD cached the script")
 
-	require.NoError(t, c.ScriptFlush(ctx).Err())
+	srv.MustDo("SCRIPT", "FLUSH")
 	out := make([]Result, 3)
 	require.NoError(t, l.AcquireBatch(ctx, []Request{{0, 1}, {0, 1}, {time.Second, 1}}, out))
 	require.Equal(t, []limiters.Decision{limiters.Admitted, limiters.Rejected, limiters.Admitted},
@@ -358,7 +359,8 @@ func TestScriptNotCached(t *testing.T) {
 }
 
 func TestNewRefuses(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	c, err := NewClient(ClientOptions{Addr: "127.0.0.1:1"}) // never dialled
+	require.NoError(t, err)
 	defer c.Close()
 	bucket := limiters.TokenBucketSpec{Capacity: 3, Rate: limiters.PerSecond(100)}
 	for _, tc := range []struct {
@@ -379,7 +381,7 @@ func TestNewRefuses(t *testing.T) {
 		require.ErrorContains(t, err, tc.want)
 	}
 	// A window of whole µs is fine with ServerClock, any with CallerClock.
-	_, err := New(c, "k", limiters.FixedWindowSpec{Limit: 3, Window: 1500 * time.Nanosecond}, Options{Clock: CallerClock})
+	_, err = New(c, "k", limiters.FixedWindowSpec{Limit: 3, Window: 1500 * time.Nanosecond}, Options{Clock: CallerClock})
 	require.NoError(t, err)
 
 	server, err := New(c, "k", bucket, Options{})

@@ -72,6 +72,7 @@ func TestRetryAtRetryAfterIsAdmitted(t *testing.T) {
 		l, err := New(c, "retry-broken", spec, Options{Clock: CallerClock})
 		require.NoError(t, err)
 		l.script = newScript(doubleGCRALua)
+		l.prepare()
 		broken := refusedOnTime(l, start)
 		if start == 0 {
 			require.Zero(t, broken, "below 2^53 doubles are exact: the broken script is right there")

@@ -1,12 +1,8 @@
 package redislimit
 
 import (
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"errors"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // luaPrelude is shared by both scripts: exact integer arithmetic on Redis's Lua numbers.
@@ -158,8 +154,8 @@ return {1, used, i_s, i_ns, now_s, now_ns}
 
 // script is a Lua script run by its SHA-1 (EVALSHA), so that a decision sends 40 bytes of
 // digest instead of the script's 2 KB. A server that does not hold it (restarted, failed
-// over, SCRIPT FLUSH) answers NOSCRIPT; the script is then sent whole with EVAL, which runs
-// it and caches it, so the next EVALSHA finds it.
+// over, SCRIPT FLUSH) answers NOSCRIPT; the script is then sent with SCRIPT LOAD and the
+// decision again (Client.exec), so the next EVALSHA finds it.
 type script struct {
 	src, sha string
 }
@@ -167,20 +163,6 @@ type script struct {
 func newScript(src string) *script {
 	sum := sha1.Sum([]byte(src))
 	return &script{src: src, sha: hex.EncodeToString(sum[:])}
-}
-
-// run is EVALSHA, and EVAL when the server answers NOSCRIPT.
-func (s *script) run(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
-	cmd := c.EvalSha(ctx, s.sha, keys, args...)
-	if isNoScript(cmd.Err()) {
-		cmd = c.Eval(ctx, s.src, keys, args...)
-	}
-	return cmd
-}
-
-// isNoScript reports a "script not cached" answer, as go-redis's own error or the server's.
-func isNoScript(err error) bool {
-	return err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT"))
 }
 
 var (

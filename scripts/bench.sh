@@ -47,8 +47,35 @@ go build -o "$out/ratelab" ./cmd/ratelab
 plot=$("$out/ratelab" plot scenarios/testdata/perf-poisson-1h.yaml --horizon 1000s --timing --out "$out/charts" 2>&1 >/dev/null | grep '^plot:')
 echo "bench.sh: $plot" >&2
 
+# Redis at its floor: redislimit's client and replay --redis beside redis-benchmark sending the
+# same EVALSHA to the same server (skipped without redis-server / redis-benchmark).
+# One run of each pair at a time, as the cores above: a slow spell falls on both clients.
+rm -f "$out"/redis.txt
+echo "bench.sh: ./redislimit/ -bench 'RedisFloor/depth=(1|64)/' and ./cmd/ratelab/ -bench ReplayRedis, $count times -count 1" >&2
+for _ in $(seq "$count"); do
+	sample_load
+	go test -run '^$' -bench 'RedisFloor/depth=(1|64)/' -benchmem -count 1 ./redislimit/ | tee -a "$out/redis.txt" | grep -E '^(FAIL|---)' >&2 || true
+	go test -run '^$' -bench 'ReplayRedis' -benchmem -count 1 ./cmd/ratelab/ | tee -a "$out/redis.txt" | grep -E '^(FAIL|---)' >&2 || true
+done
+# median ns/decision per benchmark, then each redislimit row's ratio to its redis-benchmark row
+awk '/^Benchmark/ { for (i = 2; i < NF; i++) if ($(i+1) == "ns/decision") v[$1] = v[$1] " " $i }
+	END { for (k in v) { n = split(v[k], a, " ")
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+			m[k] = (n % 2) ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
+		for (k in m) if (k !~ /redis-benchmark/) { f = k; sub(/client=[a-z]+(-[a-z]+)*/, "client=redis-benchmark", f)
+			if (f in m) printf "bench.sh: %s: %.2fx redis-benchmark'"'"'s rate (median %.0f against %.0f ns/decision)\n", k, m[f] / m[k], m[k], m[f] } }' \
+	"$out/redis.txt" >&2 || true
+
+# The machine: its CPU model and the cost of one atomic Load+CompareAndSwap (the limiters'
+# floor, measured above), beside every peer ratio: a ratio to x/time/rate or to Redis means
+# little without them (a CAS cost 3.2 ns on one EPYC and 6 ns on another).
+cpu=$(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true)
+cas=$(awk '/^BenchmarkAcquireAt\/kind=floor\/path=admit/ { print $3 }' "$out/limiters.txt" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }')
+machine="${cpu:-an unknown CPU}, $(nproc) cores; one atomic Load+CompareAndSwap ${cas:-?} ns (median of $count)"
+echo "bench.sh: machine: $machine" >&2
+
 sample_load
-report=(go run ./scripts/benchreport -plot "$plot" -load "${load[*]}")
+report=(go run ./scripts/benchreport -plot "$plot" -load "${load[*]}" -machine "$machine")
 results=("$out/limiters.txt" "$out/engine.txt" "$out/cores.txt")
 if [ "${1:-}" = --readme ]; then
 	"${report[@]}" -readme docs/PERFORMANCE.md "${results[@]}" # (flags before the files: Go's flag package stops at the first file)

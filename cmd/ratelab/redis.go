@@ -14,8 +14,6 @@ import (
 
 	"github.com/ratelab/ratelab/internal/wording"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/redislimit"
@@ -105,7 +103,7 @@ func (l replayLane) name() string {
 // stage, to report their failures.
 type redisReplay struct {
 	settings redisSettings
-	client   *redis.Client
+	client   *redislimit.Client
 	guarded  []*redislimit.Guarded
 	lanes    []int // guarded[i] is a stage of lane lanes[i]
 }
@@ -119,23 +117,16 @@ func connectRedis(ctx context.Context, s redisSettings) (*redisReplay, error) {
 	return &redisReplay{settings: s, client: c}, nil
 }
 
-// quietRedis silences go-redis's own log ("redis: connection pool: failed to dial …" on
-// standard error, as often as it retries): every error a store decision meets is counted and
-// reported by the command, once, at the end.
-type quietRedis struct{}
-
-func (quietRedis) Printf(context.Context, string, ...any) {}
-
 // dialRedis makes a client of pool connections and checks that Redis answers PING within
 // the timeout.
-func dialRedis(ctx context.Context, s redisSettings, pool int) (*redis.Client, error) {
-	redis.SetLogger(quietRedis{})
-	c := redis.NewClient(&redis.Options{Addr: s.addr, ContextTimeoutEnabled: true, MaxRetries: -1,
-		DialTimeout: s.timeout, ReadTimeout: s.timeout, WriteTimeout: s.timeout, PoolSize: pool,
-		DialerRetries: 1}) // one dial per decision: a refused connection is reported as such, not as a deadline
+func dialRedis(ctx context.Context, s redisSettings, pool int) (*redislimit.Client, error) {
+	c, err := redislimit.NewClient(redislimit.ClientOptions{Addr: s.addr, PoolSize: pool, Timeout: s.timeout})
+	if err != nil {
+		return nil, usageErrorf("--redis %s: %v", s.addr, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
+	if err := c.Ping(ctx); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("--redis %s: no answer to PING within %s: %v", s.addr, limiters.FormatDuration(s.timeout), err)
 	}
@@ -285,7 +276,7 @@ func checkRedisLanes(sc *engine.Scenario, addr string) error {
 type redisRun struct {
 	ctx      context.Context
 	settings redisSettings
-	client   *redis.Client
+	client   *redislimit.Client
 	sc       *engine.Scenario
 
 	mu         sync.Mutex
@@ -427,7 +418,7 @@ func (r *redisRun) close() error {
 		batch := keys[:min(len(keys), 1000)]
 		keys = keys[len(batch):]
 		ctx, cancel := context.WithTimeout(context.Background(), r.settings.timeout)
-		if e := r.client.Del(ctx, batch...).Err(); e != nil {
+		if _, e := r.client.Del(ctx, batch...); e != nil {
 			err = fmt.Errorf("--redis %s: could not delete the run's keys (%s*; they expire %s after their last decision): %v",
 				r.settings.addr, r.settings.keyPrefix, limiters.FormatDuration(runKeyTTL), e)
 		}

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelab/ratelab/engine"
@@ -24,10 +23,10 @@ import (
 
 // redisStat is one field of the server's INFO (commandstats' "cmdstat_evalsha" line, or a
 // stats field such as total_commands_processed), as a whole number.
-func redisStat(t *testing.T, c *redis.Client, section, field string) int64 {
+func redisStat(t *testing.T, srv *redistest.Server, section, field string) int64 {
 	t.Helper()
-	info, err := c.Info(context.Background(), section).Result()
-	require.NoError(t, err)
+	info, ok := srv.MustDo("INFO", section).(string)
+	require.True(t, ok)
 	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(field) + `:(?:calls=)?(\d+)`).FindStringSubmatch(info)
 	if m == nil {
 		return 0
@@ -35,12 +34,6 @@ func redisStat(t *testing.T, c *redis.Client, section, field string) int64 {
 	n, err := strconv.ParseInt(m[1], 10, 64)
 	require.NoError(t, err)
 	return n
-}
-
-func testClient(t *testing.T, srv *redistest.Server) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
 
 // TestRunRedisCentralLanesMatchInProcess runs the built-in fleet (two central token buckets,
@@ -52,23 +45,21 @@ func testClient(t *testing.T, srv *redistest.Server) *redis.Client {
 // behind.
 func TestRunRedisCentralLanesMatchInProcess(t *testing.T) {
 	srv := redistest.Start(t)
-	c := testClient(t, srv)
 	for _, scenario := range []string{"fleet", "testdata/central-redis.yaml"} {
 		t.Run(filepath.Base(scenario), func(t *testing.T) {
 			want, stderr, err := ratelab(t, "run", scenario, "--format", "json")
 			require.NoError(t, err, stderr)
 			for rerun := range 2 {
-				before := redisStat(t, c, "commandstats", "cmdstat_evalsha")
+				before := redisStat(t, srv, "commandstats", "cmdstat_evalsha")
 				got, stderr, err := ratelab(t, "run", scenario, "--format", "json", "--redis", srv.Addr)
 				require.NoError(t, err, stderr)
 				if got != want {
 					t.Fatalf("run %d: --redis changed the JSON: %s", rerun+1, firstDifference(want, got))
 				}
 				require.Regexp(t, `^central stores in Redis at 127\.0\.0\.1:\d+, keys ratelab:run:[a-z-]+:\d+:[0-9a-f]{8}:\*: \d+ keys, deleted after the run\n$`, stderr)
-				sent := redisStat(t, c, "commandstats", "cmdstat_evalsha") - before
+				sent := redisStat(t, srv, "commandstats", "cmdstat_evalsha") - before
 				require.Greater(t, sent, int64(2000), "run %d: the decisions went to Redis", rerun+1)
-				keys, err := c.DBSize(context.Background()).Result()
-				require.NoError(t, err)
+				keys := srv.MustDo("DBSIZE")
 				require.Zero(t, keys, "run %d: its keys are deleted", rerun+1)
 			}
 		})
@@ -136,20 +127,19 @@ func TestRunRedisRefusals(t *testing.T) {
 // the last second and fail-closed none. The lanes without a store are untouched.
 func TestRunRedisKilledMidRun(t *testing.T) {
 	srv := redistest.Start(t)
-	c := testClient(t, srv)
 	want, _, err := ratelab(t, "run", "fleet", "--format", "json")
 	require.NoError(t, err)
 	var inProcess engine.Results
 	require.NoError(t, json.Unmarshal([]byte(want), &inProcess))
 
-	start := redisStat(t, c, "stats", "total_commands_processed")
+	start := redisStat(t, srv, "stats", "total_commands_processed")
 	killed := make(chan struct{})
 	go func() {
 		defer close(killed)
 		deadline := time.Now().Add(20 * time.Second)
 		for time.Now().Before(deadline) { // about 16,000 commands in a run: kill after 4,000
-			if n, err := c.Info(context.Background(), "stats").Result(); err == nil {
-				if m := regexp.MustCompile(`total_commands_processed:(\d+)`).FindStringSubmatch(n); m != nil {
+			if n, err := srv.Do("INFO", "stats"); err == nil {
+				if m := regexp.MustCompile(`total_commands_processed:(\d+)`).FindStringSubmatch(n.(string)); m != nil {
 					if v, _ := strconv.ParseInt(m[1], 10, 64); v-start > 4000 {
 						break
 					}

@@ -172,7 +172,7 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 				return err
 			}
 		}
-		sum, err = engine.ReplayStacks(input, w, names, built, clock)
+		sum, err = store.replay(ctx, input, w, names, lanes, built, clock)
 	} else {
 		stacks := make([][]limiters.Spec, len(lanes))
 		for i, lane := range lanes {

@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -148,6 +149,80 @@ func ping(addr string) error {
 		return fmt.Errorf("PING answered %q", line)
 	}
 	return nil
+}
+
+// Do sends one command on a connection of its own and returns the reply: a simple or bulk
+// string as string, an integer as int64, a nil bulk as nil, an array as []any, an error reply
+// as an error. The tests read the server's state with it (GET, PTTL, SCRIPT EXISTS, INFO)
+// without depending on the client under test.
+func (s *Server) Do(args ...string) (any, error) {
+	c, err := net.DialTimeout("tcp", s.Addr, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	var cmd bytes.Buffer
+	fmt.Fprintf(&cmd, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&cmd, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := c.Write(cmd.Bytes()); err != nil {
+		return nil, err
+	}
+	return readReply(bufio.NewReader(c))
+}
+
+// MustDo is Do, failing the test on an error of any kind.
+func (s *Server) MustDo(args ...string) any {
+	s.t.Helper()
+	v, err := s.Do(args...)
+	if err != nil {
+		s.t.Fatalf("redistest: %q: %v", args, err)
+	}
+	return v
+}
+
+func readReply(r *bufio.Reader) (any, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	if len(line) < 3 || line[len(line)-2] != '\r' {
+		return nil, fmt.Errorf("redistest: a reply line %q does not end in CRLF", line)
+	}
+	body := line[1 : len(line)-2]
+	switch line[0] {
+	case '+':
+		return body, nil
+	case '-':
+		return nil, fmt.Errorf("redis: %s", body)
+	case ':':
+		return strconv.ParseInt(body, 10, 64)
+	case '$':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return nil, err
+		}
+		b := make([]byte, n+2)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, err
+		}
+		return string(b[:n]), nil
+	case '*':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return nil, err
+		}
+		v := make([]any, n)
+		for i := range v {
+			if v[i], err = readReply(r); err != nil {
+				return nil, err
+			}
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("redistest: unknown reply %q", line)
 }
 
 func freePort() (int, error) {
