@@ -22,7 +22,7 @@ func TestLightFramesShowWhatAnObservedRunShows(t *testing.T) {
 				frames(m, 1)
 				want := unlit(t, name)
 				w := want.sim
-				if _, err := w.forward(func() bool { return w.steps >= m.sim.steps }, 0, -1); err != nil {
+				if _, err := w.forward(func() bool { return w.steps >= m.sim.steps }, 0, -1, 0); err != nil {
 					t.Fatal(err)
 				}
 				if err := w.advanceTo(m.sim.now); err != nil {
