@@ -45,11 +45,10 @@ type sim struct {
 	light   bool   // the lanes that can are light now (forward)
 	lit     uint64 // decisions heard light (decider), for the tests
 	// A light batch (sim.batch) runs each lane on its own up to a time, then numbers the
-	// steps by merging the lanes' event instants (inst). While it runs, batching is set and
-	// batchEv is the running lane's event in the batch: marks found meanwhile carry
-	// pendingStep|batchEv as their step until the merge numbers them.
+	// steps by merging the lanes' event instants (inst). While it runs, batching is set: a
+	// mark found meanwhile in lane i carries pendingStep|len(inst[i]) (its event in the batch)
+	// as its step until the merge numbers it.
 	batching bool
-	batchEv  uint64
 	inst     [][]time.Duration
 	marksAt  []int         // where each lane's marks of the batch begin
 	chunk    time.Duration // a light batch's virtual length, adapted to last about a millisecond
@@ -323,7 +322,7 @@ const burstIdleSlices = engine.BurstIdleSlices
 func (s *sim) markMoments(i int, at time.Duration, o engine.Outcome, burst, refusal bool) {
 	step := s.steps
 	if s.batching {
-		step = pendingStep | s.batchEv // numbered once the batch's steps are (sim.batch)
+		step = pendingStep | uint64(len(s.inst[i])) // numbered once the batch's steps are (sim.batch)
 	}
 	if burst {
 		s.marks[i] = append(s.marks[i], mark{step: step, at: at, burst: true})
@@ -575,22 +574,12 @@ func (s *sim) batch(to time.Duration) error {
 	s.batching = true
 	for i, lane := range s.lanes {
 		s.marksAt[i] = len(s.marks[i])
-		inst := s.inst[i][:0]
-		for {
-			t := lane.NextEventAt()
-			if t >= to {
-				break
-			}
-			s.batchEv = uint64(len(inst))
-			_, err := lane.Step()
-			inst = append(inst, t)
-			if err != nil {
-				s.batching, s.nextOK = false, false
-				return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
-			}
+		s.inst[i] = s.inst[i][:0]
+		if err := lane.StepsHeard(to, &s.inst[i]); err != nil {
+			s.batching, s.nextOK = false, false
+			return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
 		}
-		s.inst[i] = inst
-		s.events[i] += uint64(len(inst))
+		s.events[i] += uint64(len(s.inst[i]))
 	}
 	s.batching, s.nextOK = false, false
 	before := s.steps
