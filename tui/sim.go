@@ -10,7 +10,8 @@ import (
 	"github.com/ratelab/ratelab/limiters"
 )
 
-// logCapacity is how many records each lane's event log keeps (the newest ones).
+// logCapacity is how many records each lane's event log keeps (the newest ones): a power
+// of two (recordRing.skip wraps by a mask).
 const logCapacity = 256
 
 // sim runs every lane of a scenario in lockstep on one virtual time axis: each move is a
@@ -215,7 +216,15 @@ func (s *sim) observer(i int) func(engine.Record) {
 // decider is lane i's observer while light (engine.Lane.OnDecide): what observer does with a
 // decision's record, but for the log, of which it keeps only the step (recordRing.skip): its
 // sentence is never made, since the frame observes again before it ends (forward).
+//
+// It holds lane i's log, mark finder and chart, which no rewind or refill replaces while it
+// is set (setLight makes it anew each time the lanes go light), and the chart's current
+// slice, so that most decisions divide nothing: on the perf scenario it is heard 60,000
+// times a virtual second.
 func (s *sim) decider(i int) func(time.Duration, uint64, limiters.Decision) {
+	ring, moments, chart := &s.logs[i], &s.seen[i].Moments, s.charts[i]
+	idle, slice := burstIdleSlices*s.slice, s.slice
+	k, from, until := -1, time.Duration(0), time.Duration(0) // chart[k] counts [from, until)
 	return func(at time.Duration, request uint64, d limiters.Decision) {
 		outcome := engine.OutcomeNever
 		switch d {
@@ -225,14 +234,20 @@ func (s *sim) decider(i int) func(time.Duration, uint64, limiters.Decision) {
 			outcome = engine.OutcomeRejected
 		}
 		s.lit++
-		s.logs[i].skip(at)
-		burst, refusal := seeDecision(&s.seen[i].Moments, at, request, outcome, burstIdleSlices*s.slice)
-		s.markMoments(i, at, outcome, burst, refusal)
-		if k := int(at / s.slice); k < len(s.charts[i]) {
+		ring.skip(at)
+		burst, refusal := seeDecision(moments, at, request, outcome, idle)
+		if burst || refusal || s.windows[i] > 0 {
+			s.markMoments(i, at, outcome, burst, refusal)
+		}
+		if at < from || at >= until {
+			k = int(at / slice)
+			from, until = time.Duration(k)*slice, time.Duration(k+1)*slice
+		}
+		if k < len(chart) {
 			if d == limiters.Admitted {
-				s.charts[i][k].admitted++
+				chart[k].admitted++
 			} else {
-				s.charts[i][k].rejected++
+				chart[k].rejected++
 			}
 		}
 	}
@@ -752,8 +767,10 @@ type recordRing struct {
 // skip counts a record made at without keeping it (a light lane's: sim.decider).
 func (r *recordRing) skip(at time.Duration) {
 	r.ats[r.next] = at // the record itself stays as it was: stale, never shown (refill)
-	r.next = (r.next + 1) % logCapacity
-	r.count = min(r.count+1, logCapacity)
+	r.next = (r.next + 1) & (logCapacity - 1)
+	if r.count < logCapacity {
+		r.count++
+	}
 	r.whole = 0
 }
 
