@@ -531,8 +531,10 @@ func (s *sim) forward(stop func() bool, budget, lightFrom, lightUntil time.Durat
 			if err := s.batch(min(lightEnd, t+s.chunk)); err != nil {
 				return end(true, err)
 			}
-			// A batch of about a millisecond: the frame's budget is kept to within one.
-			if took := time.Since(began); took < time.Millisecond/2 && s.chunk < s.sc.Horizon {
+			// A batch of about a millisecond: the frame's budget is kept to within one. A
+			// batch is at most maxChunk long, so that traffic that thickens after a quiet
+			// stretch (on-off's bursts) makes one batch slow, not one frame.
+			if took := time.Since(began); took < time.Millisecond/2 && s.chunk < maxChunk {
 				s.chunk *= 2
 			} else if took > 2*time.Millisecond && s.chunk > time.Microsecond {
 				s.chunk /= 2
@@ -574,6 +576,9 @@ func (s *sim) measureTail() {
 	}
 	s.tail = span + span/4
 }
+
+// maxChunk is the longest a light batch is, in virtual time.
+const maxChunk = time.Second
 
 // pendingStep marks the step of a mark found in a light batch before the batch's steps are
 // numbered: pendingStep | the lane's event in the batch.
