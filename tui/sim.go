@@ -106,8 +106,7 @@ type point struct {
 // checkpoint is every lane frozen after a step.
 type checkpoint struct {
 	steps  uint64
-	lastAt time.Duration
-	events []uint64
+	events []uint64 // sim.events
 	lanes  []*engine.Checkpoint
 }
 
@@ -216,7 +215,7 @@ func (s *sim) observer(i int) func(engine.Record) {
 }
 
 // decider is lane i's observer while light (engine.Lane.OnDecide): what observer does with a
-// decision's record, but for the log, of which it keeps only the step (recordRing.skip): its
+// decision's record, but for the log, of which it keeps only the instant (recordRing.skip): its
 // sentence is never made, since the frame observes again before it ends (forward).
 //
 // It holds lane i's log, mark finder and chart, which no rewind or refill replaces while it
@@ -678,7 +677,7 @@ func (s *sim) note() {
 	if s.steps/ckptEvery <= last/ckptEvery || s.noCkpt {
 		return
 	}
-	c := checkpoint{steps: s.steps, lastAt: s.lastAt, events: p.events}
+	c := checkpoint{steps: s.steps, events: p.events}
 	for _, lane := range s.lanes {
 		ck, err := lane.Checkpoint()
 		if err != nil { // a trace file, a peer library's clock: going back re-runs from 0
