@@ -67,6 +67,13 @@ func (m *Model) helpSections() []helpSection {
 			{"[██░░]", "a meter: permits used of the limit, requests in flight of the maximum, or a level"},
 			{"pool", "the downstream: requests being served of its pool; queue: requests waiting in the client"},
 		}},
+		{"Client loop (a lane whose clients retry or pace: all of it when focused)", []helpEntry{
+			{"goodput n/s", "requests admitted per second so far"},
+			{"amplification a", "attempts per request offered: 1 when nothing is retried"},
+			{"herd ×s", "the most retries in one 10ms bin over their mean per bin: about 1 when spread, the number of bins when all come at once"},
+			{"success p50 p99", "from a request's first attempt to its admission, every refusal and backoff between"},
+			{"latency p50 p99", "from a request's arrival to its answer, every client wait and the service included"},
+		}},
 		{"Log", []helpEntry{
 			{"t=…", "the virtual time of the decision; times are rounded for reading (194.7ms), x shows them exact"},
 			{"req #n", "the request's number, in arrival order: the same request in every lane"},

@@ -94,17 +94,30 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 	chartCols := cw.cols
 
 	// The state panel: each stage's drawing (a fleet lane's instances instead), then the
-	// downstream when there is one.
+	// downstream when there is one, then the client loop's measures when its clients retry
+	// or pace themselves (loopLines). The focused lane's loop takes the rows it needs (up
+	// to maxLoopRows) before the drawing, which keeps what is left, its first lines first:
+	// at 80×24 retry-storm's lanes have four rows and header-paced's three, and the five
+	// measures need three or four rows of 40 cells. Another lane's loop takes the rows its
+	// drawing leaves (at 80×24 retry-storm's one: goodput and amplification).
 	var panel []string
 	downstream := s.sc.Downstream != nil && rows >= 3
 	room := rows
 	if downstream {
 		room--
 	}
+	var loop []string
+	if i == m.focus {
+		loop = m.loopLines(lane, &res, stateW, min(maxLoopRows, room))
+		room -= len(loop)
+	}
 	if res.Fleet != nil {
 		panel = m.fleetPanel(lane, res.Fleet, stateW, room)
 	} else {
 		panel = m.statePanel(lane, stateW, room)
+	}
+	if i != m.focus {
+		loop = m.loopLines(lane, &res, stateW, min(maxLoopRows, room-len(panel)))
 	}
 	if downstream {
 		client := s.sc.Client
@@ -113,6 +126,7 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 		}
 		panel = append(panel, fitWords(downstreamLine(s.sc.Downstream, lane, client.Policy == engine.PolicyQueue, stateW, m.styles), stateW))
 	}
+	panel = append(panel, loop...)
 
 	for r := 0; r < rows; r++ {
 		var label, bars string

@@ -92,9 +92,13 @@ func TestALongNameIsElidedNotTheCounters(t *testing.T) {
 	view := m.View()
 	mustContain(t, view, "▸ a lane whose na…  admitted 2006/2355 · refused 0 · gave up 349 · retried 11482",
 		"  backoff + jitter  admitted 2009/2355 · refused 0 · gave up 346 · retried 4336",
-		"TAT 20.16s (+158.3ms) · 4/20 free", // T gave way to the permits' count
 		"backlog+T 208.3ms > τ 200ms: refused",
 		"── log · a lane whose name is far too long for any terminal: token-bucket to… ──")
+	// The focused lane's client loop takes most of its panel (loopLines): the first lane's
+	// drawing shows whole once another has the focus.
+	press(m, "tab")
+	checkLegible(t, m, "retry-storm with a long name, the second lane focused")
+	mustContain(t, m.View(), "TAT 20.16s (+158.3ms) · 4/20 free") // T gave way to the permits' count
 }
 
 func TestBelow80x24SaysTooSmall(t *testing.T) {

@@ -1,10 +1,14 @@
 package tui
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ratelab/ratelab/scenarios"
 )
 
 // Played at maximum speed, where the lanes run light for most of each frame, the workbench
@@ -22,7 +26,7 @@ func TestLightFramesShowWhatAnObservedRunShows(t *testing.T) {
 				frames(m, 1)
 				want := unlit(t, name)
 				w := want.sim
-				if _, err := w.forward(func() bool { return w.steps >= m.sim.steps }, 0, -1); err != nil {
+				if _, err := w.forward(func() bool { return w.steps >= m.sim.steps }, 0, -1, 0); err != nil {
 					t.Fatal(err)
 				}
 				if err := w.advanceTo(m.sim.now); err != nil {
@@ -65,4 +69,82 @@ func unlit(t *testing.T, name string) *Model {
 		m.sim.lightOK[i] = false
 	}
 	return m
+}
+
+// Light batches (sim.batch: each lane on its own up to a time, the steps numbered after by
+// merging the lanes' event instants) reach the positions the lockstep reaches, with the same
+// steps, marks, charts, mark finder and lanes, batch after batch, on a scenario where a
+// lane often has two events at one instant (an arrival every millisecond, a completion 2ms
+// after each admission: two steps at that instant) and the lanes' completions fall at
+// different instants.
+func TestBatchesNumberTheStepsTheLockstepRuns(t *testing.T) {
+	const yaml = `
+name: coincident
+seed: 3
+horizon: 1s
+sources:
+  - kind: constant
+    rate: 1000
+client:
+  policy: drop
+limiters:
+  - token-bucket:capacity=5,rate=400/1s
+  - concurrency:max=1
+  - fixed-window:limit=3,window=10ms
+downstream:
+  service: {kind: constant, mean: 2ms}
+`
+	sc, err := scenarios.Load("coincident.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newSim(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	w, err := newSim(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	b.setLight(true)
+	doubled := false
+	for to := 7 * time.Millisecond; b.nextEventAt() < sc.Horizon; to += 7 * time.Millisecond {
+		before := b.steps
+		if err := b.batch(to); err != nil {
+			t.Fatal(err)
+		}
+		for i := range b.inst {
+			for k := 1; k < len(b.inst[i]); k++ {
+				doubled = doubled || b.inst[i][k] == b.inst[i][k-1]
+			}
+		}
+		if err := b.sync(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.forward(func() bool { return w.steps >= b.steps }, 0, -1, 0); err != nil {
+			t.Fatal(err)
+		}
+		if b.steps == before {
+			continue
+		}
+		if b.steps != w.steps || b.lastAt != w.lastAt || b.now != w.now {
+			t.Fatalf("batch to %v: event %d at t=%v; the lockstep at event %d, t=%v", to, b.steps, b.lastAt, w.steps, w.lastAt)
+		}
+		if fmt.Sprint(b.marks) != fmt.Sprint(w.marks) || !reflect.DeepEqual(b.charts, w.charts) || !reflect.DeepEqual(b.seen, w.seen) {
+			t.Fatalf("batch to %v: the marks, charts or mark finder differ from the lockstep's", to)
+		}
+		for i := range b.lanes {
+			if !reflect.DeepEqual(b.lanes[i].Result(), w.lanes[i].Result()) {
+				t.Fatalf("batch to %v: lane %d's result differs from the lockstep's", to, i+1)
+			}
+		}
+	}
+	if !doubled {
+		t.Fatal("no lane had two events at one instant: the test covers less than it says")
+	}
+	if b.lit == 0 || len(b.marks[2]) == 0 {
+		t.Fatalf("%d decisions light, %d marks in the fixed window's lane: the test covers nothing", b.lit, len(b.marks[2]))
+	}
 }

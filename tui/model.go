@@ -336,9 +336,9 @@ func (m *Model) tick(msg tickMsg) tea.Cmd {
 	}
 	lightFrom := time.Duration(-1) // a speed's frame ends at its target: observed throughout
 	if speeds[m.speed] == 0 {
-		lightFrom = 0 // at max the frame ends at its budget, observed for its last eighth
+		lightFrom = 0 // at max the frame ends at its budget, observed for its last sixteenth
 	}
-	arrived, err := s.forward(func() bool { return s.nextEventAt() >= target }, maxFrameWork, lightFrom)
+	arrived, err := s.forward(func() bool { return s.nextEventAt() >= target }, maxFrameWork, lightFrom, target)
 	m.fail(err)
 	if arrived && m.err == nil {
 		m.fail(s.advanceTo(target))

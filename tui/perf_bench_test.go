@@ -72,7 +72,7 @@ func BenchmarkTUIVsRun(b *testing.B) {
 				b.Fatal(err)
 			}
 			for !s.done() {
-				arrived, err := s.forward(func() bool { return s.nextEventAt() >= sc.Horizon }, maxFrameWork, 0)
+				arrived, err := s.forward(func() bool { return s.nextEventAt() >= sc.Horizon }, maxFrameWork, 0, sc.Horizon)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -86,7 +86,7 @@ func (m *Model) predictFrame() (tea.Cmd, bool) {
 	}
 	if m.predictor.asking() {
 		p := m.predictor.predict
-		arrived, err := s.forward(func() bool { return p.done() || atTarget() }, maxFrameWork, -1)
+		arrived, err := s.forward(func() bool { return p.done() || atTarget() }, maxFrameWork, -1, 0)
 		m.fail(err)
 		if !arrived || m.err != nil || !p.done() && !s.done() {
 			return goOn(arrived)
@@ -98,7 +98,7 @@ func (m *Model) predictFrame() (tea.Cmd, bool) {
 	}
 	why := ""
 	moment := m.momentStop(len(s.marks[0]), &why)
-	arrived, err := s.forward(func() bool { return moment() || atTarget() }, maxFrameWork, -1)
+	arrived, err := s.forward(func() bool { return moment() || atTarget() }, maxFrameWork, -1, 0)
 	m.fail(err)
 	if !arrived || why == "" || m.err != nil {
 		return goOn(arrived)

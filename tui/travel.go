@@ -175,7 +175,11 @@ func (m *Model) move(budget time.Duration) bool {
 	if tr.light {
 		lightFrom = budget / 4
 	}
-	arrived, err := s.forward(stop, budget, lightFrom)
+	var lightUntil time.Duration // a move to a step or a mark is made step by step
+	if tr.to == toTime {
+		lightUntil = tr.at
+	}
+	arrived, err := s.forward(stop, budget, lightFrom, lightUntil)
 	m.fail(err)
 	if !arrived && m.err == nil {
 		m.status = fmt.Sprintf("travelling… t=%s (%s %s)", short(s.now), m.keys.Stop.Help().Key, m.keys.Stop.Help().Desc)
