@@ -481,6 +481,10 @@ func (s *sim) sync() error {
 	return nil
 }
 
+// wallNow is the wall clock forward chunks its work by (a variable so that a test can give it
+// a clock of its own and check the budget is kept whatever the machine's load).
+var wallNow = time.Now
+
 // minLightBudget is the least budget forward runs light steps in.
 const minLightBudget = 10 * time.Millisecond
 
@@ -493,7 +497,7 @@ const minLightBudget = 10 * time.Millisecond
 // light refills the logs (refill), so what it leaves on screen is what an observed run
 // leaves. The perf scenario at maximum speed, batched: BenchmarkTUIVsRun.
 func (s *sim) forward(stop func() bool, budget, lightFrom, lightUntil time.Duration) (bool, error) {
-	start := time.Now() // wall clock only chunks the work: each step is the same whatever the chunks
+	start := wallNow() // wall clock only chunks the work: each step is the same whatever the chunks
 	// A budget too short to observe the logs whole again after light steps stays observed.
 	canLight := budget >= minLightBudget && lightFrom >= 0 && s.watch == nil
 	defer s.setLight(false)
@@ -527,25 +531,25 @@ func (s *sim) forward(stop func() bool, budget, lightFrom, lightUntil time.Durat
 		}
 		if s.light && t >= lightEnd {
 			s.setLight(false)
-			observing = time.Now()
+			observing = wallNow()
 		}
 		if s.light && lightUntil > 0 {
-			began := time.Now()
+			began := wallNow()
 			if err := s.batch(min(lightEnd, t+s.chunk)); err != nil {
 				return end(true, err)
 			}
 			// A batch of about a millisecond: the frame's budget is kept to within one. A
 			// batch is at most maxChunk long, so that traffic that thickens after a quiet
 			// stretch (on-off's bursts) makes one batch slow, not one frame.
-			if took := time.Since(began); took < time.Millisecond/2 && s.chunk < maxChunk {
+			if took := wallNow().Sub(began); took < time.Millisecond/2 && s.chunk < maxChunk {
 				s.chunk *= 2
 			} else if took > 2*time.Millisecond && s.chunk > time.Microsecond {
 				s.chunk /= 2
 			}
-			el := time.Since(start)
+			el := wallNow().Sub(start)
 			s.setLight(el >= lightFrom && el < budget*lightShare/16)
 			if !s.light {
-				observing = time.Now()
+				observing = wallNow()
 			}
 			continue
 		}
@@ -553,12 +557,12 @@ func (s *sim) forward(stop func() bool, budget, lightFrom, lightUntil time.Durat
 			return end(true, err)
 		}
 		if budget > 0 && n%64 == 63 {
-			el := time.Since(start)
+			el := wallNow().Sub(start)
 			if canLight {
 				was := s.light
 				s.setLight(el >= lightFrom && el < budget*lightShare/16 && t < lightEnd)
 				if was && !s.light {
-					observing = time.Now()
+					observing = wallNow()
 				}
 			}
 			// Past the budget once the logs are whole again, or, if some lane's log is slow to
@@ -566,7 +570,7 @@ func (s *sim) forward(stop func() bool, budget, lightFrom, lightUntil time.Durat
 			// (not after the frame began: on a loaded machine the light part can outlast the
 			// budget, and a refill costs more than the ~256 observed steps that make the logs
 			// whole), refilled.
-			if el >= budget && (!s.stale() || time.Since(observing) >= budget) {
+			if el >= budget && (!s.stale() || wallNow().Sub(observing) >= budget) {
 				return end(false, s.sync())
 			}
 		}
