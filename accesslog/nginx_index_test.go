@@ -14,13 +14,15 @@ import (
 func TestIndexLitIsBytesIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	alphabet := []byte(`" -[]x` + "\x80\xff")
-	for _, lit := range []string{`"`, `" `, ` - `, ` [`, `] "`, ` "`, `" "`, " ", "\xff\x80"} {
+	for _, lit := range []string{`"`, `" `, ` - `, ` [`, `] "`, ` "`, `" "`, " ", "\xff\x80", `] "x-x-x-x" - `} {
+		item := nginxItem{lit: []byte(lit)}
+		item.word, item.mask = litWord(item.lit)
 		for range 20000 {
 			b := make([]byte, rng.IntN(40))
 			for i := range b {
 				b[i] = alphabet[rng.IntN(len(alphabet))]
 			}
-			require.Equal(t, bytes.Index(b, []byte(lit)), indexLit(b, []byte(lit)), "%q in %q", lit, b)
+			require.Equal(t, bytes.Index(b, []byte(lit)), indexLit(b, &item), "%q in %q", lit, b)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/virtualclock"
 )
@@ -59,6 +60,16 @@ func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummar
 // the two).
 func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (ReplaySummary, error) {
 	clock := virtualclock.New()
+	names, built, sum, err := buildStacks(stacks, clock)
+	if err != nil {
+		return sum, err
+	}
+	return replayBuilt(in, out, names, built, clock, plain)
+}
+
+// buildStacks builds each stack on clock, and names it; a stack that cannot be built fails
+// with the summary of a replay that stopped there.
+func buildStacks(stacks [][]limiters.Spec, clock *virtualclock.Clock) ([]string, []*Stack, ReplaySummary, error) {
 	names := make([]string, len(stacks))
 	built := make([]*Stack, len(stacks))
 	for i, specs := range stacks {
@@ -67,19 +78,19 @@ func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (
 		if err != nil {
 			var stage *StageError
 			errors.As(err, &stage)
-			return ReplaySummary{Stacks: names[:i+1], Admitted: make([]int64, len(stacks))},
+			return nil, nil, ReplaySummary{Stacks: names[:i+1], Admitted: make([]int64, len(stacks))},
 				fmt.Errorf("limiter %d: %w", i+1, stage.Err) // the limiter's error names its kind
 		}
 		if st.SetWaits(specs, 0) {
 			if err := st.CanReserve(); err != nil {
 				var stage *StageError
 				errors.As(err, &stage)
-				return ReplaySummary{Stacks: names[:i+1], Admitted: make([]int64, len(stacks))}, fmt.Errorf("limiter %d: %w", i+1, stage.Err)
+				return nil, nil, ReplaySummary{Stacks: names[:i+1], Admitted: make([]int64, len(stacks))}, fmt.Errorf("limiter %d: %w", i+1, stage.Err)
 			}
 		}
 		built[i] = st
 	}
-	return replayBuilt(in, out, names, built, clock, plain)
+	return names, built, ReplaySummary{}, nil
 }
 
 // ReplayStacks is Replay of stacks already built on clock, a fresh virtual clock that the
@@ -95,143 +106,184 @@ func ReplayStacks(in io.Reader, out io.Writer, names []string, stacks []*Stack, 
 }
 
 // replayBuilt is the replay of built stacks, whose limiters read clock (advanced to each
-// row's time).
+// row's time). An access log opened by accesslog.Open is read as rows (see ReplayRows), not
+// as the CSV text it also reads as.
 func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, clock *virtualclock.Clock, plain bool) (ReplaySummary, error) {
-	sum := ReplaySummary{Stacks: names, Admitted: make([]int64, len(built)), Waits: make([]bool, len(built)),
-		Delayed: make([]int64, len(built)), MaxWait: make([]time.Duration, len(built))}
-	pending := make([]releaseQueue, len(built)) // per stack: permits held through a wait or a latency
-	for i, st := range built {
-		sum.Waits[i] = st.shapes()
+	if log, ok := in.(*accesslog.Input); ok && log.Log() != nil {
+		return replayRows(log.Log(), out, names, built, clock)
 	}
+	p := newReplayer(out, names, built)
 	reader, err := NewTraceReader(in)
 	if err != nil {
-		return sum, err
-	}
-	timed := reader.HasLatency() // admitted requests complete latency_ns later
-	for i := range pending {
-		pending[i].timed = timed
+		return p.sum, err
 	}
 	if !plain {
 		reader.plain = 0
 	}
-	if reader.keyCol < 0 {
-		for _, st := range built {
-			if st.Keyed() {
-				// Without keys every row would be one client's: a keyed stage would be a
-				// global limit under another name.
-				return sum, fmt.Errorf("line 1: the header has no key column, and %s decides by each row's key (write the header t_ns,permits,key)", firstKeyed(names, built))
-			}
-		}
-	}
-	// The output is appended to a buffer written out in chunks of exactly 64 KiB, as a
-	// bufio.Writer does (so that what has been written when a row fails is as before); a
-	// plain row's t_ns and permits are copied from the input.
-	need := 32 + 22*len(built) // a row: 19 digits, a comma, 10 digits, per stack 2 bytes and a wait, "\n"
-	w := make([]byte, 0, outChunk+need)
-	w = append(w, "t_ns,permits"...)
-	for i, name := range sum.Stacks {
-		w = append(w, ',')
-		w = append(w, csvField(name)...)
-		if sum.Waits[i] {
-			w = append(w, ',')
-			w = append(w, csvField(name+" wait_ns")...)
-		}
-	}
-	w = append(w, '\n')
-	if w, err = flushChunks(out, w); err != nil {
-		return sum, err
+	if err := p.start(reader.HasLatency(), reader.keyCol >= 0, "line 1: the header has no key column, and %s decides by each row's key (write the header t_ns,permits,key)"); err != nil {
+		return p.sum, err
 	}
 	for {
 		if err := reader.next(); err != nil { // the key is read only for a keyed stack
 			if err == io.EOF {
 				break
 			}
-			return sum, err
+			return p.sum, err
 		}
 		row := &reader.cur
 		if err := clock.AdvanceTo(row.at); err != nil {
-			return sum, fmt.Errorf("line %d: %w", row.line, err)
+			return p.sum, fmt.Errorf("line %d: %w", row.line, err)
 		}
-		sum.Rows++
-		sum.Permits += int64(row.permits)
-		sum.Duration = row.at
+		// A plain row's t_ns and permits are copied from the input.
 		switch {
 		case row.textEnd == 0:
-			w = strconv.AppendInt(w, int64(row.at), 10)
-			w = append(w, ',')
-			w = strconv.AppendInt(w, int64(row.permits), 10)
+			p.w = strconv.AppendInt(p.w, int64(row.at), 10)
+			p.w = append(p.w, ',')
+			p.w = strconv.AppendInt(p.w, int64(row.permits), 10)
 		case row.onePermit:
-			w = append(w, reader.text()...)
-			w = append(w, ",1"...)
+			p.w = append(p.w, reader.text()...)
+			p.w = append(p.w, ",1"...)
 		default:
-			w = append(w, reader.text()...)
+			p.w = append(p.w, reader.text()...)
 		}
 		key := ""
-		for i, stack := range built {
-			if sum.Waits[i] || timed {
-				// A caller that waits holds a concurrency stage's permits until it passes,
-				// and with latencies until it completes.
-				pending[i].releaseUntil(row.at, stack)
-			}
-			// A keyed stage decides with the row's key's limiter; a full table refuses.
-			if stack.Keyed() {
-				if key == "" && reader.keyCol >= 0 {
-					key = reader.key()
-				}
-				if _, ok := stack.Bind(row.at, key); !ok {
-					if sum.Waits[i] {
-						w = append(w, ",0,"...)
-					} else {
-						w = append(w, ",0"...)
-					}
-					continue
-				}
-			}
-			if sum.Waits[i] {
-				d, _, wait := stack.Reserve(row.at, row.permits, nil)
-				if d != limiters.Admitted {
+		if p.keyed && reader.keyCol >= 0 {
+			key = reader.key()
+		}
+		if err := p.decide(row.at, row.permits, row.latency, key); err != nil {
+			return p.sum, err
+		}
+	}
+	return p.finish()
+}
+
+// replayer decides rows, one at a time, with each stack, and writes them out: what Replay
+// does once a row is read, whether from CSV text or from a RowReader.
+type replayer struct {
+	sum     ReplaySummary
+	built   []*Stack
+	pending []releaseQueue // per stack: permits held through a wait or a latency
+	timed   bool           // admitted requests complete latency later
+	keyed   bool           // some stack decides by each row's key
+	out     io.Writer
+	w       []byte // the output not yet written
+}
+
+func newReplayer(out io.Writer, names []string, built []*Stack) *replayer {
+	p := &replayer{out: out, built: built, pending: make([]releaseQueue, len(built)),
+		sum: ReplaySummary{Stacks: names, Admitted: make([]int64, len(built)), Waits: make([]bool, len(built)),
+			Delayed: make([]int64, len(built)), MaxWait: make([]time.Duration, len(built))}}
+	for i, st := range built {
+		p.sum.Waits[i] = st.shapes()
+		p.keyed = p.keyed || st.Keyed()
+	}
+	return p
+}
+
+// start sets the replay up for rows with latencies (timed) or not, with keys or not (a
+// keyed stack then fails with noKey, a format naming the stack), and writes the header.
+func (p *replayer) start(timed, keys bool, noKey string) error {
+	p.timed = timed
+	for i := range p.pending {
+		p.pending[i].timed = timed
+	}
+	if !keys && p.keyed {
+		// Without keys every row would be one client's: a keyed stage would be a global
+		// limit under another name.
+		return fmt.Errorf(noKey, firstKeyed(p.sum.Stacks, p.built))
+	}
+	// The output is appended to a buffer written out in chunks of exactly 64 KiB, as a
+	// bufio.Writer does (so that what has been written when a row fails is as before).
+	need := 32 + 22*len(p.built) // a row: 19 digits, a comma, 10 digits, per stack 2 bytes and a wait, "\n"
+	w := make([]byte, 0, outChunk+need)
+	w = append(w, "t_ns,permits"...)
+	for i, name := range p.sum.Stacks {
+		w = append(w, ',')
+		w = append(w, csvField(name)...)
+		if p.sum.Waits[i] {
+			w = append(w, ',')
+			w = append(w, csvField(name+" wait_ns")...)
+		}
+	}
+	w = append(w, '\n')
+	var err error
+	p.w, err = flushChunks(p.out, w)
+	return err
+}
+
+// decide decides a row at at (the clock already there), whose "t_ns,permits" has been
+// appended to the output, with each stack, and ends its output line.
+func (p *replayer) decide(at time.Duration, permits int, latency time.Duration, key string) error {
+	sum, w := &p.sum, p.w
+	sum.Rows++
+	sum.Permits += int64(permits)
+	sum.Duration = at
+	for i, stack := range p.built {
+		if sum.Waits[i] || p.timed {
+			// A caller that waits holds a concurrency stage's permits until it passes,
+			// and with latencies until it completes.
+			p.pending[i].releaseUntil(at, stack)
+		}
+		// A keyed stage decides with the row's key's limiter; a full table refuses.
+		if stack.Keyed() {
+			if _, ok := stack.Bind(at, key); !ok {
+				if sum.Waits[i] {
 					w = append(w, ",0,"...)
-					continue
-				}
-				sum.Admitted[i]++
-				if wait > 0 {
-					sum.Delayed[i]++
-					sum.MaxWait[i] = max(sum.MaxWait[i], wait)
-				}
-				if wait > 0 || timed {
-					pending[i].hold(row.at+wait+row.latency, row.permits, row.latency, key, stack)
 				} else {
-					stack.Release(row.permits, stack.Len())
+					w = append(w, ",0"...)
 				}
-				w = append(w, ",1,"...)
-				w = strconv.AppendInt(w, int64(wait), 10)
 				continue
 			}
-			// A refusal gives back what the stages before it took; an admitted caller
-			// completes at once, so it gives back what every stage took.
-			if d, _, _ := stack.Acquire(row.at, row.permits, nil); d == limiters.Admitted {
-				if timed {
-					pending[i].hold(row.at+row.latency, row.permits, row.latency, key, stack)
-				} else {
-					stack.Release(row.permits, stack.Len())
-				}
-				sum.Admitted[i]++
-				w = append(w, ",1"...)
+		}
+		if sum.Waits[i] {
+			d, _, wait := stack.Reserve(at, permits, nil)
+			if d != limiters.Admitted {
+				w = append(w, ",0,"...)
+				continue
+			}
+			sum.Admitted[i]++
+			if wait > 0 {
+				sum.Delayed[i]++
+				sum.MaxWait[i] = max(sum.MaxWait[i], wait)
+			}
+			if wait > 0 || p.timed {
+				p.pending[i].hold(at+wait+latency, permits, latency, key, stack)
 			} else {
-				w = append(w, ",0"...)
+				stack.Release(permits, stack.Len())
 			}
+			w = append(w, ",1,"...)
+			w = strconv.AppendInt(w, int64(wait), 10)
+			continue
 		}
-		w = append(w, '\n')
-		if len(w) > outChunk {
-			if w, err = flushChunks(out, w); err != nil {
-				return sum, err
+		// A refusal gives back what the stages before it took; an admitted caller
+		// completes at once, so it gives back what every stage took.
+		if d, _, _ := stack.Acquire(at, permits, nil); d == limiters.Admitted {
+			if p.timed {
+				p.pending[i].hold(at+latency, permits, latency, key, stack)
+			} else {
+				stack.Release(permits, stack.Len())
 			}
+			sum.Admitted[i]++
+			w = append(w, ",1"...)
+		} else {
+			w = append(w, ",0"...)
 		}
 	}
-	if len(w) == 0 {
-		return sum, nil
+	w = append(w, '\n')
+	var err error
+	if len(w) > outChunk {
+		w, err = flushChunks(p.out, w)
 	}
-	return sum, write(out, w)
+	p.w = w
+	return err
+}
+
+// finish writes what is left of the output.
+func (p *replayer) finish() (ReplaySummary, error) {
+	if len(p.w) == 0 {
+		return p.sum, nil
+	}
+	return p.sum, write(p.out, p.w)
 }
 
 // firstKeyed is the name of the first keyed stack.
