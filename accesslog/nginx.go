@@ -38,9 +38,21 @@ type nginxItem struct {
 	width int // a fixed-width variable's width, else 0
 	// A literal of at most 8 bytes as a little-endian word and the mask of its bytes: a
 	// line's next 8 bytes w begin with it when w&mask == word (mask 0: longer, compared
-	// byte by byte).
-	word, mask uint64
+	// byte by byte). first is its first byte in every byte of a word (indexLit).
+	word, mask, first uint64
+	kind              itemKind
 }
+
+// itemKind is how parse reads an item, told once when the format is compiled.
+type itemKind uint8
+
+const (
+	itemLit    itemKind = iota // a literal, compared
+	itemFixed                  // a fixed-width variable ($time_local)
+	itemRest                   // the last item, a variable: the rest of the line
+	itemSuffix                 // a variable before the last literal, which ends the line
+	itemSearch                 // a variable that runs to the next literal, searched for
+)
 
 // litWord is lit's word and mask (see nginxItem), or zeros for a literal longer than 8 bytes.
 func litWord(lit []byte) (word, mask uint64) {
@@ -52,6 +64,13 @@ func litWord(lit []byte) (word, mask uint64) {
 		mask = mask<<8 | 0xFF
 	}
 	return word, mask
+}
+
+// litItem is the item of a literal.
+func litItem(lit []byte) nginxItem {
+	it := nginxItem{lit: lit, field: -1, kind: itemLit, first: 0x0101010101010101 * uint64(lit[0])}
+	it.word, it.mask = litWord(lit)
+	return it
 }
 
 // at is whether b begins with the literal of item it: one load and compare when b holds 8
@@ -115,8 +134,18 @@ func compileNginx(name, text string) (*nginxFormat, error) {
 		f.items = append(f.items, nginxItem{lit: lit, field: -1})
 	}
 	for i := range f.items {
-		if it := &f.items[i]; it.lit != nil {
-			it.word, it.mask = litWord(it.lit)
+		it := &f.items[i]
+		switch {
+		case it.lit != nil:
+			*it = litItem(it.lit)
+		case it.width > 0:
+			it.kind = itemFixed
+		case i == len(f.items)-1:
+			it.kind = itemRest
+		case i == len(f.items)-2:
+			it.kind = itemSuffix
+		default:
+			it.kind = itemSearch
 		}
 	}
 	if len(f.fields) == 0 {
@@ -202,9 +231,10 @@ func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
 	if !full {
 		last = f.last
 	}
-	for k := 0; k <= last; k++ {
-		it := &f.items[k]
-		if it.lit != nil {
+	items := f.items[:last+1]
+	for k := 0; k < len(items); k++ {
+		it := &items[k]
+		if it.kind == itemLit {
 			if !it.at(line[pos:]) {
 				return pos + 1, fmt.Sprintf("expected %q", it.lit)
 			}
@@ -213,28 +243,45 @@ func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
 		}
 		end := -1
 		skip := 0 // the literal after the variable, found with it
-		switch {
-		case it.width > 0:
+		switch it.kind {
+		case itemFixed:
 			if pos+it.width > len(line) {
 				return pos + 1, fmt.Sprintf("expected $%s (%d bytes) but the line ends", f.fields[it.field], it.width)
 			}
 			end = pos + it.width
-		case k == len(f.items)-1: // the last item: the rest of the line
+		case itemRest:
 			end = len(line)
-		case k == len(f.items)-2: // before the last literal: up to the line's end less it
+		case itemSuffix:
 			lit := f.items[k+1].lit
 			if !bytes.HasSuffix(line[pos:], lit) {
 				return len(line) + 1, fmt.Sprintf("expected the line to end with %q after $%s", lit, f.fields[it.field])
 			}
 			end = len(line) - len(lit)
-		default:
+		default: // itemSearch: indexLit, its word loop written out here
 			next := &f.items[k+1]
-			j := indexLit(line[pos:], next)
+			b := line[pos:]
+			j, off := -1, 0
+			for off+8 <= len(b) {
+				const lo, hi = 0x0101010101010101, 0x8080808080808080
+				x := binary.LittleEndian.Uint64(b[off:]) ^ next.first
+				if m := (x - lo) &^ x & hi; m != 0 {
+					c := off + bits.TrailingZeros64(m)/8
+					if next.at(b[c:]) {
+						j = c
+						break
+					}
+					off = c + 1
+					continue
+				}
+				off += 8
+			}
 			if j < 0 {
-				return pos + 1, fmt.Sprintf("expected $%s then %q, which the rest of the line does not hold", f.fields[it.field], next.lit)
+				if j = indexLitFrom(b, off, next); j < 0 {
+					return pos + 1, fmt.Sprintf("expected $%s then %q, which the rest of the line does not hold", f.fields[it.field], next.lit)
+				}
 			}
 			end = pos + j
-			if k+1 <= last {
+			if k+1 < len(items) {
 				skip = len(next.lit)
 			}
 		}
@@ -260,13 +307,13 @@ func (f *nginxFormat) derived() bool { return f.deriveMethod || f.derivePath }
 // variables (`" `, " - "), found a few bytes on in a log's line: eight bytes at a time in a
 // word (x ^ c·0x01… has a zero byte where b has c, and (y − 0x01…) &^ y & 0x80… marks the
 // first), where bytes.Index and IndexByte pay for a call and a vector set-up per field.
-func indexLit(b []byte, lit *nginxItem) int {
+func indexLit(b []byte, lit *nginxItem) int { return indexLitFrom(b, 0, lit) }
+
+// indexLitFrom is indexLit from b[off:] on (an index in b).
+func indexLitFrom(b []byte, off int, lit *nginxItem) int {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	c := lit.lit[0]
-	pat := lo * uint64(c)
-	off := 0
 	for off+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[off:]) ^ pat
+		x := binary.LittleEndian.Uint64(b[off:]) ^ lit.first
 		m := (x - lo) &^ x & hi // its lowest set bit marks the first byte equal to c
 		if m == 0 {
 			off += 8
@@ -278,6 +325,7 @@ func indexLit(b []byte, lit *nginxItem) int {
 		}
 		off = k + 1
 	}
+	c := lit.lit[0]
 	for ; off < len(b); off++ {
 		if b[off] == c && hasLit(b[off:], lit.lit) {
 			return off

@@ -53,7 +53,7 @@ func (r *Reader) csvKey(key []byte) []byte {
 	if n == 0 {
 		return key
 	}
-	if first, last := key[0], key[n-1]; first > ' ' && first < 0x80 && last > ' ' && last < 0x80 && bytes.IndexByte(key, '\r') < 0 {
+	if first, last := key[0], key[n-1]; first > ' ' && first < 0x80 && last > ' ' && last < 0x80 && !hasCR(key) {
 		return key
 	}
 	if bytes.Contains(key, []byte("\r\n")) {
@@ -66,6 +66,17 @@ func (r *Reader) csvKey(key []byte) []byte {
 		key = r.keyBuf
 	}
 	return bytes.TrimSpace(key)
+}
+
+// hasCR is whether key holds a '\r': a loop over a key's few bytes, not a call to
+// bytes.IndexByte per row.
+func hasCR(key []byte) bool {
+	for _, c := range key {
+		if c == '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 // nextSlot is the slot of the next request in arrival order (see Next), valid until the next
@@ -206,6 +217,10 @@ func (r *Reader) place(i int32, stamp int64) {
 		m := copy(r.q, r.q[r.qh:])
 		k -= r.qh
 		r.q, r.qh = r.q[:m], 0
+	}
+	if k == len(r.q) { // in order: the common case
+		r.q = append(r.q, i)
+		return
 	}
 	r.q = append(r.q, 0)
 	copy(r.q[k+1:], r.q[k:])

@@ -581,7 +581,7 @@ func (r *Reader) readLine() ([]byte, error) {
 
 // value is field i's text in line (a JSON string unescaped), or nil when absent.
 func (r *Reader) value(line []byte, i int) []byte {
-	if s := r.vals[i]; s.start >= 0 && !s.esc {
+	if s := &r.vals[i]; s.start >= 0 && !s.esc {
 		return line[s.start:s.end]
 	}
 	return r.valueElse(line, i)

@@ -50,6 +50,11 @@ type ReplaySummary struct {
 // or recovers, and a bulkhead holds each request for its latency. The output's columns are
 // the same. Completions due after the last row are not heard.
 //
+// An access log opened by accesslog.Open (an *accesslog.Input holding a log) is read as its
+// rows (accesslog.Reader.NextRow: see RowReader and ReplayRows) rather than as the CSV text it
+// also reads as: the same output byte for byte, without writing each request as text and
+// parsing it again.
+//
 // Memory does not depend on the trace's length (only on how many callers a concurrency stage
 // holds at once, through a wait or a latency: at most its limit).
 func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummary, error) {

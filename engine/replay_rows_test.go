@@ -154,3 +154,49 @@ func (f *fakeRows) NextRow() (time.Duration, int, []byte, time.Duration, error) 
 }
 
 func (f *fakeRows) Columns() (key, latency bool) { return false, false }
+
+// Any input read as a log replays as rows exactly as it replays as the CSV text it stands for:
+// the same output, the same summary, the same error (or none).
+func FuzzReplayOfLogRowsIsReplayOfItsCSVText(f *testing.F) {
+	for _, seed := range []string{
+		`10.0.0.1 - - [02/Dec/2026:18:03:19 +0000] "GET / HTTP/1.1" 200 5 "-" "curl"` + "\n" +
+			`10.0.0.2 - - [02/Dec/2026:18:03:19 +0000] "GET / HTTP/1.1" 429 5 "-" "curl"` + "\n",
+		`{"ts":1700000000.5,"request":{"remote_ip":" a,\"b\"\r\n"},"duration":0.5,"status":200}` + "\n" +
+			`{"ts":1700000000.25,"request":{"remote_ip":"a"},"duration":0.1,"status":200}` + "\n",
+		"t_ns,permits,key\n0,1,a\n",
+	} {
+		f.Add(seed)
+	}
+	stacks := [][]limiters.Spec{}
+	for _, text := range replayRowsStacks {
+		specs, err := ParseStack(text)
+		if err != nil {
+			f.Fatal(err)
+		}
+		stacks = append(stacks, specs)
+	}
+	f.Fuzz(func(t *testing.T, log string) {
+		for _, opt := range []accesslog.Options{{}, {Format: "combined"}, {Format: "caddy"}, {Format: "caddy", Spread: "uniform"}} {
+			text, err := accesslog.Open(strings.NewReader(log), opt)
+			if err != nil {
+				continue
+			}
+			rows, err := accesslog.Open(strings.NewReader(log), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want, got bytes.Buffer
+			wantSum, wantErr := Replay(textOnly{text}, &want, stacks)
+			gotSum, gotErr := Replay(rows, &got, stacks)
+			if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+				t.Fatalf("%+v: error %v as text, %v as rows", opt, wantErr, gotErr)
+			}
+			if want.String() != got.String() {
+				t.Fatalf("%+v: output\n%s as text,\n%s as rows", opt, want.String(), got.String())
+			}
+			if fmt.Sprint(wantSum) != fmt.Sprint(gotSum) {
+				t.Fatalf("%+v: summary %+v as text, %+v as rows", opt, wantSum, gotSum)
+			}
+		}
+	})
+}
