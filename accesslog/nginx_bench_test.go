@@ -15,11 +15,12 @@ package accesslog_test
 //	BenchmarkNginxCombinedVsCSV/path=nginx-combined   the combined log of the same requests
 //
 // The ratio of their rows/s is the log's cost; the issue asks for at least 0.5. On 2 shared
-// cores at load 14, in CPU ns a row (median, min-max of 6): csv-fast-path 95 (89-98),
-// nginx-combined 327 (307-338), 0.29; it was 0.17 when the log was replayed through its CSV
-// text. What is left is reading the log (BenchmarkNginxStages): on the same machine, finding
-// the line costs about 40 ns, splitting its fields up to $status about 95, the rest of
-// decoding (stamp, key, status) about 80 and the reorder window about 50.
+// cores at load 8, in CPU ns a row (median, min-max of 6 in one run): csv-fast-path 76
+// (75-77), nginx-combined 346 (344-347), 0.22. Before the log was read as rows (and the CSV
+// loop decided plain stacks in place) they were 95 (94-95) and 562 (560-571), 0.17. What is
+// left is reading the log (BenchmarkNginxStages): on the same machine, finding the line
+// costs about 45 ns, splitting its fields up to $status about 95, the rest of decoding
+// (stamp, key, status) about 80 and the reorder window about 55.
 
 import (
 	"bytes"

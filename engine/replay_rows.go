@@ -14,10 +14,9 @@ import (
 // a source that is not a CSV file (an access log: accesslog.Reader is a RowReader) is replayed
 // without being written as "t_ns,permits,key" text and parsed again. TraceReader is one too.
 //
-// Read that way (with the log reader's own savings of the same change), an nginx combined log
-// replays through a token bucket in 327 CPU ns a row (307-338) where it took 520-560 through
-// its CSV text: 0.29 of the CSV trace's fast path (95 ns, 89-98) on the same arrivals, from
-// 0.17 (BenchmarkNginxCombinedVsCSV in accesslog, 2 cores at load 14).
+// Read that way (with the log reader's own savings made with it), an nginx combined log
+// replays through a token bucket in 346 CPU ns a row (344-347) where it took 562 (560-571)
+// through its CSV text (BenchmarkNginxCombinedVsCSV in accesslog, 2 shared cores at load 8).
 type RowReader interface {
 	// NextRow returns the next row, io.EOF after the last: its time since the trace's start
 	// (in time order, less than MaxTime), its permits (1 to MaxPermits), its key (valid
@@ -68,11 +67,14 @@ func replayRows(rows RowReader, out io.Writer, names []string, built []*Stack, c
 		return p.sum, err
 	}
 	var interned internedKeys
-	last := time.Duration(0)
+	var keyBytes []byte
 	atText, atTextOf := make([]byte, 0, 20), time.Duration(0) // the last time's digits
+	w := p.w
 	for n := int64(1); ; n++ {
-		at, permits, keyBytes, latency, err := rows.NextRow()
-		if err != nil {
+		var at, latency time.Duration
+		var permits int
+		var err error
+		if at, permits, keyBytes, latency, err = rows.NextRow(); err != nil {
 			if err == io.EOF {
 				break
 			}
@@ -81,37 +83,56 @@ func replayRows(rows RowReader, out io.Writer, names []string, built []*Stack, c
 		switch {
 		case n > MaxTraceRows: // as a CSV trace's reader says it, on the line the row would be
 			return p.sum, fmt.Errorf("line %d: a trace holds at most %d requests (so that their permits add up exactly)", n+1, int64(MaxTraceRows))
-		case at < last || at >= MaxTime:
-			return p.sum, fmt.Errorf("row %d: time %v is before the previous row's %v or not less than %s", n, at, last, maxTimeText)
+		case at < p.sum.Duration || at >= MaxTime:
+			return p.sum, fmt.Errorf("row %d: time %v is before the previous row's %v or not less than %s", n, at, p.sum.Duration, maxTimeText)
 		case permits < 1 || permits > MaxPermits:
 			return p.sum, fmt.Errorf("row %d: permits %d is not from 1 to %d", n, permits, MaxPermits)
 		case timed && (latency < 0 || latency >= MaxTime):
 			return p.sum, fmt.Errorf("row %d: latency %v is not from 0 to less than %s", n, latency, maxTimeText)
 		}
-		last = at
 		if err := clock.AdvanceTo(at); err != nil {
 			return p.sum, fmt.Errorf("row %d: %w", n, err)
 		}
+		p.sum.Rows++
+		p.sum.Permits += int64(permits)
+		p.sum.Duration = at
 		// A log's stamps repeat (10,000 requests in a second stamped to the second share
 		// one time): the time's digits are written once and copied while it repeats.
 		if at != atTextOf || n == 1 {
 			atText, atTextOf = strconv.AppendInt(atText[:0], int64(at), 10), at
 		}
-		p.w = append(p.w, atText...)
+		w = append(w, atText...)
 		if permits < 10 {
-			p.w = append(p.w, ',', '0'+byte(permits))
+			w = append(w, ',', '0'+byte(permits))
 		} else {
-			p.w = append(p.w, ',')
-			p.w = strconv.AppendInt(p.w, int64(permits), 10)
+			w = append(w, ',')
+			w = strconv.AppendInt(w, int64(permits), 10)
 		}
 		key := ""
-		if p.keyed {
-			key = interned.get(keyBytes)
+		for i, stack := range p.built { // as in replayBuilt
+			if !p.atOnce[i] {
+				if key == "" && stack.Keyed() {
+					key = interned.get(keyBytes)
+				}
+				w = p.decide(w, i, stack, at, permits, latency, key)
+				continue
+			}
+			if d, _, _ := stack.Acquire(at, permits, nil); d == limiters.Admitted {
+				stack.Release(permits, stack.Len())
+				p.sum.Admitted[i]++
+				w = append(w, ",1"...)
+			} else {
+				w = append(w, ",0"...)
+			}
 		}
-		if err := p.decide(at, permits, latency, key); err != nil {
-			return p.sum, err
+		w = append(w, '\n')
+		if len(w) > outChunk {
+			if w, err = flushChunks(p.out, w); err != nil {
+				return p.sum, err
+			}
 		}
 	}
+	p.w = w
 	return p.finish()
 }
 
