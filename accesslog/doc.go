@@ -1,7 +1,8 @@
 // Package accesslog reads proxies' access logs as the requests a limiter saw: each request's
 // arrival (rebased so that the first is at 0), its client key and the permits it is charged,
 // streamed as the CSV trace ("t_ns,permits,key") that engine.TraceReader reads, so that every
-// command that reads a trace reads a log too. It imports only the standard library.
+// command that reads a trace reads a log too; engine.Replay reads the same requests as rows
+// (Reader.NextRow), without that text. It imports only the standard library.
 //
 // Formats (Options.Format, told by the first 8 lines when "auto", a HAR by its first bytes):
 //

@@ -29,12 +29,57 @@ type nginxFormat struct {
 	deriveMethod bool
 	derivePath   bool
 	absent       []span // every field absent: what parse starts from
+	primed       *span  // the first span of the slice parse last reset, for a parse that stops early
 }
 
 type nginxItem struct {
 	lit   []byte // a literal, or nil for a variable
 	field int
 	width int // a fixed-width variable's width, else 0
+	// A literal of at most 8 bytes as a little-endian word and the mask of its bytes: a
+	// line's next 8 bytes w begin with it when w&mask == word (mask 0: longer, compared
+	// byte by byte). first is its first byte in every byte of a word (indexLit).
+	word, mask, first uint64
+	kind              itemKind
+}
+
+// itemKind is how parse reads an item, told once when the format is compiled.
+type itemKind uint8
+
+const (
+	itemLit    itemKind = iota // a literal, compared
+	itemFixed                  // a fixed-width variable ($time_local)
+	itemRest                   // the last item, a variable: the rest of the line
+	itemSuffix                 // a variable before the last literal, which ends the line
+	itemSearch                 // a variable that runs to the next literal, searched for
+)
+
+// litWord is lit's word and mask (see nginxItem), or zeros for a literal longer than 8 bytes.
+func litWord(lit []byte) (word, mask uint64) {
+	if len(lit) > 8 {
+		return 0, 0
+	}
+	for i := len(lit) - 1; i >= 0; i-- {
+		word = word<<8 | uint64(lit[i])
+		mask = mask<<8 | 0xFF
+	}
+	return word, mask
+}
+
+// litItem is the item of a literal.
+func litItem(lit []byte) nginxItem {
+	it := nginxItem{lit: lit, field: -1, kind: itemLit, first: 0x0101010101010101 * uint64(lit[0])}
+	it.word, it.mask = litWord(lit)
+	return it
+}
+
+// at is whether b begins with the literal of item it: one load and compare when b holds 8
+// bytes, where hasLit compares byte by byte.
+func (it *nginxItem) at(b []byte) bool {
+	if it.mask != 0 && len(b) >= 8 {
+		return binary.LittleEndian.Uint64(b)&it.mask == it.word
+	}
+	return hasLit(b, it.lit)
 }
 
 // compileNginx compiles a log_format string. name labels it ("nginx combined").
@@ -87,6 +132,21 @@ func compileNginx(name, text string) (*nginxFormat, error) {
 	}
 	if len(lit) > 0 {
 		f.items = append(f.items, nginxItem{lit: lit, field: -1})
+	}
+	for i := range f.items {
+		it := &f.items[i]
+		switch {
+		case it.lit != nil:
+			*it = litItem(it.lit)
+		case it.width > 0:
+			it.kind = itemFixed
+		case i == len(f.items)-1:
+			it.kind = itemRest
+		case i == len(f.items)-2:
+			it.kind = itemSuffix
+		default:
+			it.kind = itemSearch
+		}
 	}
 	if len(f.fields) == 0 {
 		return nil, fmt.Errorf("log format %q has no $variable", text)
@@ -147,6 +207,8 @@ func (f *nginxFormat) need(i int) {
 }
 
 // parse reads line's variables in order; with full false it stops after the last needed one.
+// A variable that runs to the next literal is found with that literal (indexLit), which is
+// then passed over without being compared again.
 func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
 	if len(f.absent) != len(vals) {
 		f.absent = make([]span, len(vals))
@@ -154,80 +216,118 @@ func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
 			f.absent[i] = absent
 		}
 	}
-	copy(vals, f.absent)
+	// Every field up to the last needed one is set below (or the line fails), and parse with
+	// full false sets none after it: the spans need resetting only when the slice is new to
+	// this format, a full parse set more, or method and path are derived.
+	if full || f.derived() || len(vals) == 0 || f.primed != &vals[0] {
+		copy(vals, f.absent)
+		f.primed = nil
+		if !full && len(vals) > 0 {
+			f.primed = &vals[0]
+		}
+	}
 	pos := 0
 	last := len(f.items) - 1
 	if !full {
 		last = f.last
 	}
-	for k := 0; k <= last; k++ {
-		it := &f.items[k]
-		if it.lit != nil {
-			if !hasLit(line[pos:], it.lit) {
+	items := f.items[:last+1]
+	for k := 0; k < len(items); k++ {
+		it := &items[k]
+		if it.kind == itemLit {
+			if !it.at(line[pos:]) {
 				return pos + 1, fmt.Sprintf("expected %q", it.lit)
 			}
 			pos += len(it.lit)
 			continue
 		}
 		end := -1
-		switch {
-		case it.width > 0:
+		skip := 0 // the literal after the variable, found with it
+		switch it.kind {
+		case itemFixed:
 			if pos+it.width > len(line) {
 				return pos + 1, fmt.Sprintf("expected $%s (%d bytes) but the line ends", f.fields[it.field], it.width)
 			}
 			end = pos + it.width
-		case k == len(f.items)-1: // the last item: the rest of the line
+		case itemRest:
 			end = len(line)
-		case k == len(f.items)-2: // before the last literal: up to the line's end less it
+		case itemSuffix:
 			lit := f.items[k+1].lit
 			if !bytes.HasSuffix(line[pos:], lit) {
 				return len(line) + 1, fmt.Sprintf("expected the line to end with %q after $%s", lit, f.fields[it.field])
 			}
 			end = len(line) - len(lit)
-		default:
-			lit := f.items[k+1].lit
-			j := indexLit(line[pos:], lit)
+		default: // itemSearch: indexLit, its word loop written out here
+			next := &f.items[k+1]
+			b := line[pos:]
+			j, off := -1, 0
+			for off+8 <= len(b) {
+				const lo, hi = 0x0101010101010101, 0x8080808080808080
+				x := binary.LittleEndian.Uint64(b[off:]) ^ next.first
+				if m := (x - lo) &^ x & hi; m != 0 {
+					c := off + bits.TrailingZeros64(m)/8
+					if next.at(b[c:]) {
+						j = c
+						break
+					}
+					off = c + 1
+					continue
+				}
+				off += 8
+			}
 			if j < 0 {
-				return pos + 1, fmt.Sprintf("expected $%s then %q, which the rest of the line does not hold", f.fields[it.field], lit)
+				if j = indexLitFrom(b, off, next); j < 0 {
+					return pos + 1, fmt.Sprintf("expected $%s then %q, which the rest of the line does not hold", f.fields[it.field], next.lit)
+				}
 			}
 			end = pos + j
+			if k+1 < len(items) {
+				skip = len(next.lit)
+			}
 		}
 		vals[it.field] = span{start: int32(pos), end: int32(end)}
-		pos = end
+		pos = end + skip
+		if skip > 0 {
+			k++
+		}
 	}
 	if full && pos != len(line) {
 		return pos + 1, "expected the line to end here"
 	}
-	if f.deriveMethod || f.derivePath {
+	if f.derived() {
 		f.split(line, vals)
 	}
 	return 0, ""
 }
 
-// indexLit is bytes.Index(b, lit) for the short literals between variables (`" `, " - "),
-// found a few bytes on in a log's line: eight bytes at a time in a word (x ^ c·0x01… has a
-// zero byte where b has c, and (y − 0x01…) &^ y & 0x80… marks the first), where bytes.Index
-// and IndexByte pay for a call and a vector set-up per field.
-func indexLit(b, lit []byte) int {
+// derived is whether method or path is read from $request.
+func (f *nginxFormat) derived() bool { return f.deriveMethod || f.derivePath }
+
+// indexLit is bytes.Index(b, lit) for the short literal of item lit, one of those between
+// variables (`" `, " - "), found a few bytes on in a log's line: eight bytes at a time in a
+// word (x ^ c·0x01… has a zero byte where b has c, and (y − 0x01…) &^ y & 0x80… marks the
+// first), where bytes.Index and IndexByte pay for a call and a vector set-up per field.
+func indexLit(b []byte, lit *nginxItem) int { return indexLitFrom(b, 0, lit) }
+
+// indexLitFrom is indexLit from b[off:] on (an index in b).
+func indexLitFrom(b []byte, off int, lit *nginxItem) int {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	c := lit[0]
-	pat := lo * uint64(c)
-	off := 0
 	for off+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[off:]) ^ pat
+		x := binary.LittleEndian.Uint64(b[off:]) ^ lit.first
 		m := (x - lo) &^ x & hi // its lowest set bit marks the first byte equal to c
 		if m == 0 {
 			off += 8
 			continue
 		}
 		k := off + bits.TrailingZeros64(m)/8
-		if hasLit(b[k:], lit) {
+		if lit.at(b[k:]) {
 			return k
 		}
 		off = k + 1
 	}
+	c := lit.lit[0]
 	for ; off < len(b); off++ {
-		if b[off] == c && hasLit(b[off:], lit) {
+		if b[off] == c && hasLit(b[off:], lit.lit) {
 			return off
 		}
 	}

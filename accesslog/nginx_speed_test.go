@@ -10,8 +10,9 @@ import (
 )
 
 // Once warm — its reorder window's rows held in slots it reuses — reading an nginx combined
-// log allocates nothing per row: 20 runs of 1000 rows, record by record (Reader.Next) and as
-// the CSV text replay reads (Input.Read), allocate less than once per 1000 rows.
+// log allocates nothing per row: 20 runs of 1000 rows, record by record (Reader.Next), row by
+// row as replay reads them (Reader.NextRow) and as the CSV text other readers read
+// (Input.Read), allocate less than once per 1000 rows.
 func TestNginxCombinedAllocatesNothingPerRowOnceWarm(t *testing.T) {
 	if raceDetector {
 		t.Skip("the race detector allocates")
@@ -29,6 +30,20 @@ func TestNginxCombinedAllocatesNothingPerRowOnceWarm(t *testing.T) {
 	next(3 * benchLogRate) // three seconds of stamps: the window's slots exist
 	allocs := testing.AllocsPerRun(20, func() { next(1000) })
 	require.Zero(t, allocs, "allocations per 1000 rows read by Next, once warm")
+
+	// As engine.Replay reads a log: row by row (Reader.NextRow).
+	rows, err := accesslog.Open(newCombinedGen(-1), accesslog.Options{Format: "combined"})
+	require.NoError(t, err)
+	nextRow := func(n int) {
+		for range n {
+			if _, _, _, _, err := rows.Log().NextRow(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	nextRow(3 * benchLogRate)
+	allocs = testing.AllocsPerRun(20, func() { nextRow(1000) })
+	require.Zero(t, allocs, "allocations per 1000 rows read by NextRow, once warm")
 
 	text, err := accesslog.Open(newCombinedGen(-1), accesslog.Options{Format: "combined"})
 	require.NoError(t, err)

@@ -19,6 +19,69 @@ import (
 // than one already returned (later than the window allows) is returned at that one's time,
 // counted, and its line listed in the notes.
 func (r *Reader) Next() (*Record, error) {
+	s, err := r.nextSlot()
+	if err != nil {
+		return nil, err
+	}
+	r.rec = Record{At: time.Duration(s.at - r.base), Line: s.line, Key: s.key, Permits: s.permits, Status: s.status, Decision: s.decision,
+		Logged: verdict(r.ro.decision >= 0, s.decision, s.status, r.refused)}
+	return &r.rec, nil
+}
+
+// NextRow is Next as engine.Replay reads a log (engine.RowReader): the next request's arrival,
+// permits and key (valid until the next call), with no Record made. The key is the one the
+// CSV trace "t_ns,permits,key" that Input.Read writes gives back once read (see csvKey):
+// replaying the rows and replaying that text decide alike. latency is 0: a log's durations
+// place its arrivals, and are not replayed as latencies.
+func (r *Reader) NextRow() (at time.Duration, permits int, key []byte, latency time.Duration, err error) {
+	s, err := r.nextSlot()
+	if err != nil {
+		return 0, 0, nil, 0, err
+	}
+	return time.Duration(s.at - r.base), s.permits, r.csvKey(s.key), 0, nil
+}
+
+// Columns says what NextRow's rows carry (engine.RowReader): a key, and no latency.
+func (r *Reader) Columns() (key, latency bool) { return true, false }
+
+// csvKey is key as a CSV trace's reader gives it back once Input.Read has written it: with
+// "\r\n" read as "\n" (encoding/csv does so in a quoted field) and the spaces at either end
+// trimmed (a trace's fields are). Most keys (an address, an API key) are neither and are
+// returned as they are.
+func (r *Reader) csvKey(key []byte) []byte {
+	n := len(key)
+	if n == 0 {
+		return key
+	}
+	if first, last := key[0], key[n-1]; first > ' ' && first < 0x80 && last > ' ' && last < 0x80 && !hasCR(key) {
+		return key
+	}
+	if bytes.Contains(key, []byte("\r\n")) {
+		r.keyBuf = r.keyBuf[:0]
+		for i, c := range key {
+			if c != '\r' || i+1 == n || key[i+1] != '\n' {
+				r.keyBuf = append(r.keyBuf, c)
+			}
+		}
+		key = r.keyBuf
+	}
+	return bytes.TrimSpace(key)
+}
+
+// hasCR is whether key holds a '\r': a loop over a key's few bytes, not a call to
+// bytes.IndexByte per row.
+func hasCR(key []byte) bool {
+	for _, c := range key {
+		if c == '\r' {
+			return true
+		}
+	}
+	return false
+}
+
+// nextSlot is the slot of the next request in arrival order (see Next), valid until the next
+// call.
+func (r *Reader) nextSlot() (*slot, error) {
 	if r.cur >= 0 {
 		r.free = append(r.free, r.cur)
 		r.cur = -1
@@ -40,10 +103,12 @@ func (r *Reader) Next() (*Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
+		// A line that starts with a letter or digit is not blank (bytes.TrimSpace, a call
+		// and a loop per line, only for the others).
+		if len(line) == 0 || (line[0] <= ' ' || line[0] >= 0x80) && len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if d, ok := r.f.(directiver); ok {
+		if d := r.directives; d != nil {
 			if is, col, msg := d.directive(line); is {
 				if col > 0 {
 					return nil, &LineError{Line: r.line, Col: col, Format: r.f.label(), Msg: msg}
@@ -51,7 +116,7 @@ func (r *Reader) Next() (*Record, error) {
 				continue
 			}
 		}
-		if n, ok := r.f.(noticer); ok && n.notice(line) {
+		if n := r.noticer; n != nil && n.notice(line) {
 			r.notices++
 			if len(r.noticeLines) < 5 {
 				r.noticeLines = append(r.noticeLines, r.line)
@@ -153,6 +218,10 @@ func (r *Reader) place(i int32, stamp int64) {
 		k -= r.qh
 		r.q, r.qh = r.q[:m], 0
 	}
+	if k == len(r.q) { // in order: the common case
+		r.q = append(r.q, i)
+		return
+	}
 	r.q = append(r.q, 0)
 	copy(r.q[k+1:], r.q[k:])
 	r.q[k] = i
@@ -165,7 +234,7 @@ func (r *Reader) setWindow() {
 	}
 }
 
-func (r *Reader) pop() (*Record, error) {
+func (r *Reader) pop() (*slot, error) {
 	i := r.q[r.qh]
 	r.qh++
 	s := &r.slots[i]
@@ -174,12 +243,10 @@ func (r *Reader) pop() (*Record, error) {
 	}
 	r.lastOut = s.at
 	r.cur = i
-	r.rec = Record{At: time.Duration(s.at - r.base), Line: s.line, Key: s.key, Permits: s.permits, Status: s.status, Decision: s.decision,
-		Logged: verdict(r.ro.decision >= 0, s.decision, s.status, r.refused)}
 	if s.at-r.base >= 1<<62 {
 		return nil, fmt.Errorf("line %d: the request arrives more than 2^62ns (146 years) after the first", s.line)
 	}
-	return &r.rec, nil
+	return s, nil
 }
 
 // Start is the instant of the first arrival, the zero of every Record's At, once Next has

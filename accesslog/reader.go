@@ -132,17 +132,20 @@ const maxPermits = 1<<31 - 1
 
 // Reader reads a log's requests in arrival order.
 type Reader struct {
-	in       *bufio.Reader
-	src      *harSource // a HAR's entries, each made a line; nil for a log of lines
-	f        format
-	ro       roles
-	how      string // "detected" or "named"
-	vals     []span
-	line     int
-	long     []byte // a line longer than the buffer
-	scratch  []byte
-	clf, iso clfCache
-	spread   bool
+	in  *bufio.Reader
+	src *harSource // a HAR's entries, each made a line; nil for a log of lines
+	f   format
+	// f's optional interfaces, asserted once rather than per line
+	directives directiver
+	noticer    noticer
+	ro         roles
+	how        string // "detected" or "named"
+	vals       []span
+	line       int
+	long       []byte // a line longer than the buffer
+	scratch    []byte
+	clf, iso   clfCache
+	spread     bool
 
 	slots      []slot
 	free       []int32
@@ -161,6 +164,7 @@ type Reader struct {
 	eof        bool
 	cur        int32
 	rec        Record
+	keyBuf     []byte // NextRow's key, when it differs from the slot's (csvKey)
 
 	rows, reordered, late, noDur, zeroPermits int64
 	zoneless, headerZoned                     int64 // stamps with no zone of their own: read in zoneName, or in their syslog header's
@@ -523,6 +527,8 @@ func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
 	if r.refused, err = parseStatuses(opt.RefusedStatus); err != nil {
 		return nil, err
 	}
+	r.directives, _ = f.(directiver)
+	r.noticer, _ = f.(noticer)
 	if hf, ok := f.(*harFormat); ok && in != nil {
 		r.src = newHARSource(in, hf)
 	}
@@ -564,23 +570,32 @@ func (r *Reader) readLine() ([]byte, error) {
 		return nil, err
 	}
 	r.line++
-	b = bytes.TrimSuffix(b, []byte{'\n'})
-	b = bytes.TrimSuffix(b, []byte{'\r'})
+	if n := len(b); n > 0 && b[n-1] == '\n' { // bytes.TrimSuffix, without its call to bytes.Equal per line
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
 	return b, nil
 }
 
 // value is field i's text in line (a JSON string unescaped), or nil when absent.
 func (r *Reader) value(line []byte, i int) []byte {
+	if s := &r.vals[i]; s.start >= 0 && !s.esc {
+		return line[s.start:s.end]
+	}
+	return r.valueElse(line, i)
+}
+
+// valueElse is value of an absent field or a JSON string with escapes (apart, to keep value
+// short).
+func (r *Reader) valueElse(line []byte, i int) []byte {
 	s := r.vals[i]
 	if s.start < 0 {
 		return nil
 	}
-	v := line[s.start:s.end]
-	if s.esc {
-		r.scratch = unescape(r.scratch[:0], v)
-		return r.scratch
-	}
-	return v
+	r.scratch = unescape(r.scratch[:0], line[s.start:s.end])
+	return r.scratch
 }
 
 // decode reads a line into s: its stamp, duration, key, permits, status and decision.
@@ -611,7 +626,8 @@ func (r *Reader) decode(n int, line []byte, s *slot, full bool) error {
 			}
 		}
 		s.stamp, s.unit, msg = r.clf.parse(tv, fallback)
-		if msg == "" && bytes.IndexByte(tv, ' ') < 0 {
+		// A stamp read has a zone when it ends in " -0700"; a fraction holds no space.
+		if msg == "" && (len(tv) < 6 || tv[len(tv)-6] != ' ') {
 			if fallback != nil {
 				r.headerZoned++
 			} else {

@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -125,7 +126,7 @@ func num(b []byte, n int) int {
 func (c *clfCache) parse(b []byte, fallback []byte) (ns, unit int64, msg string) {
 	var fb [5]byte
 	copy(fb[:], fallback)
-	if c.lastValid && len(b) == c.lastLen && string(b) == string(c.last[:c.lastLen]) && fb == c.lastZone {
+	if c.lastValid && len(b) == c.lastLen && fb == c.lastZone && c.sameAsLast(b) {
 		return c.lastNs, c.lastUnit, ""
 	}
 	ns, unit, msg = c.parseStamp(b, fallback)
@@ -134,6 +135,19 @@ func (c *clfCache) parse(b []byte, fallback []byte) (ns, unit int64, msg string)
 		c.lastZone, c.lastNs, c.lastUnit, c.lastValid = fb, ns, unit, true
 	}
 	return ns, unit, msg
+}
+
+// sameAsLast is whether b, as long as the last stamp, is the last stamp: for the 16 to 32
+// bytes of a stamp ("02/Dec/2026:18:03:19 +0000" is 26), the 8-byte words at 0, 8, 16 (or
+// n-8, if less) and n-8, which cover them all, rather than a call to compare bytes.
+func (c *clfCache) sameAsLast(b []byte) bool {
+	n := len(b)
+	if n < 16 || n > len(c.last) {
+		return string(b) == string(c.last[:n])
+	}
+	le, third := binary.LittleEndian, min(16, n-8)
+	return le.Uint64(b) == le.Uint64(c.last[:]) && le.Uint64(b[8:]) == le.Uint64(c.last[8:]) &&
+		le.Uint64(b[third:]) == le.Uint64(c.last[third:]) && le.Uint64(b[n-8:]) == le.Uint64(c.last[n-8:n])
 }
 
 // parseStamp is parse without the last stamp's cache.

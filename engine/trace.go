@@ -74,6 +74,7 @@ type TraceReader struct {
 	keyEnd    int
 	keyText   string
 	keyIsText bool
+	keyBytes  []byte            // NextRow's key on the other paths: keyText's bytes
 	keys      map[string]string // interned keys, at most maxInterned
 }
 
