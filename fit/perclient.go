@@ -3,6 +3,7 @@ package fit
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
-	"github.com/ratelab/ratelab/virtualclock"
 )
 
 // Per-client fitting answers the question most real limits are set on: what rate and burst
@@ -42,6 +42,9 @@ type PerClientOptions struct {
 	Protect limiters.Rate
 	// MaxKeys refuses a trace with more distinct keys than this (default 1,048,576).
 	MaxKeys int
+	// MaxMemory is the most bytes the trace's columns may take (default DefaultMaxMemory, 16
+	// bytes a row); a longer trace is read from src again for each pass.
+	MaxMemory int64
 }
 
 // PerClientReport is what FitPerClient found.
@@ -126,22 +129,18 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 	if opt.MaxKeys <= 0 {
 		opt.MaxKeys = 1 << 20
 	}
-	// Pass 1: the clients, and each one's traffic and peak per aligned window.
-	index := map[string]int32{}
-	var keys []string
+	// Pass 1: the clients, and each one's traffic and peak per aligned window; into a table
+	// when it fits in opt.MaxMemory.
+	maxMemory := opt.MaxMemory
+	if maxMemory <= 0 {
+		maxMemory = DefaultMaxMemory
+	}
 	var stats []clientStats
 	rep := &PerClientReport{Source: src.Name(), ClientsPPM: opt.ClientsPPM}
 	var first, last time.Duration
 	w := int64(opt.Window)
-	err := each(ctx, src, func(row *engine.TraceRow) error {
-		k, ok := index[row.Key]
-		if !ok {
-			if len(keys) >= opt.MaxKeys {
-				return fmt.Errorf("%s: line %d: more than %d distinct keys; a per-client fit holds every client's curve in memory", src.Name(), row.Line, opt.MaxKeys)
-			}
-			k = int32(len(keys))
-			index[row.Key] = k
-			keys = append(keys, row.Key)
+	add := func(row *engine.TraceRow, k uint32) {
+		if int(k) == len(stats) {
 			stats = append(stats, clientStats{window: -1})
 		}
 		if rep.Requests == 0 {
@@ -158,11 +157,27 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 		}
 		s.count += int64(row.Permits)
 		s.peak = max(s.peak, s.count)
+	}
+	in := newInterner(src.Name(), opt.MaxKeys)
+	t, err := load(ctx, src, in, maxMemory, func(_ *table, row *engine.TraceRow, k uint32) error {
+		add(row, k)
 		return nil
 	})
+	if errors.Is(err, errTooLarge) {
+		stats, rep.Requests, rep.Permits = nil, 0, 0
+		in = newInterner(src.Name(), opt.MaxKeys)
+		err = each(ctx, src, func(row *engine.TraceRow) error {
+			k, err := in.id(row)
+			if err == nil {
+				add(row, k)
+			}
+			return err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
+	keys := in.keys
 	rep.Clients = len(keys)
 	if rep.Clients == 0 {
 		return nil, fmt.Errorf("%s: no requests", src.Name())
@@ -177,7 +192,7 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 
 	// Pass 2: every client's σₖ at every rate, Lindley's recursion per client and rate.
 	pointsAt := func(rates []limiters.Rate) ([]ClientPoint, []int64, error) {
-		sigma, err := clientCurves(ctx, src, index, rates)
+		sigma, err := clientCurves(ctx, src, t, in.index, rates)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -208,7 +223,7 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 	if err != nil {
 		return nil, err
 	}
-	if err := clientReplay(ctx, src, rep, keys, stats, index, sigma, opt); err != nil {
+	if err := clientReplay(ctx, src, t, rep, keys, stats, in.index, sigma, opt); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -261,8 +276,8 @@ func clientGrid(stats []clientStats, span time.Duration, opt PerClientOptions) [
 }
 
 // clientCurves is σₖ at each rate for each client k, in sigma[k·len(rates) + r] (0 where
-// the client's tolerance would pass 2⁶² ns).
-func clientCurves(ctx context.Context, src Source, index map[string]int32, rates []limiters.Rate) ([]int64, error) {
+// the client's tolerance would pass 2⁶² ns): over t, or when t is nil over src again.
+func clientCurves(ctx context.Context, src Source, t *table, index map[string]uint32, rates []limiters.Rate) ([]int64, error) {
 	nr := len(rates)
 	intervals := make([]int64, nr)
 	for r, rate := range rates {
@@ -270,25 +285,30 @@ func clientCurves(ctx context.Context, src Source, index map[string]int32, rates
 	}
 	tat := make([]int64, len(index)*nr)
 	need := make([]int64, len(index)*nr)
-	err := each(ctx, src, func(row *engine.TraceRow) error {
-		base := int(index[row.Key]) * nr
-		now, n := int64(row.At), int64(row.Permits)
-		for r, t := range intervals {
-			i := base + r
-			if need[i] < 0 {
-				continue
+	var err error
+	if t != nil {
+		err = t.clientNeeds(ctx, intervals, tat, need)
+	} else {
+		err = each(ctx, src, func(row *engine.TraceRow) error {
+			base := int(index[row.Key]) * nr
+			now, n := int64(row.At), int64(row.Permits)
+			for r, t := range intervals {
+				i := base + r
+				if need[i] < 0 {
+					continue
+				}
+				backlog := max(tat[i]-now, 0)
+				if n > maxTolerance/t || backlog > maxTolerance-n*t {
+					need[i] = -1
+					continue
+				}
+				nd := backlog + n*t
+				tat[i] = now + nd
+				need[i] = max(need[i], nd)
 			}
-			backlog := max(tat[i]-now, 0)
-			if n > maxTolerance/t || backlog > maxTolerance-n*t {
-				need[i] = -1
-				continue
-			}
-			nd := backlog + n*t
-			tat[i] = now + nd
-			need[i] = max(need[i], nd)
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -308,40 +328,45 @@ func clientCurves(ctx context.Context, src Source, index map[string]int32, rates
 // counting each client's refusals, and fills the report's replay fields. It fails when a
 // client the curve said fits is refused, or one it said does not fit is admitted entirely:
 // the replay confirms the computation.
-func clientReplay(ctx context.Context, src Source, rep *PerClientReport, keys []string, stats []clientStats,
-	index map[string]int32, sigma []int64, opt PerClientOptions) error {
-	clock := virtualclock.New()
-	specs, err := engine.ParseStack(rep.Spec)
-	if err != nil {
-		return fmt.Errorf("fit: the spec %q does not parse: %w", rep.Spec, err)
-	}
-	stack, err := engine.NewStack(specs, clock)
+func clientReplay(ctx context.Context, src Source, t *table, rep *PerClientReport, keys []string, stats []clientStats,
+	index map[string]uint32, sigma []int64, opt PerClientOptions) error {
+	clock, stacks, _, err := newStacks([]string{rep.Spec})
 	if err != nil {
 		return err
 	}
+	stack := stacks[0]
 	refused := make([]int64, len(keys))
 	refusedPermits := make([]int64, len(keys))
 	var global *curve
 	if opt.Protect.Permits > 0 {
 		global = newCurve([]limiters.Rate{opt.Protect})
 	}
-	err = each(ctx, src, func(row *engine.TraceRow) error {
-		if err := clock.AdvanceTo(row.At); err != nil {
-			return fmt.Errorf("%s: line %d: %w", src.Name(), row.Line, err)
+	decide := func(now time.Duration, key string, k uint32, n int) error {
+		if err := clock.AdvanceTo(now); err != nil {
+			return err
 		}
-		k := index[row.Key]
-		if d, _, _ := stack.Decide(row.At, row.Key, row.Permits); d == limiters.Admitted {
+		if d, _, _ := stack.Decide(now, key, n); d == limiters.Admitted {
 			rep.Admitted++
-			rep.AdmittedPermits += int64(row.Permits)
+			rep.AdmittedPermits += int64(n)
 			if global != nil {
-				global.add(int64(row.At), int64(row.Permits))
+				global.add(int64(now), int64(n))
 			}
 			return nil
 		}
 		refused[k]++
-		refusedPermits[k] += int64(row.Permits)
+		refusedPermits[k] += int64(n)
 		return nil
-	})
+	}
+	if t != nil {
+		err = t.scanKeyed(ctx, decide)
+	} else {
+		err = each(ctx, src, func(row *engine.TraceRow) error {
+			if err := decide(row.At, row.Key, index[row.Key], row.Permits); err != nil {
+				return fmt.Errorf("%s: line %d: %w", src.Name(), row.Line, err)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -369,7 +394,11 @@ func clientReplay(ctx context.Context, src Source, rep *PerClientReport, keys []
 		rep.Refused = rep.Refused[:RefusedListLimit]
 	}
 	if global != nil {
-		if err := protect(ctx, src, rep, global, opt.Protect); err != nil {
+		var read passes = streamed{src}
+		if t != nil {
+			read = t
+		}
+		if err := protect(ctx, read, rep, global, opt.Protect); err != nil {
 			return err
 		}
 	}
@@ -378,14 +407,14 @@ func clientReplay(ctx context.Context, src Source, rep *PerClientReport, keys []
 
 // protect makes the two-stage stack: the per-client spec, then a global bucket at rate whose
 // capacity admits everything the per-client stage admitted, and replays it.
-func protect(ctx context.Context, src Source, rep *PerClientReport, global *curve, rate limiters.Rate) error {
+func protect(ctx context.Context, read passes, rep *PerClientReport, global *curve, rate limiters.Rate) error {
 	p := global.points()[0]
 	if !p.Fits() {
 		rep.ProtectNote = fmt.Sprintf("no global bucket at %s admits what the per-client limit admits: it averages above that rate", rate)
 		return nil
 	}
 	rep.Stack = rep.Spec + "+" + limiters.TokenBucketSpec{Capacity: int(p.Capacity), Rate: rate}.String()
-	got, err := Replay(ctx, src, []string{rep.Stack})
+	got, err := read.replay(ctx, []string{rep.Stack})
 	if err != nil {
 		return err
 	}

@@ -84,7 +84,7 @@ func within(refused, total, ppm int64) bool {
 // the answer is the smallest of all; with larger requests they can (a larger bucket admits a
 // small request that then crowds out a larger one; TestRefusalsFallWithCapacity finds such
 // traces), and a smaller capacity further down may happen to be within the target too.
-func relax(ctx context.Context, src Source, p Point, total, ppm int64) (Relaxed, error) {
+func relax(ctx context.Context, read passes, p Point, total, ppm int64) (Relaxed, error) {
 	r := Relaxed{PPM: ppm, Rate: p.RateText}
 	lo, hi := int64(0), p.Capacity // lo refuses too much (0: no bucket at all); hi does not
 	hiRefused, hiRequests, loRefused := int64(0), int64(0), total
@@ -97,22 +97,18 @@ func relax(ctx context.Context, src Source, p Point, total, ppm int64) (Relaxed,
 				caps = append(caps, c)
 			}
 		}
-		b := newBuckets(p.Rate, caps)
-		err := each(ctx, src, func(row *engine.TraceRow) error {
-			b.add(int64(row.At), int64(row.Permits))
-			return nil
-		})
+		refused, requests, err := read.refusals(ctx, p.Rate, caps)
 		if err != nil {
 			return r, err
 		}
 		r.Passes++
 		newLo := lo
 		for i, c := range caps {
-			if within(b.refused[i], total, ppm) {
-				hi, hiRefused, hiRequests = c, b.refused[i], b.requests[i]
+			if within(refused[i], total, ppm) {
+				hi, hiRefused, hiRequests = c, refused[i], requests[i]
 				break
 			}
-			newLo, loRefused = c, b.refused[i]
+			newLo, loRefused = c, refused[i]
 		}
 		lo = newLo
 	}

@@ -1,0 +1,493 @@
+package fit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/virtualclock"
+)
+
+// A fit reads its source once into a table, columns of the rows' times and permits (and key
+// ids), and makes every later pass over those columns: parsing a CSV row costs about 90 ns
+// (the replay floor), a token-bucket step over columns about 1 ns, so the curve's 24 rates,
+// the knee's refinement, the relaxed search and the confirming replay cost less together than
+// reading the trace a second time.
+//
+// Memory: 12 bytes a row (int64 time, uint32 permits), 16 with a key column (a uint32 key
+// id; each distinct key's text once), in chunks of chunkRows so the columns grow without
+// copying; 10M rows take 120 MB. A trace whose columns would pass the bound (Options.MaxMemory,
+// default DefaultMaxMemory: 89M rows, 67M with keys) is not held: it is read again for each
+// pass as before the table existed, in flat memory and about 4× the time.
+
+// DefaultMaxMemory is the most bytes a fit holds a trace's columns in: 1 GiB.
+const DefaultMaxMemory = 1 << 30
+
+// chunkRows is the rows of one chunk of a table: 65,536 (768 KiB, 1 MiB with keys).
+const chunkRows = 1 << 16
+
+// bytesPerRow is what a row takes in a table.
+func bytesPerRow(keyed bool) int64 {
+	if keyed {
+		return 16
+	}
+	return 12
+}
+
+// errTooLarge is load's answer to a trace whose columns would pass the memory bound.
+var errTooLarge = errors.New("fit: the trace's columns would pass the memory bound")
+
+type chunk struct {
+	at      []int64
+	permits []uint32
+	key     []uint32 // nil unless keyed
+}
+
+// table is a trace read once, in chunks of columns.
+type table struct {
+	name       string
+	keyed      bool
+	chunks     []chunk
+	rows       int64
+	permits    int64 // their sum
+	maxPermits int64 // the largest request
+	keys       []string
+}
+
+// atOf is the time of row i.
+func (t *table) atOf(i int64) int64 { return t.chunks[i/chunkRows].at[i%chunkRows] }
+
+// permitsOf is the permits of row i.
+func (t *table) permitsOf(i int64) int64 { return int64(t.chunks[i/chunkRows].permits[i%chunkRows]) }
+
+// load reads src into a table, calling visit with each row and its key id (0 unkeyed) after
+// it is stored; keys, when not nil, interns the keys. It stops with errTooLarge once the
+// columns would pass maxBytes.
+func load(ctx context.Context, src Source, keys *interner, maxBytes int64,
+	visit func(t *table, row *engine.TraceRow, id uint32) error) (*table, error) {
+	keyed := keys != nil
+	t := &table{name: src.Name(), keyed: keyed}
+	maxRows := maxBytes / bytesPerRow(keyed)
+	var cur *chunk
+	err := each(ctx, src, func(row *engine.TraceRow) error {
+		if t.rows >= maxRows {
+			return errTooLarge
+		}
+		if cur == nil || len(cur.at) == chunkRows {
+			t.chunks = append(t.chunks, chunk{at: make([]int64, 0, chunkRows), permits: make([]uint32, 0, chunkRows)})
+			cur = &t.chunks[len(t.chunks)-1]
+			if keyed {
+				cur.key = make([]uint32, 0, chunkRows)
+			}
+		}
+		id := uint32(0)
+		if keyed {
+			var err error
+			if id, err = keys.id(row); err != nil {
+				return err
+			}
+			cur.key = append(cur.key, id)
+		}
+		n := int64(row.Permits)
+		cur.at = append(cur.at, int64(row.At))
+		cur.permits = append(cur.permits, uint32(n))
+		t.rows++
+		t.permits += n
+		t.maxPermits = max(t.maxPermits, n)
+		return visit(t, row, id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if keyed {
+		t.keys = keys.keys
+	}
+	return t, nil
+}
+
+// interner numbers keys from 0 in order of first appearance, at most max of them.
+type interner struct {
+	name  string // the source's, for errors
+	max   int
+	index map[string]uint32
+	keys  []string
+}
+
+func newInterner(name string, max int) *interner {
+	return &interner{name: name, max: max, index: map[string]uint32{}}
+}
+
+// id is row's key's number; an error naming the line when it would be the max+1st key.
+func (in *interner) id(row *engine.TraceRow) (uint32, error) {
+	k, ok := in.index[row.Key]
+	if !ok {
+		if len(in.keys) >= in.max {
+			return 0, fmt.Errorf("%s: line %d: more than %d distinct keys; a per-client fit holds every client's curve in memory", in.name, row.Line, in.max)
+		}
+		k = uint32(len(in.keys))
+		in.index[row.Key] = k
+		in.keys = append(in.keys, row.Key)
+	}
+	return k, nil
+}
+
+// statsAccumulator is statistics' computation one row at a time, over a table being loaded:
+// the peak's trailing edge is an index into the table rather than a second reader.
+type statsAccumulator struct {
+	st       Stats
+	window   int64
+	fixed    *slotCounter
+	sliding  *slotCounter
+	behind   int64 // the first row inside the peak's window
+	inWindow int64
+	instant  int64
+	last     time.Duration
+}
+
+func newStatsAccumulator(window time.Duration, slots int) *statsAccumulator {
+	return &statsAccumulator{st: Stats{Window: window, Slots: slots, MinGap: -1}, window: int64(window),
+		fixed: newSlotCounter(window, 1), sliding: newSlotCounter(window, slots), last: -1}
+}
+
+// add is the row just stored as the table's last.
+func (a *statsAccumulator) add(t *table, row *engine.TraceRow) {
+	st := &a.st
+	n := int64(row.Permits)
+	if st.Requests == 0 {
+		st.First = row.At
+	} else if gap := row.At - a.last; st.MinGap < 0 || gap < st.MinGap {
+		st.MinGap = gap
+	}
+	if row.At != a.last {
+		a.instant = 0
+	}
+	a.instant += n
+	if a.instant > st.MaxInstant {
+		st.MaxInstant, st.MaxInstantAt = a.instant, row.At
+	}
+	a.last = row.At
+	st.Requests++
+	st.Permits += n
+	st.MaxRequest = max(st.MaxRequest, row.Permits)
+	a.fixed.add(int64(row.At), n)
+	a.sliding.add(int64(row.At), n)
+	// The peak window is (row.At − W, row.At]: the trailing edge drops what is older.
+	a.inWindow += n
+	for limit := int64(row.At) - a.window; t.atOf(a.behind) <= limit; a.behind++ {
+		a.inWindow -= t.permitsOf(a.behind)
+	}
+	if a.inWindow > st.Peak {
+		st.Peak, st.PeakAt = a.inWindow, row.At
+	}
+}
+
+// stats is the finished statistics (statistics' answer for the same rows).
+func (a *statsAccumulator) stats(name string) (Stats, error) {
+	st := a.st
+	st.Last = a.last
+	if st.Requests == 0 {
+		return st, fmt.Errorf("%s: no requests: there is nothing to fit", name)
+	}
+	if span := st.Span(); span > 0 {
+		st.MeanPerSec = float64(st.Permits) / span.Seconds()
+	}
+	st.PeakPerSec = float64(st.Peak) / time.Duration(a.window).Seconds()
+	st.FixedLimit, st.FixedAt = a.fixed.max, time.Duration(a.fixed.maxAt)
+	st.SlidingLimit, st.SlidingAt = a.sliding.max, time.Duration(a.sliding.maxAt)
+	return st, nil
+}
+
+// passes are the reads a fit makes after its first: over a table, or (a trace too large to
+// hold) over the source again.
+type passes interface {
+	// curve is σ at each of rates, as Curve.
+	curve(ctx context.Context, rates []limiters.Rate) ([]Point, error)
+	// refusals is what token buckets of rate and capacities refuse, as Refusals.
+	refusals(ctx context.Context, rate limiters.Rate, capacities []int64) (permits, requests []int64, err error)
+	// replay is each spec's admissions, as Replay.
+	replay(ctx context.Context, specs []string) ([]Replayed, error)
+}
+
+// streamed reads the source again for each pass.
+type streamed struct{ src Source }
+
+func (s streamed) curve(ctx context.Context, rates []limiters.Rate) ([]Point, error) {
+	return Curve(ctx, s.src, rates)
+}
+
+func (s streamed) refusals(ctx context.Context, rate limiters.Rate, capacities []int64) ([]int64, []int64, error) {
+	return Refusals(ctx, s.src, rate, capacities)
+}
+
+func (s streamed) replay(ctx context.Context, specs []string) ([]Replayed, error) {
+	return Replay(ctx, s.src, specs)
+}
+
+// curve is σ at each of rates over the table: the same arithmetic as curve.add, with its
+// overflow checks moved to where a need first passes the largest so far (a need beyond 2⁶²
+// passes it there). The rows are taken a block of blockRows at a time (24 KiB, in the L1
+// cache) and every rate runs over the block in its own loop, its state in registers: the
+// columns are read from memory once for all the rates.
+func (t *table) curve(ctx context.Context, rates []limiters.Rate) ([]Point, error) {
+	c := newCurve(rates)
+	state := make([]rateState, len(rates))
+	var slow []int
+	for k := range rates {
+		if t.maxPermits > c.maxN[k] {
+			// Some request alone passes 2⁶² ns: the rate does not live past it; curve.add's
+			// per-row checks say where.
+			slow = append(slow, k)
+			state[k].dead = true
+		}
+	}
+	for _, ch := range t.chunks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for lo := 0; lo < len(ch.at); lo += blockRows {
+			hi := min(lo+blockRows, len(ch.at))
+			at, permits := ch.at[lo:hi], ch.permits[lo:hi]
+			for k := range state {
+				if !state[k].dead {
+					state[k].run(c.interval[k], at, permits)
+				}
+			}
+		}
+	}
+	for k, s := range state {
+		c.tat[k], c.need[k], c.start[k], c.startSum[k] = s.tat, s.need, s.start, s.startSum
+		c.from[k], c.to[k], c.fromSum[k], c.toSum[k] = s.from, s.to, s.fromSum, s.toSum
+		if s.dead {
+			c.need[k] = -1
+		}
+	}
+	for _, k := range slow {
+		one := newCurve(rates[k : k+1])
+		for _, ch := range t.chunks {
+			for i, now := range ch.at {
+				one.add(now, int64(ch.permits[i]))
+			}
+		}
+		c.need[k], c.tat[k], c.start[k], c.startSum[k] = one.need[0], one.tat[0], one.start[0], one.startSum[0]
+		c.from[k], c.to[k], c.fromSum[k], c.toSum[k] = one.from[0], one.to[0], one.fromSum[0], one.toSum[0]
+	}
+	c.sum = t.permits
+	return c.points(), nil
+}
+
+// blockRows is the rows a pass over the table takes at a time: 2048 (24 KiB of columns).
+const blockRows = 2048
+
+// rateState is one rate's state in curve (curve's columns at index k).
+type rateState struct {
+	tat, need, start, startSum, from, to, fromSum, toSum, sum int64
+	dead                                                      bool // need passed 2⁶²
+}
+
+// run takes the rate over a block of rows. Invariant while it lives: 0 ≤ backlog ≤ need ≤
+// 2⁶², and n·T ≤ 2⁶² (n ≤ maxN), so backlog + n·T fits a uint64.
+func (s *rateState) run(T int64, at []int64, permits []uint32) {
+	tat, need, start, startSum, sum := s.tat, s.need, s.start, s.startSum, s.sum
+	permits = permits[:len(at)]
+	for i, now := range at {
+		n := int64(permits[i])
+		before := sum
+		sum += n
+		// Branch-free (conditional moves): whether the bucket is full is a coin toss at
+		// rates near the trace's.
+		full := tat <= now
+		if full {
+			start = now // the bucket is full: a new busy period
+		}
+		if full {
+			startSum = before
+		}
+		d := uint64(max(tat, now)-now) + uint64(n*T)
+		tat = now + int64(d)
+		if d > uint64(need) {
+			if d > uint64(maxTolerance) {
+				s.dead = true
+				return
+			}
+			need = int64(d)
+			s.from, s.to, s.fromSum, s.toSum = start, now, startSum, sum
+		}
+	}
+	s.tat, s.need, s.start, s.startSum, s.sum = tat, need, start, startSum, sum
+}
+
+// refusals runs token buckets of rate and each capacity over the table, in the arithmetic of
+// buckets.add, one capacity at a time.
+func (t *table) refusals(ctx context.Context, rate limiters.Rate, capacities []int64) ([]int64, []int64, error) {
+	T := int64(rate.Interval())
+	permits, requests := make([]int64, len(capacities)), make([]int64, len(capacities))
+	for j, capacity := range capacities {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		tolerance := capacity * T
+		var tat, refused, refusedRequests int64
+		for _, ch := range t.chunks {
+			ps := ch.permits[:len(ch.at)]
+			for i, now := range ch.at {
+				n := int64(ps[i])
+				if n > capacity {
+					refused += n
+					refusedRequests++
+					continue
+				}
+				cost := n * T
+				backlog := max(tat-now, 0)
+				if backlog > tolerance-cost {
+					refused += n
+					refusedRequests++
+					continue
+				}
+				tat = now + backlog + cost
+			}
+		}
+		permits[j], requests[j] = refused, refusedRequests
+	}
+	return permits, requests, nil
+}
+
+// replay is Replay over the table: each spec's stack decides every row in order, as
+// engine.Replay does (TestTableReplayIsEngineReplay).
+func (t *table) replay(ctx context.Context, specs []string) ([]Replayed, error) {
+	clock, stacks, out, err := newStacks(specs)
+	if err != nil {
+		return nil, err
+	}
+	err = t.scan(ctx, func(now time.Duration, key string, n int) error {
+		if err := clock.AdvanceTo(now); err != nil {
+			return err
+		}
+		for i, st := range stacks {
+			if d, _, _ := st.Decide(now, key, n); d == limiters.Admitted {
+				st.Release(n, st.Len())
+				out[i].Admitted++
+				out[i].AdmittedPermits += int64(n)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// scan calls visit with every row: its time, its key ("" unkeyed) and permits; ctx is
+// checked at every chunk.
+func (t *table) scan(ctx context.Context, visit func(now time.Duration, key string, n int) error) error {
+	for _, ch := range t.chunks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i, now := range ch.at {
+			key := ""
+			if ch.key != nil {
+				key = t.keys[ch.key[i]]
+			}
+			if err := visit(time.Duration(now), key, int(ch.permits[i])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// newStacks builds a stack for each spec text on one virtual clock (Replay's).
+func newStacks(specs []string) (*virtualclock.Clock, []*engine.Stack, []Replayed, error) {
+	clock := virtualclock.New()
+	stacks := make([]*engine.Stack, len(specs))
+	out := make([]Replayed, len(specs))
+	for i, text := range specs {
+		specs, err := engine.ParseStack(text)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("fit: the spec %q does not parse: %w", text, err)
+		}
+		if stacks[i], err = engine.NewStack(specs, clock); err != nil {
+			return nil, nil, nil, fmt.Errorf("fit: the spec %q: %w", text, err)
+		}
+		out[i].Spec = text
+	}
+	return clock, stacks, out, nil
+}
+
+// scanKeyed calls visit with every row: its time, key, key id and permits; ctx is checked at
+// every chunk.
+func (t *table) scanKeyed(ctx context.Context, visit func(now time.Duration, key string, id uint32, n int) error) error {
+	for _, ch := range t.chunks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i, now := range ch.at {
+			id := ch.key[i]
+			if err := visit(time.Duration(now), t.keys[id], id, int(ch.permits[i])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// clientNeeds is clientCurves' loop over the table: for each client k and rate r (index
+// k·len(intervals) + r), tat and the largest need, -1 once it passed 2⁶² ns. The rows are
+// taken a block at a time and every rate runs over the block in its own loop.
+func (t *table) clientNeeds(ctx context.Context, intervals, tat, need []int64) error {
+	nr := len(intervals)
+	for _, ch := range t.chunks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for lo := 0; lo < len(ch.at); lo += blockRows {
+			hi := min(lo+blockRows, len(ch.at))
+			at, permits, keys := ch.at[lo:hi], ch.permits[lo:hi], ch.key[lo:hi]
+			for r, T := range intervals {
+				if t.maxPermits > maxTolerance/T {
+					clientNeedsChecked(r, nr, T, at, permits, keys, tat, need)
+					continue
+				}
+				// While a client lives, 0 ≤ backlog ≤ need ≤ 2⁶² and n·T ≤ 2⁶²: backlog + n·T
+				// fits a uint64. A dead client's need, -1, is the largest uint64: nothing
+				// passes it, and its tat is never read again.
+				permits := permits[:len(at)]
+				keys := keys[:len(at)]
+				for i, now := range at {
+					j := int(keys[i])*nr + r
+					d := uint64(max(tat[j]-now, 0)) + uint64(int64(permits[i])*T)
+					if d > uint64(need[j]) {
+						if d > uint64(maxTolerance) {
+							need[j] = -1
+							continue
+						}
+						need[j] = int64(d)
+					}
+					tat[j] = now + int64(d)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// clientNeedsChecked is clientNeeds for a rate some request alone may pass 2⁶² ns at: the
+// checks of clientCurves, row by row.
+func clientNeedsChecked(r, nr int, T int64, at []int64, permits, keys []uint32, tat, need []int64) {
+	for i, now := range at {
+		j := int(keys[i])*nr + r
+		if need[j] < 0 {
+			continue
+		}
+		n := int64(permits[i])
+		backlog := max(tat[j]-now, 0)
+		if n > maxTolerance/T || backlog > maxTolerance-n*T {
+			need[j] = -1
+			continue
+		}
+		nd := backlog + n*T
+		tat[j] = now + nd
+		need[j] = max(need[j], nd)
+	}
+}

@@ -1,0 +1,112 @@
+package fit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+)
+
+// keyedCSV is trace with each row's key drawn from keys clients.
+func keyedCSV(rng *rand.Rand, trace []req, clients int) string {
+	var b strings.Builder
+	b.WriteString("t_ns,permits,key\n")
+	for _, r := range trace {
+		fmt.Fprintf(&b, "%d,%d,c%d\n", r.at, r.n, rng.IntN(clients))
+	}
+	return b.String()
+}
+
+// The table's passes answer what reading the trace again answers: the whole report, as
+// JSON, with the table and with a memory bound of one row (which streams every pass).
+func TestTableFitIsTheStreamedFit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range 30 {
+		trace := randomTrace(rng, 1+rng.IntN(3000), int64(1+rng.IntN(5_000_000)), 1+rng.IntN(4))
+		src := Text(fmt.Sprintf("trace%d.csv", i), csvOf(trace))
+		opt := Options{RefusePPM: int64(rng.IntN(3)) * 5000, Steps: 5 + rng.IntN(20)}
+		if rng.IntN(3) == 0 {
+			opt.RefusePPM = -1
+		}
+		inMemory, errMem := Fit(context.Background(), src, opt)
+		opt.MaxMemory = 1
+		streamed, errStream := Fit(context.Background(), src, opt)
+		if errStream != nil {
+			require.EqualError(t, errMem, errStream.Error(), "trace %d", i)
+			continue
+		}
+		require.NoError(t, errMem, "trace %d", i)
+		want, _ := json.Marshal(streamed)
+		got, _ := json.Marshal(inMemory)
+		require.Equal(t, string(want), string(got), "trace %d", i)
+	}
+}
+
+// The per-client fit over the table answers what the streamed one does.
+func TestTablePerClientIsTheStreamedPerClient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for i := range 20 {
+		trace := randomTrace(rng, 2+rng.IntN(3000), int64(1+rng.IntN(5_000_000)), 1+rng.IntN(4))
+		src := Text(fmt.Sprintf("keyed%d.csv", i), keyedCSV(rng, trace, 1+rng.IntN(40)))
+		opt := PerClientOptions{Steps: 5 + rng.IntN(20), ClientsPPM: int64(500000 + rng.IntN(500001))}
+		if rng.IntN(2) == 0 {
+			opt.Protect = limiters.PerSecond(50 + rng.IntN(5000))
+		}
+		inMemory, errMem := FitPerClient(context.Background(), src, opt)
+		opt.MaxMemory = 1
+		streamed, errStream := FitPerClient(context.Background(), src, opt)
+		if errStream != nil {
+			require.EqualError(t, errMem, errStream.Error(), "trace %d", i)
+			continue
+		}
+		require.NoError(t, errMem, "trace %d", i)
+		want, _ := json.Marshal(streamed)
+		got, _ := json.Marshal(inMemory)
+		require.Equal(t, string(want), string(got), "trace %d", i)
+	}
+}
+
+// The table's replay decides as engine.Replay does: the same admissions for every kind of
+// spec fit answers with, keyed ones too.
+func TestTableReplayIsEngineReplay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	specs := []string{
+		"token-bucket:capacity=5,rate=100/1s",
+		"token-bucket:capacity=1,rate=1000/1s",
+		"sliding-window:limit=20,window=100ms",
+		"fixed-window:limit=20,window=100ms",
+		"leaky-bucket:rate=1/2ms",
+		"keys(max=8,evict=lru):token-bucket:capacity=3,rate=50/1s",
+		"keys(max=8,evict=lru):token-bucket:capacity=3,rate=50/1s+token-bucket:capacity=10,rate=200/1s",
+	}
+	for i := range 6 {
+		trace := randomTrace(rng, 500+rng.IntN(3000), int64(1+rng.IntN(4_000_000)), 1+rng.IntN(3))
+		text := keyedCSV(rng, trace, 1+rng.IntN(12))
+		tb, err := load(context.Background(), Text("t.csv", text), newInterner("t.csv", 1<<20), DefaultMaxMemory,
+			func(*table, *engine.TraceRow, uint32) error { return nil })
+		require.NoError(t, err)
+		got, err := tb.replay(context.Background(), specs)
+		require.NoError(t, err)
+		var stacks [][]limiters.Spec
+		for _, s := range specs {
+			st, err := engine.ParseStack(s)
+			require.NoError(t, err)
+			stacks = append(stacks, st)
+		}
+		sum, err := engine.Replay(strings.NewReader(text), io.Discard, stacks)
+		require.NoError(t, err)
+		for j := range specs {
+			assert.Equal(t, sum.Admitted[j], got[j].Admitted, "trace %d, %s", i, specs[j])
+		}
+		assert.Less(t, got[0].Admitted, int64(len(trace)), "trace %d: the first spec refuses something, or the test tests little", i)
+	}
+}
