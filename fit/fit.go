@@ -114,8 +114,11 @@ func Fit(ctx context.Context, src Source, opt Options) (*Report, error) {
 	}
 	rep := &Report{Source: src.Name(), Stats: st, Curve: curve}
 	rep.Knee = knee(rep.Curve)
-	rep.Curve, rep.Knee, err = withRefinedKnee(rep.Curve, rep.Knee, func(p Point) limiters.Rate { return p.Rate },
-		pointXY, func(rates []limiters.Rate) ([]Point, error) { return read.curve(ctx, rates) })
+	refine := func(rates []limiters.Rate) ([]Point, error) { return read.curve(ctx, rates) }
+	if t, ok := read.(*table); ok {
+		refine = t.refiner(ctx, rep.Curve)
+	}
+	rep.Curve, rep.Knee, err = withRefinedKnee(rep.Curve, rep.Knee, func(p Point) limiters.Rate { return p.Rate }, pointXY, refine)
 	if err != nil {
 		return nil, err
 	}

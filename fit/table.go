@@ -1,9 +1,11 @@
 package fit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ratelab/ratelab/engine"
@@ -489,5 +491,141 @@ func clientNeedsChecked(r, nr int, T int64, at []int64, permits, keys []uint32, 
 		nd := backlog + n*T
 		tat[j] = now + nd
 		need[j] = max(need[j], nd)
+	}
+}
+
+// segments cut the table where one rate's bucket is full (an unbounded bucket: nothing
+// refused), into runs of at least segmentRows rows, each with the largest need in it at
+// that rate. A full bucket at rate a is full at every rate above it (TAT = max(TAT, now) +
+// n·T grows with T), so at any such rate each segment's needs are its own, computed from an
+// empty backlog at its first row, and are at most the segment's need at a (A·T − Δt falls
+// with T). σ at a higher rate is then the largest need of the segments taken in falling
+// order of their bound, stopping at the first bound below the largest found: the refinement
+// of the knee evaluates its rates, all above the grid point below the knee, over a few
+// segments rather than the whole trace.
+type segments struct {
+	interval int64
+	start    []int64 // the row a segment begins at (its bucket full there)
+	sum      []int64 // the permits before it
+	bound    []int64 // its largest need at interval
+	order    []int   // segment indices by falling bound, then by start
+}
+
+// segmentRows is the fewest rows a segment spans (except the last): 4096.
+const segmentRows = 4096
+
+// segmentsAt cuts the table at rate's full buckets, segments of at least minRows rows; nil when a need passes 2⁶² at it (or a
+// request alone could), where bounds would not hold.
+func (t *table) segmentsAt(rate limiters.Rate, minRows int64) *segments {
+	T := int64(rate.Interval())
+	if t.maxPermits > maxTolerance/T {
+		return nil
+	}
+	s := &segments{interval: T}
+	var tat, sum, row, bound int64
+	for _, ch := range t.chunks {
+		for i, now := range ch.at {
+			n := int64(ch.permits[i])
+			if tat <= now && (len(s.start) == 0 || row-s.start[len(s.start)-1] >= minRows) {
+				if len(s.start) > 0 {
+					s.bound = append(s.bound, bound)
+				}
+				s.start, s.sum, bound = append(s.start, row), append(s.sum, sum), 0
+			}
+			d := max(tat-now, 0) + n*T
+			if d > maxTolerance {
+				return nil
+			}
+			bound = max(bound, d)
+			tat = now + d
+			sum += n
+			row++
+		}
+	}
+	s.bound = append(s.bound, bound)
+	s.order = make([]int, len(s.start))
+	for i := range s.order {
+		s.order[i] = i
+	}
+	slices.SortStableFunc(s.order, func(a, b int) int { return cmp.Compare(s.bound[b], s.bound[a]) })
+	return s
+}
+
+// curveOver is σ at each of rates, every one at or above s's rate (interval ≤ s.interval,
+// which the caller checks), over the segments that can hold its largest need: the same
+// points as curve's.
+func (t *table) curveOver(ctx context.Context, s *segments, rates []limiters.Rate) ([]Point, error) {
+	c := newCurve(rates)
+	for k := range rates {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		T := c.interval[k]
+		best := rateState{need: 0}
+		bestStart := int64(-1)
+		for _, g := range s.order {
+			if s.bound[g] < best.need {
+				break // no need in this segment or a later one in the order can pass best
+			}
+			end := t.rows
+			if g+1 < len(s.start) {
+				end = s.start[g+1]
+			}
+			got := rateState{sum: s.sum[g]}
+			t.runRows(&got, T, s.start[g], end)
+			// The sequential pass keeps the first need that is the largest: an earlier
+			// segment wins a tie.
+			if got.need > best.need || (got.need == best.need && got.need > 0 && s.start[g] < bestStart) {
+				best, bestStart = got, s.start[g]
+			}
+		}
+		c.need[k], c.from[k], c.to[k], c.fromSum[k], c.toSum[k] = best.need, best.from, best.to, best.fromSum, best.toSum
+	}
+	c.sum = t.permits
+	return c.points(), nil
+}
+
+// runRows runs s at interval T over rows [from, to) of the table, a chunk's part at a time;
+// s.tat 0 is a full bucket at the first row.
+func (t *table) runRows(s *rateState, T int64, from, to int64) {
+	for from < to {
+		ch := &t.chunks[from/chunkRows]
+		lo := from % chunkRows
+		hi := min(int64(len(ch.at)), lo+(to-from))
+		s.run(T, ch.at[lo:hi], ch.permits[lo:hi])
+		from += hi - lo
+	}
+}
+
+// refiner is the knee refinement's evaluation over the table: the rates it asks for lie
+// between two fitting points of grid, so each is evaluated over the segments of the highest
+// fitting grid rate at or below them all (cut once, on the first call, and again only if a
+// later call asks below it), or over the whole table when no grid rate is below them.
+func (t *table) refiner(ctx context.Context, grid []Point) func([]limiters.Rate) ([]Point, error) {
+	var seg *segments
+	var segRate limiters.Rate
+	return func(rates []limiters.Rate) ([]Point, error) {
+		slowest := int64(0)
+		for _, r := range rates {
+			slowest = max(slowest, int64(r.Interval()))
+		}
+		if seg == nil || seg.interval < slowest {
+			basis := -1
+			for i, p := range grid {
+				if p.Fits() && int64(p.Interval) >= slowest {
+					basis = i // ascending rate: the last such is the highest
+				}
+			}
+			if basis < 0 {
+				return t.curve(ctx, rates)
+			}
+			if seg == nil || grid[basis].Rate != segRate {
+				segRate = grid[basis].Rate
+				if seg = t.segmentsAt(segRate, segmentRows); seg == nil {
+					return t.curve(ctx, rates)
+				}
+			}
+		}
+		return t.curveOver(ctx, seg, rates)
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,5 +110,38 @@ func TestTableReplayIsEngineReplay(t *testing.T) {
 			assert.Equal(t, sum.Admitted[j], got[j].Admitted, "trace %d, %s", i, specs[j])
 		}
 		assert.Less(t, got[0].Admitted, int64(len(trace)), "trace %d: the first spec refuses something, or the test tests little", i)
+	}
+}
+
+// σ over the segments of a lower rate is σ over the whole table, field by field, ties (the
+// first row that needs the most) included, whatever the segments' length.
+func TestCurveOverSegmentsIsTheCurve(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	for i := range 40 {
+		trace := randomTrace(rng, 1+rng.IntN(5000), int64(1+rng.IntN(3_000_000)), 1+rng.IntN(3))
+		if i%2 == 0 { // the same traffic three times, an hour apart: three segments tie
+			span := trace[len(trace)-1].at + int64(time.Hour)
+			for _, r := range slices.Clone(trace) {
+				trace = append(trace, req{r.at + span, r.n})
+			}
+			for _, r := range trace[:len(trace)/2] {
+				trace = append(trace, req{r.at + 2*span, r.n})
+			}
+		}
+		tb, err := load(context.Background(), Text("t.csv", csvOf(trace)), nil, DefaultMaxMemory,
+			func(*table, *engine.TraceRow, uint32) error { return nil })
+		require.NoError(t, err)
+		basis := limiters.PerSecond(50 + rng.IntN(2000))
+		seg := tb.segmentsAt(basis, int64(1+rng.IntN(64)))
+		require.NotNil(t, seg)
+		var rates []limiters.Rate
+		for range 10 {
+			rates = append(rates, limiters.PerSecond(basis.Permits+rng.IntN(3*basis.Permits)))
+		}
+		want, err := tb.curve(context.Background(), rates)
+		require.NoError(t, err)
+		got, err := tb.curveOver(context.Background(), seg, rates)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "trace %d, basis %s, %d segments", i, basis, len(seg.start))
 	}
 }
