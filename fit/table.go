@@ -57,6 +57,8 @@ type table struct {
 	permits    int64 // their sum
 	maxPermits int64 // the largest request
 	keys       []string
+	// refusalSegments are the segments of the rate refusals was last asked about.
+	refusalSegments *segments
 }
 
 // atOf is the time of row i.
@@ -322,38 +324,73 @@ func (s *rateState) run(T int64, at []int64, permits []uint32) {
 }
 
 // refusals runs token buckets of rate and each capacity over the table, in the arithmetic of
-// buckets.add, one capacity at a time.
+// buckets.add, over the segments of rate's unbounded bucket (segmentsAt, cut once per rate):
+// a bucket of capacity C refuses nothing in a segment whose bound is at most C·T (every
+// request's need is within the tolerance, so it is the unbounded bucket there), and it is
+// full where each segment begins (its TAT is at most the unbounded one's); so only the
+// segments bounded above C·T are replayed, each from a full bucket.
 func (t *table) refusals(ctx context.Context, rate limiters.Rate, capacities []int64) ([]int64, []int64, error) {
 	T := int64(rate.Interval())
+	if t.refusalSegments == nil || t.refusalSegments.interval != T {
+		t.refusalSegments = t.segmentsAt(rate, segmentRows)
+	}
+	seg := t.refusalSegments
 	permits, requests := make([]int64, len(capacities)), make([]int64, len(capacities))
 	for j, capacity := range capacities {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		tolerance := capacity * T
-		var tat, refused, refusedRequests int64
-		for _, ch := range t.chunks {
-			ps := ch.permits[:len(ch.at)]
-			for i, now := range ch.at {
-				n := int64(ps[i])
-				if n > capacity {
-					refused += n
-					refusedRequests++
-					continue
-				}
-				cost := n * T
-				backlog := max(tat-now, 0)
-				if backlog > tolerance-cost {
-					refused += n
-					refusedRequests++
-					continue
-				}
-				tat = now + backlog + cost
-			}
+		if seg == nil {
+			permits[j], requests[j] = t.refusalsIn(T, capacity, tolerance, 0, t.rows)
+			continue
 		}
-		permits[j], requests[j] = refused, refusedRequests
+		for _, g := range seg.order {
+			if seg.bound[g] <= tolerance {
+				break // this segment and every later one in the order refuse nothing
+			}
+			end := t.rows
+			if g+1 < len(seg.start) {
+				end = seg.start[g+1]
+			}
+			p, r := t.refusalsIn(T, capacity, tolerance, seg.start[g], end)
+			permits[j] += p
+			requests[j] += r
+		}
 	}
 	return permits, requests, nil
+}
+
+// refusalsIn is the permits and requests a token bucket (interval T, capacity, tolerance),
+// full at row from, refuses of rows [from, to).
+func (t *table) refusalsIn(T, capacity, tolerance, from, to int64) (refused, refusedRequests int64) {
+	var tat int64
+	for from < to {
+		ch := &t.chunks[from/chunkRows]
+		lo := from % chunkRows
+		hi := min(int64(len(ch.at)), lo+(to-from))
+		at := ch.at[lo:hi]
+		ps := ch.permits[lo:hi]
+		ps = ps[:len(at)]
+		for i, now := range at {
+			n := int64(ps[i])
+			if n > capacity {
+				refused += n
+				refusedRequests++
+				continue
+			}
+			cost := n * T
+			backlog := max(tat-now, 0)
+			if backlog > tolerance-cost {
+				refused += n
+				refusedRequests++
+				continue
+			}
+			tat = now + backlog + cost
+		}
+		from += hi - lo
+	}
+	return refused, refusedRequests
 }
 
 // replay is Replay over the table: each spec's stack decides every row in order, as

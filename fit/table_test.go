@@ -145,3 +145,29 @@ func TestCurveOverSegmentsIsTheCurve(t *testing.T) {
 		require.Equal(t, want, got, "trace %d, basis %s, %d segments", i, basis, len(seg.start))
 	}
 }
+
+// Refusals over the segments of the rate's unbounded bucket are the refusals of a replay of
+// every row, whatever the segments' length.
+func TestRefusalsOverSegmentsAreTheReplays(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	for i := range 40 {
+		trace := randomTrace(rng, 1+rng.IntN(5000), int64(1+rng.IntN(3_000_000)), 1+rng.IntN(4))
+		tb, err := load(context.Background(), Text("t.csv", csvOf(trace)), nil, DefaultMaxMemory,
+			func(*table, *engine.TraceRow, uint32) error { return nil })
+		require.NoError(t, err)
+		rate := limiters.PerSecond(50 + rng.IntN(3000))
+		tb.refusalSegments = tb.segmentsAt(rate, int64(1+rng.IntN(64)))
+		var caps []int64
+		for range 8 {
+			caps = append(caps, int64(1+rng.IntN(40)))
+		}
+		b := newBuckets(rate, caps)
+		for _, r := range trace {
+			b.add(r.at, int64(r.n))
+		}
+		permits, requests, err := tb.refusals(context.Background(), rate, caps)
+		require.NoError(t, err)
+		assert.Equal(t, b.refused, permits, "trace %d at %s, capacities %v", i, rate, caps)
+		assert.Equal(t, b.requests, requests, "trace %d at %s, capacities %v", i, rate, caps)
+	}
+}
