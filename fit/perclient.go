@@ -25,7 +25,8 @@ import (
 // keyed table, naming the clients it refuses and how much of their traffic.
 //
 // Memory is two words per client per rate (24 rates and 100,000 clients: 38 MB), bounded by
-// MaxKeys; time is one pass per rate per request.
+// MaxKeys, and the trace's columns, 16 bytes a row (table.go); time is one step per rate per
+// request over the columns, after one read of the input.
 
 // PerClientOptions say which per-client rates to fit and what to answer.
 type PerClientOptions struct {

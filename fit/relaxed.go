@@ -20,7 +20,7 @@ type Relaxed struct {
 	RefusedPermits  int64 `json:"refused_permits"`
 	RefusedRequests int64 `json:"refused_requests"`
 	BelowPermits    int64 `json:"below_refused_permits"`
-	// Passes is how many times the search read the trace.
+	// Passes is how many batches of capacities the search replayed.
 	Passes int `json:"passes"`
 }
 
