@@ -394,27 +394,67 @@ func (t *table) refusalsIn(T, capacity, tolerance, from, to int64) (refused, ref
 }
 
 // replay is Replay over the table: each spec's stack decides every row in order, as
-// engine.Replay does (TestTableReplayIsEngineReplay).
+// engine.Replay does (TestTableReplayIsEngineReplay), one spec at a time, each on its own
+// virtual clock. A stack of one limiter, not keyed, that gives nothing back on Release (every
+// spec fit answers with) is asked through the limiter's AcquireAt directly: what Stack.Decide
+// and Release come to for it (Bind has no table to bind, Acquire one stage to ask, Release
+// nothing to return), at about 11 ns a row against 37 (21 with the clock advanced each row, which the kinds fit
+// answers with do not read).
 func (t *table) replay(ctx context.Context, specs []string) ([]Replayed, error) {
-	clock, stacks, out, err := newStacks(specs)
-	if err != nil {
-		return nil, err
-	}
-	err = t.scan(ctx, func(now time.Duration, key string, n int) error {
-		if err := clock.AdvanceTo(now); err != nil {
-			return err
+	out := make([]Replayed, len(specs))
+	for i, text := range specs {
+		clock, stacks, got, err := newStacks([]string{text})
+		if err != nil {
+			return nil, err
 		}
-		for i, st := range stacks {
+		st := stacks[0]
+		out[i] = got[0]
+		r := &out[i]
+		tables := st.KeyTables()
+		if lim := st.Stage(0); st.Len() == 1 && (len(tables) == 0 || tables[0] == nil) && limiters.CapabilitiesOf(lim).Release == nil {
+			// The four kinds fit answers with decide by AcquireAt's now alone (they read their
+			// clock only in TryAcquire and Available): their clock need not follow the rows.
+			clockFree := clockFreeKinds[lim.Kind()]
+			for _, ch := range t.chunks {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				permits := ch.permits[:len(ch.at)]
+				for j, now := range ch.at {
+					if !clockFree {
+						if err := clock.AdvanceTo(time.Duration(now)); err != nil {
+							return nil, err
+						}
+					}
+					if lim.AcquireAt(time.Duration(now), int(permits[j])) == limiters.Admitted {
+						r.Admitted++
+						r.AdmittedPermits += int64(permits[j])
+					}
+				}
+			}
+			continue
+		}
+		err = t.scan(ctx, func(now time.Duration, key string, n int) error {
+			if err := clock.AdvanceTo(now); err != nil {
+				return err
+			}
 			if d, _, _ := st.Decide(now, key, n); d == limiters.Admitted {
 				st.Release(n, st.Len())
-				out[i].Admitted++
-				out[i].AdmittedPermits += int64(n)
+				r.Admitted++
+				r.AdmittedPermits += int64(n)
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
+
+// clockFreeKinds are the kinds whose AcquireAt does not read the limiter's clock.
+var clockFreeKinds = map[limiters.Kind]bool{limiters.KindTokenBucket: true, limiters.KindSlidingWindow: true,
+	limiters.KindFixedWindow: true, limiters.KindLeakyBucket: true}
 
 // scan calls visit with every row: its time, its key ("" unkeyed) and permits; ctx is
 // checked at every chunk.
