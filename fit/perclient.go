@@ -191,9 +191,14 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 		return nil, err
 	}
 
-	// Pass 2: every client's σₖ at every rate, Lindley's recursion per client and rate.
+	// Pass 2: every client's σₖ at every rate, Lindley's recursion per client and rate, over
+	// the rows grouped by client (12 more bytes a row, dropped before the replay).
+	var grouped *byClient
 	pointsAt := func(rates []limiters.Rate) ([]ClientPoint, []int64, error) {
-		sigma, err := clientCurves(ctx, src, t, in.index, rates)
+		if t != nil && grouped == nil {
+			grouped = t.groupByClient()
+		}
+		sigma, err := clientCurves(ctx, src, grouped, in.index, rates)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -224,6 +229,7 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 	if err != nil {
 		return nil, err
 	}
+	grouped = nil
 	if err := clientReplay(ctx, src, t, rep, keys, stats, in.index, sigma, opt); err != nil {
 		return nil, err
 	}
@@ -277,8 +283,9 @@ func clientGrid(stats []clientStats, span time.Duration, opt PerClientOptions) [
 }
 
 // clientCurves is σₖ at each rate for each client k, in sigma[k·len(rates) + r] (0 where
-// the client's tolerance would pass 2⁶² ns): over t, or when t is nil over src again.
-func clientCurves(ctx context.Context, src Source, t *table, index map[string]uint32, rates []limiters.Rate) ([]int64, error) {
+// the client's tolerance would pass 2⁶² ns): over the grouped rows, or when grouped is nil
+// over src again.
+func clientCurves(ctx context.Context, src Source, grouped *byClient, index map[string]uint32, rates []limiters.Rate) ([]int64, error) {
 	nr := len(rates)
 	intervals := make([]int64, nr)
 	for r, rate := range rates {
@@ -287,8 +294,8 @@ func clientCurves(ctx context.Context, src Source, t *table, index map[string]ui
 	tat := make([]int64, len(index)*nr)
 	need := make([]int64, len(index)*nr)
 	var err error
-	if t != nil {
-		err = t.clientNeeds(ctx, intervals, tat, need)
+	if grouped != nil {
+		err = grouped.needs(ctx, intervals, tat, need)
 	} else {
 		err = each(ctx, src, func(row *engine.TraceRow) error {
 			base := int(index[row.Key]) * nr
