@@ -194,11 +194,34 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 	// Pass 2: every client's σₖ at every rate, Lindley's recursion per client and rate, over
 	// the rows grouped by client (12 more bytes a row, dropped before the replay).
 	var grouped *byClient
+	var grid []ClientPoint // the grid's points, once evaluated
+	var seg *clientSegments
 	pointsAt := func(rates []limiters.Rate) ([]ClientPoint, []int64, error) {
 		if t != nil && grouped == nil {
 			grouped = t.groupByClient()
 		}
-		sigma, err := clientCurves(ctx, src, grouped, in.index, rates)
+		// Rates above a grid rate (the knee's refinement, the chosen rate) are evaluated over
+		// the segments of the highest grid rate at or below them all.
+		var over *clientSegments
+		if grouped != nil && grid != nil {
+			slowest := int64(0)
+			for _, r := range rates {
+				slowest = max(slowest, int64(r.Interval()))
+			}
+			basis := int64(-1)
+			for _, p := range grid {
+				if T := int64(p.Rate.Interval()); T >= slowest {
+					basis = T // ascending rate: the last such is the highest
+				}
+			}
+			if basis > 0 && (seg == nil || seg.interval != basis) {
+				seg = grouped.segmentsAt(basis, clientSegmentRows)
+			}
+			if basis > 0 && seg != nil && seg.interval == basis {
+				over = seg
+			}
+		}
+		sigma, err := clientCurves(ctx, src, grouped, over, in.index, rates)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -207,6 +230,7 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 	if rep.Curve, _, err = pointsAt(rates); err != nil {
 		return nil, err
 	}
+	grid = rep.Curve
 	xy := func(p ClientPoint) (float64, float64, bool) { return p.PerSec, float64(p.Capacity), p.Fits() }
 	rep.Knee = kneeOf(len(rep.Curve), func(i int) (float64, float64, bool) { return xy(rep.Curve[i]) })
 	rep.Curve, rep.Knee, err = withRefinedKnee(rep.Curve, rep.Knee, func(p ClientPoint) limiters.Rate { return p.Rate }, xy,
@@ -283,9 +307,9 @@ func clientGrid(stats []clientStats, span time.Duration, opt PerClientOptions) [
 }
 
 // clientCurves is σₖ at each rate for each client k, in sigma[k·len(rates) + r] (0 where
-// the client's tolerance would pass 2⁶² ns): over the grouped rows, or when grouped is nil
-// over src again.
-func clientCurves(ctx context.Context, src Source, grouped *byClient, index map[string]uint32, rates []limiters.Rate) ([]int64, error) {
+// the client's tolerance would pass 2⁶² ns): over the segments over (every rate at or above
+// theirs), over the grouped rows, or when grouped is nil over src again.
+func clientCurves(ctx context.Context, src Source, grouped *byClient, over *clientSegments, index map[string]uint32, rates []limiters.Rate) ([]int64, error) {
 	nr := len(rates)
 	intervals := make([]int64, nr)
 	for r, rate := range rates {
@@ -294,7 +318,9 @@ func clientCurves(ctx context.Context, src Source, grouped *byClient, index map[
 	tat := make([]int64, len(index)*nr)
 	need := make([]int64, len(index)*nr)
 	var err error
-	if grouped != nil {
+	if over != nil {
+		err = grouped.needsOver(ctx, over, intervals, need)
+	} else if grouped != nil {
 		err = grouped.needs(ctx, intervals, tat, need)
 	} else {
 		err = each(ctx, src, func(row *engine.TraceRow) error {

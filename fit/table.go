@@ -735,3 +735,82 @@ func (t *table) refiner(ctx context.Context, grid []Point) func([]limiters.Rate)
 		return t.curveOver(ctx, seg, rates)
 	}
 }
+
+// clientSegments are each client's segments (see segments) at one rate, over byClient's
+// rows: client k's are segs[first[k]:first[k+1]], by falling bound.
+type clientSegments struct {
+	interval int64
+	segs     []clientSegment
+	first    []int
+}
+
+type clientSegment struct{ start, end, bound int64 }
+
+// clientSegmentRows is the fewest rows a client's segment spans (except its last): 256.
+const clientSegmentRows = 256
+
+// segmentsAt cuts each client's rows where its bucket at interval T is full, into segments of
+// at least minRows rows; nil when some client's need passes 2⁶² at T (or a request alone
+// could).
+func (g *byClient) segmentsAt(T, minRows int64) *clientSegments {
+	if g.maxPermits > maxTolerance/T {
+		return nil
+	}
+	clients := len(g.start) - 1
+	s := &clientSegments{interval: T, first: make([]int, clients+1)}
+	for k := range clients {
+		from, to := g.start[k], g.start[k+1]
+		var tat, bound int64
+		segStart := from
+		for i := from; i < to; i++ {
+			now := g.at[i]
+			if tat <= now && i-segStart >= minRows {
+				s.segs = append(s.segs, clientSegment{segStart, i, bound})
+				segStart, bound = i, 0
+			}
+			d := max(tat-now, 0) + int64(g.permits[i])*T
+			if d > maxTolerance {
+				return nil
+			}
+			bound = max(bound, d)
+			tat = now + d
+		}
+		s.segs = append(s.segs, clientSegment{segStart, to, bound})
+		s.first[k+1] = len(s.segs)
+		slices.SortStableFunc(s.segs[s.first[k]:], func(a, b clientSegment) int { return cmp.Compare(b.bound, a.bound) })
+	}
+	return s
+}
+
+// needsOver is needs' largest need for each client and rate (need[k·len(intervals) + r]),
+// every interval at most s's, over each client's segments in falling order of bound,
+// stopping at the first bound at most the largest need found: a client's need at a faster
+// rate is at most its segment's bound, and its bucket is full where each segment begins.
+func (g *byClient) needsOver(ctx context.Context, s *clientSegments, intervals, need []int64) error {
+	nr := len(intervals)
+	for k := range len(s.first) - 1 {
+		if k%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		for r, T := range intervals {
+			best := int64(0)
+			for _, seg := range s.segs[s.first[k]:s.first[k+1]] {
+				if seg.bound <= best {
+					break
+				}
+				at, permits := g.at[seg.start:seg.end], g.permits[seg.start:seg.end]
+				permits = permits[:len(at)]
+				var tat int64
+				for i, now := range at {
+					d := max(tat, now) - now + int64(permits[i])*T
+					best = max(best, d)
+					tat = now + d
+				}
+			}
+			need[k*nr+r] = best
+		}
+	}
+	return nil
+}

@@ -171,3 +171,29 @@ func TestRefusalsOverSegmentsAreTheReplays(t *testing.T) {
 		assert.Equal(t, b.requests, requests, "trace %d at %s, capacities %v", i, rate, caps)
 	}
 }
+
+// Each client's largest need over the segments of a slower rate is its largest need over all
+// its rows, whatever the segments' length.
+func TestClientNeedsOverSegmentsAreTheNeeds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	for i := range 30 {
+		trace := randomTrace(rng, 2+rng.IntN(5000), int64(1+rng.IntN(3_000_000)), 1+rng.IntN(4))
+		tb, err := load(context.Background(), Text("t.csv", keyedCSV(rng, trace, 1+rng.IntN(20))), newInterner("t.csv", 1<<20),
+			DefaultMaxMemory, func(*table, *engine.TraceRow, uint32) error { return nil })
+		require.NoError(t, err)
+		g := tb.groupByClient()
+		basis := limiters.PerSecond(5 + rng.IntN(200))
+		seg := g.segmentsAt(int64(basis.Interval()), int64(1+rng.IntN(32)))
+		require.NotNil(t, seg)
+		var intervals []int64
+		for range 6 {
+			intervals = append(intervals, int64(limiters.PerSecond(basis.Permits+rng.IntN(3*basis.Permits)).Interval()))
+		}
+		clients := len(tb.keys)
+		tat, want := make([]int64, clients*len(intervals)), make([]int64, clients*len(intervals))
+		require.NoError(t, g.needs(context.Background(), intervals, tat, want))
+		got := make([]int64, len(want))
+		require.NoError(t, g.needsOver(context.Background(), seg, intervals, got))
+		require.Equal(t, want, got, "trace %d, basis %s, %d segments for %d clients", i, basis, len(seg.segs), clients)
+	}
+}
