@@ -292,9 +292,11 @@ type rateState struct {
 }
 
 // run takes the rate over a block of rows. Invariant while it lives: 0 ≤ backlog ≤ need ≤
-// 2⁶², and n·T ≤ 2⁶² (n ≤ maxN), so backlog + n·T fits a uint64.
+// 2⁶², and n·T ≤ 2⁶² (n ≤ maxN), so TAT = max(TAT, now) + n·T < 2⁶⁴ fits a uint64. The
+// loop carries TAT alone (a compare, a conditional move and an add a row); the need, the
+// busy period's start and the largest need hang off it.
 func (s *rateState) run(T int64, at []int64, permits []uint32) {
-	tat, need, start, startSum, sum := s.tat, s.need, s.start, s.startSum, s.sum
+	tat, need, start, startSum, sum := uint64(s.tat), s.need, s.start, s.startSum, s.sum
 	permits = permits[:len(at)]
 	for i, now := range at {
 		n := int64(permits[i])
@@ -302,16 +304,15 @@ func (s *rateState) run(T int64, at []int64, permits []uint32) {
 		sum += n
 		// Branch-free (conditional moves): whether the bucket is full is a coin toss at
 		// rates near the trace's.
-		full := tat <= now
+		full := tat <= uint64(now)
 		if full {
 			start = now // the bucket is full: a new busy period
 		}
 		if full {
 			startSum = before
 		}
-		d := uint64(max(tat, now)-now) + uint64(n*T)
-		tat = now + int64(d)
-		if d > uint64(need) {
+		tat = max(tat, uint64(now)) + uint64(n*T)
+		if d := tat - uint64(now); d > uint64(need) {
 			if d > uint64(maxTolerance) {
 				s.dead = true
 				return
@@ -320,7 +321,7 @@ func (s *rateState) run(T int64, at []int64, permits []uint32) {
 			s.from, s.to, s.fromSum, s.toSum = start, now, startSum, sum
 		}
 	}
-	s.tat, s.need, s.start, s.startSum, s.sum = tat, need, start, startSum, sum
+	s.tat, s.need, s.start, s.startSum, s.sum = int64(tat), need, start, startSum, sum
 }
 
 // refusals runs token buckets of rate and each capacity over the table, in the arithmetic of
