@@ -112,6 +112,7 @@ type ClientRefusal struct {
 type clientStats struct {
 	requests, permits int64
 	window, count     int64 // the aligned window of the last request and its permits
+	windowEnd         int64 // where that window ends
 	peak              int64 // most permits in one aligned window
 }
 
@@ -153,8 +154,9 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 		s := &stats[k]
 		s.requests++
 		s.permits += int64(row.Permits)
-		if g := int64(row.At) / w; g != s.window {
-			s.window, s.count = g, 0
+		if at := int64(row.At); s.window < 0 || at >= s.windowEnd { // times only grow: else the same window
+			g := at / w
+			s.window, s.windowEnd, s.count = g, (g+1)*w, 0
 		}
 		s.count += int64(row.Permits)
 		s.peak = max(s.peak, s.count)

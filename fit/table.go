@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
@@ -118,7 +119,22 @@ type interner struct {
 	max   int
 	index map[string]uint32
 	keys  []string
+	// cache remembers keys by the address of their text: engine.TraceReader hands out one
+	// string for each of a trace's first 4096 distinct keys, so a row's key is most often
+	// the very string keys holds, found here without hashing it again. Only texts keys holds
+	// are remembered (alive as long as the interner), so an address is never reused for
+	// another key.
+	cache [internCache]internEntry
 }
+
+type internEntry struct {
+	text *byte
+	n    int
+	id   uint32
+}
+
+// internCache is the entries of interner.cache: 4096 (96 KiB).
+const internCache = 4096
 
 func newInterner(name string, max int) *interner {
 	return &interner{name: name, max: max, index: map[string]uint32{}}
@@ -126,6 +142,12 @@ func newInterner(name string, max int) *interner {
 
 // id is row's key's number; an error naming the line when it would be the max+1st key.
 func (in *interner) id(row *engine.TraceRow) (uint32, error) {
+	text := unsafe.StringData(row.Key)
+	addr := uintptr(unsafe.Pointer(text))
+	e := &in.cache[(addr>>4^addr>>16)%internCache]
+	if e.text == text && e.n == len(row.Key) && text != nil {
+		return e.id, nil
+	}
 	k, ok := in.index[row.Key]
 	if !ok {
 		if len(in.keys) >= in.max {
@@ -134,6 +156,9 @@ func (in *interner) id(row *engine.TraceRow) (uint32, error) {
 		k = uint32(len(in.keys))
 		in.index[row.Key] = k
 		in.keys = append(in.keys, row.Key)
+	}
+	if text != nil && unsafe.StringData(in.keys[k]) == text {
+		*e = internEntry{text: text, n: len(row.Key), id: k}
 	}
 	return k, nil
 }

@@ -197,3 +197,37 @@ func TestClientNeedsOverSegmentsAreTheNeeds(t *testing.T) {
 		require.Equal(t, want, got, "trace %d, basis %s, %d segments for %d clients", i, basis, len(seg.segs), clients)
 	}
 }
+
+// The interner numbers a key the same whether the row's text is the string it holds (as
+// engine.TraceReader hands out a trace's first 4096 keys) or a copy, past 4096 keys too.
+func TestInternerNumbersEachKeyOnce(t *testing.T) {
+	in := newInterner("t.csv", 1<<20)
+	rng := rand.New(rand.NewPCG(13, 13))
+	held := map[string]string{} // the first string of each text, as a reader's intern table
+	want := map[string]uint32{}
+	for line := range 50_000 {
+		text := fmt.Sprintf("client-%d", rng.IntN(6000))
+		key := strings.Clone(text)
+		if h, ok := held[text]; ok && rng.IntN(4) > 0 {
+			key = h
+		} else if !ok {
+			held[text] = key
+		}
+		id, err := in.id(&engine.TraceRow{Line: line + 2, Key: key})
+		require.NoError(t, err)
+		if w, ok := want[text]; ok {
+			require.Equal(t, w, id, "line %d: %s", line+2, text)
+		} else {
+			require.Equal(t, uint32(len(want)), id, "line %d: %s is new", line+2, text)
+			want[text] = id
+		}
+	}
+	require.Equal(t, len(want), len(in.keys))
+	small := newInterner("t.csv", 2)
+	for i, k := range []string{"a", "b", "a"} {
+		_, err := small.id(&engine.TraceRow{Line: i + 2, Key: k})
+		require.NoError(t, err)
+	}
+	_, err := small.id(&engine.TraceRow{Line: 5, Key: "c"})
+	require.EqualError(t, err, "t.csv: line 5: more than 2 distinct keys; a per-client fit holds every client's curve in memory")
+}
