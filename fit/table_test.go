@@ -231,3 +231,41 @@ func TestInternerNumbersEachKeyOnce(t *testing.T) {
 	_, err := small.id(&engine.TraceRow{Line: 5, Key: "c"})
 	require.EqualError(t, err, "t.csv: line 5: more than 2 distinct keys; a per-client fit holds every client's curve in memory")
 }
+
+// σ over the table is curve.add's, row by row, for rates whose need passes 2⁶² ns part way
+// through the trace (a rate of 1 per 2⁶¹ns: the third request at one instant needs more)
+// beside rates that live, in every pairing the table's loop makes.
+func TestTableCurveIsCurveAddWhenRatesDie(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 14))
+	// Three requests at one instant: the slow rate dies at the third, where the other needs
+	// the most it ever will; a trace that goes on after it.
+	slow := limiters.Rate{Permits: 1, Window: 1 << 61}
+	for _, trace := range [][]req{{{0, 1}, {0, 1}, {0, 1}}, {{0, 1}, {0, 1}, {0, 1}, {5, 1}, {9, 1}}} {
+		for _, rates := range [][]limiters.Rate{{slow, limiters.PerSecond(100)}, {limiters.PerSecond(100), slow}} {
+			tb, err := load(context.Background(), Text("t.csv", csvOf(trace)), nil, DefaultMaxMemory,
+				func(*table, *engine.TraceRow, uint32) error { return nil })
+			require.NoError(t, err)
+			got, err := tb.curve(context.Background(), rates)
+			require.NoError(t, err)
+			require.Equal(t, points(t, trace, rates...), got, "rates %v", rates)
+		}
+	}
+	for i := range 40 {
+		trace := randomTrace(rng, 1+rng.IntN(5000), int64(1+rng.IntN(2_000_000)), 1+rng.IntN(2))
+		tb, err := load(context.Background(), Text("t.csv", csvOf(trace)), nil, DefaultMaxMemory,
+			func(*table, *engine.TraceRow, uint32) error { return nil })
+		require.NoError(t, err)
+		var rates []limiters.Rate
+		for range 1 + rng.IntN(6) {
+			if rng.IntN(2) == 0 {
+				rates = append(rates, limiters.Rate{Permits: 1, Window: time.Duration(1<<60 + rng.Int64N(1<<60))})
+			} else {
+				rates = append(rates, limiters.PerSecond(1+rng.IntN(5000)))
+			}
+		}
+		want := points(t, trace, rates...)
+		got, err := tb.curve(context.Background(), rates)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "trace %d, rates %v", i, rates)
+	}
+}
