@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 	"unsafe"
@@ -584,6 +585,10 @@ func (g *byClient) needs(ctx context.Context, intervals, tat, need []int64) erro
 		for lo := g.start[k]; lo < g.start[k+1]; lo += blockRows {
 			hi := min(lo+blockRows, g.start[k+1])
 			at, permits := g.at[lo:hi], g.permits[lo:hi]
+			blockPermits := int64(0)
+			for _, n := range permits {
+				blockPermits += int64(n)
+			}
 			for r, T := range intervals {
 				j := k*nr + r
 				if need[j] < 0 {
@@ -604,22 +609,36 @@ func (g *byClient) needs(ctx context.Context, intervals, tat, need []int64) erro
 					}
 					continue
 				}
-				// While the client lives, 0 ≤ backlog ≤ need ≤ 2⁶² and n·T ≤ 2⁶²: backlog +
-				// n·T fits a uint64.
-				tatK, needK := tat[j], need[j]
+				// While the client lives, 0 ≤ backlog ≤ need ≤ 2⁶² and n·T ≤ 2⁶²: TAT =
+				// max(TAT, now) + n·T fits a uint64 (run's loop).
+				tatK, needK := uint64(tat[j]), uint64(need[j])
 				permits := permits[:len(at)]
-				for i, now := range at {
-					d := uint64(max(tatK, now)-now) + uint64(int64(permits[i])*T)
-					if d > uint64(needK) {
-						if d > uint64(maxTolerance) {
-							needK = -1
-							break
-						}
-						needK = int64(d)
+				if blockPermits <= maxTolerance/T {
+					// The block's needs grow by at most its permits·T ≤ 2⁶² past a need ≤ 2⁶²:
+					// no TAT passes 2⁶⁴, so the largest need is taken without a branch and
+					// checked once, after the block.
+					for i, now := range at {
+						u := uint64(now)
+						tatK = max(tatK, u) + uint64(int64(permits[i])*T)
+						needK = max(needK, tatK-u)
 					}
-					tatK = now + int64(d)
+					if needK > uint64(maxTolerance) {
+						needK = math.MaxUint64 // -1: the client dies
+					}
+				} else {
+					for i, now := range at {
+						u := uint64(now)
+						tatK = max(tatK, u) + uint64(int64(permits[i])*T)
+						if d := tatK - u; d > needK {
+							if d > uint64(maxTolerance) {
+								needK = math.MaxUint64
+								break
+							}
+							needK = d
+						}
+					}
 				}
-				tat[j], need[j] = tatK, needK
+				tat[j], need[j] = int64(tatK), int64(needK)
 			}
 		}
 	}

@@ -269,3 +269,33 @@ func TestTableCurveIsCurveAddWhenRatesDie(t *testing.T) {
 		require.Equal(t, want, got, "trace %d, rates %v", i, rates)
 	}
 }
+
+// Each client's σ over the grouped rows is clientCurves' over the trace read again, for rates
+// at which some clients' needs pass 2⁶² ns part way (1 per 2⁵⁰ns: after about 4096 requests
+// close together; 1 per 2⁶¹ns: at the third at one instant).
+func TestClientCurvesWhenClientsDie(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 15))
+	for i := range 12 {
+		trace := randomTrace(rng, 9000+rng.IntN(6000), int64(1+rng.IntN(1000)), 1+rng.IntN(2))
+		text := keyedCSV(rng, trace, 1+i%3)
+		src := Text("t.csv", text)
+		in := newInterner("t.csv", 1<<20)
+		tb, err := load(context.Background(), src, in, DefaultMaxMemory, func(*table, *engine.TraceRow, uint32) error { return nil })
+		require.NoError(t, err)
+		rates := []limiters.Rate{{Permits: 1, Window: 1 << 50}, {Permits: 1, Window: 1 << 61}, limiters.PerSecond(1 + rng.IntN(1000))}
+		want, err := clientCurves(context.Background(), src, nil, nil, in.index, rates)
+		require.NoError(t, err)
+		got, err := clientCurves(context.Background(), src, tb.groupByClient(), nil, in.index, rates)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "trace %d", i)
+		dead := 0
+		for _, s := range want {
+			if s == 0 {
+				dead++
+			}
+		}
+		if i == 0 {
+			require.Positive(t, dead, "some client's σ passes 2⁶² ns, or the test tests little")
+		}
+	}
+}
