@@ -370,7 +370,7 @@ func clientReplay(ctx context.Context, src Source, t *table, rep *PerClientRepor
 	if err != nil {
 		return err
 	}
-	stack := stacks[0]
+	admits := admitter(stacks[0])
 	refused := make([]int64, len(keys))
 	refusedPermits := make([]int64, len(keys))
 	var global *curve
@@ -381,7 +381,7 @@ func clientReplay(ctx context.Context, src Source, t *table, rep *PerClientRepor
 		if err := clock.AdvanceTo(now); err != nil {
 			return err
 		}
-		if d, _, _ := stack.Decide(now, key, n); d == limiters.Admitted {
+		if admits(now, key, n) {
 			rep.Admitted++
 			rep.AdmittedPermits += int64(n)
 			if global != nil {

@@ -461,12 +461,12 @@ func (t *table) replay(ctx context.Context, specs []string) ([]Replayed, error) 
 			}
 			continue
 		}
+		admits := admitter(st)
 		err = t.scan(ctx, func(now time.Duration, key string, n int) error {
 			if err := clock.AdvanceTo(now); err != nil {
 				return err
 			}
-			if d, _, _ := st.Decide(now, key, n); d == limiters.Admitted {
-				st.Release(n, st.Len())
+			if admits(now, key, n) {
 				r.Admitted++
 				r.AdmittedPermits += int64(n)
 			}
@@ -477,6 +477,42 @@ func (t *table) replay(ctx context.Context, specs []string) ([]Replayed, error) 
 		}
 	}
 	return out, nil
+}
+
+// admitter is st.Decide and, for an admitted request, st.Release (Replay's decision), as a
+// function of the row. A stack of one keyed stage is asked through its table directly, as
+// Bind and Acquire ask it (the table's limiter for the key, or a refusal when the table is
+// full and cannot make room), without Bind's per-row capabilities: its limiters are all of
+// one kind, whose Release is looked up once.
+func admitter(st *engine.Stack) func(now time.Duration, key string, n int) bool {
+	tables := st.KeyTables()
+	if st.Len() != 1 || len(tables) == 0 || tables[0] == nil {
+		return func(now time.Duration, key string, n int) bool {
+			d, _, _ := st.Decide(now, key, n)
+			if d == limiters.Admitted {
+				st.Release(n, st.Len())
+			}
+			return d == limiters.Admitted
+		}
+	}
+	table := tables[0]
+	released, looked := false, false
+	return func(now time.Duration, key string, n int) bool {
+		lim, outcome := table.Get(now, key)
+		if outcome == limiters.KeyFull {
+			return false
+		}
+		if lim.AcquireAt(now, n) != limiters.Admitted {
+			return false
+		}
+		if !looked {
+			released, looked = limiters.CapabilitiesOf(lim).Release != nil, true
+		}
+		if released {
+			limiters.CapabilitiesOf(lim).Release.Release(n)
+		}
+		return true
+	}
 }
 
 // clockFreeKinds are the kinds whose AcquireAt does not read the limiter's clock.
