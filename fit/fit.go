@@ -108,7 +108,12 @@ func Fit(ctx context.Context, src Source, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	curve, err := read.curve(ctx, rates)
+	var curve []Point
+	if t, ok := read.(*table); ok {
+		curve, err = t.gridCurve(ctx, rates)
+	} else {
+		curve, err = read.curve(ctx, rates)
+	}
 	if err != nil {
 		return nil, err
 	}

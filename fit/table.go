@@ -895,3 +895,28 @@ func (g *byClient) needsOver(ctx context.Context, s *clientSegments, intervals, 
 	}
 	return nil
 }
+
+// gridCurve is curve for a grid's rates, ascending: the lower half over every row, the upper
+// half over the segments of the lower half's highest rate (curveOver: the same points). Far
+// above the trace's mean a bucket is full at most requests and the worst bursts stand out,
+// so the upper half reads a few segments rather than the whole trace.
+func (t *table) gridCurve(ctx context.Context, rates []limiters.Rate) ([]Point, error) {
+	mid := len(rates) / 2
+	if mid < 4 {
+		return t.curve(ctx, rates)
+	}
+	low, err := t.curve(ctx, rates[:mid])
+	if err != nil {
+		return nil, err
+	}
+	var high []Point
+	if seg := t.segmentsAt(rates[mid-1], segmentRows); seg != nil {
+		high, err = t.curveOver(ctx, seg, rates[mid:])
+	} else {
+		high, err = t.curve(ctx, rates[mid:])
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(low, high...), nil
+}
