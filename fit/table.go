@@ -235,8 +235,10 @@ func (a *statsAccumulator) stats(name string) (Stats, error) {
 type passes interface {
 	// curve is σ at each of rates, as Curve.
 	curve(ctx context.Context, rates []limiters.Rate) ([]Point, error)
-	// refusals is what token buckets of rate and capacities refuse, as Refusals.
-	refusals(ctx context.Context, rate limiters.Rate, capacities []int64) (permits, requests []int64, err error)
+	// refusals is what token buckets of rate and capacities refuse, as Refusals; when limit
+	// is at least 0, a capacity's count may stop once its permits pass limit (then it is more
+	// than limit, and no more exact).
+	refusals(ctx context.Context, rate limiters.Rate, capacities []int64, limit int64) (permits, requests []int64, err error)
 	// replay is each spec's admissions, as Replay.
 	replay(ctx context.Context, specs []string) ([]Replayed, error)
 }
@@ -248,7 +250,7 @@ func (s streamed) curve(ctx context.Context, rates []limiters.Rate) ([]Point, er
 	return Curve(ctx, s.src, rates)
 }
 
-func (s streamed) refusals(ctx context.Context, rate limiters.Rate, capacities []int64) ([]int64, []int64, error) {
+func (s streamed) refusals(ctx context.Context, rate limiters.Rate, capacities []int64, _ int64) ([]int64, []int64, error) {
 	return Refusals(ctx, s.src, rate, capacities)
 }
 
@@ -356,7 +358,7 @@ func (s *rateState) run(T int64, at []int64, permits []uint32) {
 // request's need is within the tolerance, so it is the unbounded bucket there), and it is
 // full where each segment begins (its TAT is at most the unbounded one's); so only the
 // segments bounded above C·T are replayed, each from a full bucket.
-func (t *table) refusals(ctx context.Context, rate limiters.Rate, capacities []int64) ([]int64, []int64, error) {
+func (t *table) refusals(ctx context.Context, rate limiters.Rate, capacities []int64, limit int64) ([]int64, []int64, error) {
 	T := int64(rate.Interval())
 	if t.refusalSegments == nil || t.refusalSegments.interval != T {
 		t.refusalSegments = t.segmentsAt(rate, segmentRows)
@@ -383,6 +385,9 @@ func (t *table) refusals(ctx context.Context, rate limiters.Rate, capacities []i
 			p, r := t.refusalsIn(T, capacity, tolerance, seg.start[g], end)
 			permits[j] += p
 			requests[j] += r
+			if limit >= 0 && permits[j] > limit {
+				break // more than limit: the caller needs no more
+			}
 		}
 	}
 	return permits, requests, nil

@@ -165,10 +165,20 @@ func TestRefusalsOverSegmentsAreTheReplays(t *testing.T) {
 		for _, r := range trace {
 			b.add(r.at, int64(r.n))
 		}
-		permits, requests, err := tb.refusals(context.Background(), rate, caps)
+		permits, requests, err := tb.refusals(context.Background(), rate, caps, -1)
 		require.NoError(t, err)
 		assert.Equal(t, b.refused, permits, "trace %d at %s, capacities %v", i, rate, caps)
 		assert.Equal(t, b.requests, requests, "trace %d at %s, capacities %v", i, rate, caps)
+		// With a limit, a count is exact or past the limit, as the exact one is.
+		limit := rng.Int64N(max(slices.Max(b.refused), 1))
+		limited, _, err := tb.refusals(context.Background(), rate, caps, limit)
+		require.NoError(t, err)
+		for j := range caps {
+			if limited[j] != b.refused[j] {
+				assert.True(t, limited[j] > limit && b.refused[j] > limit, "trace %d, capacity %d: %d of %d refused permits counted, limit %d",
+					i, caps[j], limited[j], b.refused[j], limit)
+			}
+		}
 	}
 }
 
@@ -297,5 +307,20 @@ func TestClientCurvesWhenClientsDie(t *testing.T) {
 		if i == 0 {
 			require.Positive(t, dead, "some client's σ passes 2⁶² ns, or the test tests little")
 		}
+	}
+}
+
+// mostWithin is the largest count within: one more is not.
+func TestMostWithinIsTheLargestWithin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 16))
+	for range 10000 {
+		total := rng.Int64N(1 << 62)
+		if rng.IntN(2) == 0 {
+			total = rng.Int64N(10_000_000)
+		}
+		ppm := rng.Int64N(1_000_001)
+		m := mostWithin(total, ppm)
+		require.True(t, within(m, total, ppm), "total %d, ppm %d: %d", total, ppm, m)
+		require.False(t, within(m+1, total, ppm), "total %d, ppm %d: %d", total, ppm, m+1)
 	}
 }
