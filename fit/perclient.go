@@ -25,7 +25,8 @@ import (
 // keyed table, naming the clients it refuses and how much of their traffic.
 //
 // Memory is two words per client per rate (24 rates and 100,000 clients: 38 MB), bounded by
-// MaxKeys, and the trace's columns, 16 bytes a row (table.go); time is one step per rate per
+// MaxKeys, and the trace's columns, 16 bytes a row and 12 more while the curves are
+// computed (table.go); time is one step per rate per
 // request over the columns, after one read of the input.
 
 // PerClientOptions say which per-client rates to fit and what to answer.
@@ -43,7 +44,7 @@ type PerClientOptions struct {
 	Protect limiters.Rate
 	// MaxKeys refuses a trace with more distinct keys than this (default 1,048,576).
 	MaxKeys int
-	// MaxMemory is the most bytes the trace's columns may take (default DefaultMaxMemory, 16
+	// MaxMemory is the most bytes the trace's columns may take (default DefaultMaxMemory, 28
 	// bytes a row); a longer trace is read from src again for each pass.
 	MaxMemory int64
 }
