@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // writeBenchTrace writes rows requests: Poisson gaps at 100k/s, with a burst of 1000 at one
@@ -45,25 +46,44 @@ func writeBenchTrace(b *testing.B, rows int) string {
 	return path
 }
 
-// BenchmarkFit fits a trace of 10M rows: the statistics pass (two readers), the curve's pass
-// over 24 rates, the relaxed search's passes and the confirming replay. rows/s counts the
-// trace's rows once per fit.
+// BenchmarkFit fits a trace of 10M rows (statistics, the curve over 24 rates and the knee's
+// refinement, the relaxed search at 1%, the confirming replay) beside the replay floor on the
+// same file (replayFloor: a bufio.Scanner, strconv.ParseInt, one token-bucket decision a row),
+// so the ratio is read from one run. The target: fit within 2× the floor's time.
+//
+//	go test -c -o /tmp/fit.test ./fit/
+//	/tmp/fit.test -test.run '^$' -test.bench 'Fit$' -test.benchtime 1x -test.count 6
 func BenchmarkFit(b *testing.B) {
 	if testing.Short() {
 		b.Skip("10M rows")
 	}
 	const rows = 10_000_000
 	path := writeBenchTrace(b, rows)
-	b.ResetTimer()
-	for b.Loop() {
-		rep, err := Fit(context.Background(), File(path, "bench.csv"), Options{RefusePPM: 10000})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if rep.Stats.Requests != rows {
-			b.Fatal(rep.Stats.Requests)
-		}
-		b.ReportMetric(float64(rep.Relaxed.Passes), "search-passes")
+	report := func(b *testing.B, cpu0 time.Duration) {
+		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(rows*b.N), "cpu-ns/row")
 	}
-	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.Run("path=replay-floor", func(b *testing.B) {
+		cpu0 := processCPU()
+		for range b.N {
+			if n := replayFloor(path); n != rows {
+				b.Fatal(n)
+			}
+		}
+		report(b, cpu0)
+	})
+	b.Run("path=fit", func(b *testing.B) {
+		cpu0 := processCPU()
+		for range b.N {
+			rep, err := Fit(context.Background(), File(path, "bench.csv"), Options{RefusePPM: 10000})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if rep.Stats.Requests != rows {
+				b.Fatal(rep.Stats.Requests)
+			}
+			b.ReportMetric(float64(rep.Relaxed.Passes), "search-passes")
+		}
+		report(b, cpu0)
+	})
 }

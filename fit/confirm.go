@@ -6,7 +6,6 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
-	"github.com/ratelab/ratelab/virtualclock"
 )
 
 // Replayed is what one spec's limiter admitted of a trace.
@@ -21,20 +20,11 @@ type Replayed struct {
 // stages took, an admitted request completes at once, and a keyed stage decides each row
 // with its key's limiter.
 func Replay(ctx context.Context, src Source, specs []string) ([]Replayed, error) {
-	clock := virtualclock.New()
-	stacks := make([]*engine.Stack, len(specs))
-	out := make([]Replayed, len(specs))
-	for i, text := range specs {
-		specs, err := engine.ParseStack(text)
-		if err != nil {
-			return nil, fmt.Errorf("fit: the spec %q does not parse: %w", text, err)
-		}
-		if stacks[i], err = engine.NewStack(specs, clock); err != nil {
-			return nil, fmt.Errorf("fit: the spec %q: %w", text, err)
-		}
-		out[i].Spec = text
+	clock, stacks, out, err := newStacks(specs)
+	if err != nil {
+		return nil, err
 	}
-	err := each(ctx, src, func(row *engine.TraceRow) error {
+	err = each(ctx, src, func(row *engine.TraceRow) error {
 		if err := clock.AdvanceTo(row.At); err != nil {
 			return fmt.Errorf("%s: line %d: %w", src.Name(), row.Line, err)
 		}
@@ -54,7 +44,7 @@ func Replay(ctx context.Context, src Source, specs []string) ([]Replayed, error)
 // the relaxed bucket, in one pass, and fails if any disagrees with what was computed: every
 // answer admits everything, σ − 1 refuses something, the relaxed bucket refuses what the
 // search counted.
-func confirm(ctx context.Context, src Source, rep *Report) error {
+func confirm(ctx context.Context, read passes, rep *Report) error {
 	var specs []string
 	var answerAt []int
 	for i, a := range rep.Specs {
@@ -74,7 +64,7 @@ func confirm(ctx context.Context, src Source, rep *Report) error {
 		relaxed = len(specs)
 		specs = append(specs, rep.Relaxed.Spec)
 	}
-	got, err := Replay(ctx, src, specs)
+	got, err := read.replay(ctx, specs)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package fit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -23,6 +24,33 @@ type Options struct {
 	// RefusePPM, when at least 0, asks for the smallest capacity at the recommended rate that
 	// refuses at most this many parts per million of the permits (10000 is 1%).
 	RefusePPM int64
+	// MaxMemory is the most bytes the trace's columns may take (default DefaultMaxMemory, 12
+	// bytes a row); a longer trace is read from src again for each pass.
+	MaxMemory int64
+}
+
+// firstPass reads src into a table, computing its statistics on the way, and returns the
+// table as the later passes; or, when the table would pass opt.MaxMemory, the statistics of
+// a streamed read and src itself as the later passes.
+func firstPass(ctx context.Context, src Source, opt Options, slots int) (Stats, passes, error) {
+	maxMemory := opt.MaxMemory
+	if maxMemory <= 0 {
+		maxMemory = DefaultMaxMemory
+	}
+	acc := newStatsAccumulator(opt.Window, slots)
+	t, err := load(ctx, src, nil, maxMemory, func(t *table, row *engine.TraceRow, _ uint32) error {
+		acc.add(t, row)
+		return nil
+	})
+	if errors.Is(err, errTooLarge) {
+		st, err := statistics(ctx, src, opt.Window, slots)
+		return st, streamed{src}, err
+	}
+	if err != nil {
+		return Stats{}, nil, err
+	}
+	st, err := acc.stats(src.Name())
+	return st, t, err
 }
 
 // Report is everything Fit found.
@@ -58,7 +86,8 @@ type Answer struct {
 	BelowRefused int64  `json:"below_refused,omitempty"`
 }
 
-// Fit reads src a few times and answers opt: the trace's statistics, σ on a grid of rates,
+// Fit reads src once into a table (table.go; a trace too large for Options.MaxMemory is read
+// again for each pass instead) and answers opt: the trace's statistics, σ on a grid of rates,
 // the knee, each kind's spec there, and the relaxed capacity, all replayed to confirm them.
 func Fit(ctx context.Context, src Source, opt Options) (*Report, error) {
 	if opt.Window <= 0 {
@@ -71,7 +100,7 @@ func Fit(ctx context.Context, src Source, opt Options) (*Report, error) {
 	if int64(opt.Window)%int64(slots) != 0 {
 		slots = 1
 	}
-	st, err := statistics(ctx, src, opt.Window, slots)
+	st, read, err := firstPass(ctx, src, opt, slots)
 	if err != nil {
 		return nil, err
 	}
@@ -79,17 +108,22 @@ func Fit(ctx context.Context, src Source, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newCurve(rates)
-	if err := each(ctx, src, func(row *engine.TraceRow) error {
-		c.add(int64(row.At), int64(row.Permits))
-		return nil
-	}); err != nil {
+	var curve []Point
+	if t, ok := read.(*table); ok {
+		curve, err = t.gridCurve(ctx, rates)
+	} else {
+		curve, err = read.curve(ctx, rates)
+	}
+	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Source: src.Name(), Stats: st, Curve: c.points()}
+	rep := &Report{Source: src.Name(), Stats: st, Curve: curve}
 	rep.Knee = knee(rep.Curve)
-	rep.Curve, rep.Knee, err = withRefinedKnee(rep.Curve, rep.Knee, func(p Point) limiters.Rate { return p.Rate },
-		pointXY, func(rates []limiters.Rate) ([]Point, error) { return Curve(ctx, src, rates) })
+	refine := func(rates []limiters.Rate) ([]Point, error) { return read.curve(ctx, rates) }
+	if t, ok := read.(*table); ok {
+		refine = t.refiner(ctx, rep.Curve)
+	}
+	rep.Curve, rep.Knee, err = withRefinedKnee(rep.Curve, rep.Knee, func(p Point) limiters.Rate { return p.Rate }, pointXY, refine)
 	if err != nil {
 		return nil, err
 	}
@@ -102,14 +136,14 @@ func Fit(ctx context.Context, src Source, opt Options) (*Report, error) {
 		return rep, fmt.Errorf("%s: no token bucket at %s admits the trace: its tolerance would pass 2^62ns (146 years); the trace's mean is %.4g/s", src.Name(), chosen.RateText, st.MeanPerSec)
 	}
 	if opt.RefusePPM >= 0 {
-		r, err := relax(ctx, src, chosen, st.Permits, opt.RefusePPM)
+		r, err := relax(ctx, read, chosen, st.Permits, opt.RefusePPM)
 		if err != nil {
 			return nil, err
 		}
 		rep.Relaxed = &r
 	}
 	rep.Specs = answers(st, chosen, opt.Window)
-	if err := confirm(ctx, src, rep); err != nil {
+	if err := confirm(ctx, read, rep); err != nil {
 		return nil, err
 	}
 	return rep, nil

@@ -3,6 +3,7 @@ package fit
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
-	"github.com/ratelab/ratelab/virtualclock"
 )
 
 // Per-client fitting answers the question most real limits are set on: what rate and burst
@@ -25,7 +25,9 @@ import (
 // keyed table, naming the clients it refuses and how much of their traffic.
 //
 // Memory is two words per client per rate (24 rates and 100,000 clients: 38 MB), bounded by
-// MaxKeys; time is one pass per rate per request.
+// MaxKeys, and the trace's columns, 16 bytes a row and 12 more while the curves are
+// computed (table.go); time is one step per rate per
+// request over the columns, after one read of the input.
 
 // PerClientOptions say which per-client rates to fit and what to answer.
 type PerClientOptions struct {
@@ -42,6 +44,9 @@ type PerClientOptions struct {
 	Protect limiters.Rate
 	// MaxKeys refuses a trace with more distinct keys than this (default 1,048,576).
 	MaxKeys int
+	// MaxMemory is the most bytes the trace's columns may take (default DefaultMaxMemory, 28
+	// bytes a row); a longer trace is read from src again for each pass.
+	MaxMemory int64
 }
 
 // PerClientReport is what FitPerClient found.
@@ -108,6 +113,7 @@ type ClientRefusal struct {
 type clientStats struct {
 	requests, permits int64
 	window, count     int64 // the aligned window of the last request and its permits
+	windowEnd         int64 // where that window ends
 	peak              int64 // most permits in one aligned window
 }
 
@@ -126,22 +132,18 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 	if opt.MaxKeys <= 0 {
 		opt.MaxKeys = 1 << 20
 	}
-	// Pass 1: the clients, and each one's traffic and peak per aligned window.
-	index := map[string]int32{}
-	var keys []string
+	// Pass 1: the clients, and each one's traffic and peak per aligned window; into a table
+	// when it fits in opt.MaxMemory.
+	maxMemory := opt.MaxMemory
+	if maxMemory <= 0 {
+		maxMemory = DefaultMaxMemory
+	}
 	var stats []clientStats
 	rep := &PerClientReport{Source: src.Name(), ClientsPPM: opt.ClientsPPM}
 	var first, last time.Duration
 	w := int64(opt.Window)
-	err := each(ctx, src, func(row *engine.TraceRow) error {
-		k, ok := index[row.Key]
-		if !ok {
-			if len(keys) >= opt.MaxKeys {
-				return fmt.Errorf("%s: line %d: more than %d distinct keys; a per-client fit holds every client's curve in memory", src.Name(), row.Line, opt.MaxKeys)
-			}
-			k = int32(len(keys))
-			index[row.Key] = k
-			keys = append(keys, row.Key)
+	add := func(row *engine.TraceRow, k uint32) {
+		if int(k) == len(stats) {
 			stats = append(stats, clientStats{window: -1})
 		}
 		if rep.Requests == 0 {
@@ -153,16 +155,33 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 		s := &stats[k]
 		s.requests++
 		s.permits += int64(row.Permits)
-		if g := int64(row.At) / w; g != s.window {
-			s.window, s.count = g, 0
+		if at := int64(row.At); s.window < 0 || at >= s.windowEnd { // times only grow: else the same window
+			g := at / w
+			s.window, s.windowEnd, s.count = g, (g+1)*w, 0
 		}
 		s.count += int64(row.Permits)
 		s.peak = max(s.peak, s.count)
+	}
+	in := newInterner(src.Name(), opt.MaxKeys)
+	t, err := load(ctx, src, in, maxMemory, func(_ *table, row *engine.TraceRow, k uint32) error {
+		add(row, k)
 		return nil
 	})
+	if errors.Is(err, errTooLarge) {
+		stats, rep.Requests, rep.Permits = nil, 0, 0
+		in = newInterner(src.Name(), opt.MaxKeys)
+		err = each(ctx, src, func(row *engine.TraceRow) error {
+			k, err := in.id(row)
+			if err == nil {
+				add(row, k)
+			}
+			return err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
+	keys := in.keys
 	rep.Clients = len(keys)
 	if rep.Clients == 0 {
 		return nil, fmt.Errorf("%s: no requests", src.Name())
@@ -175,9 +194,37 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 		return nil, err
 	}
 
-	// Pass 2: every client's σₖ at every rate, Lindley's recursion per client and rate.
+	// Pass 2: every client's σₖ at every rate, Lindley's recursion per client and rate, over
+	// the rows grouped by client (12 more bytes a row, dropped before the replay).
+	var grouped *byClient
+	var grid []ClientPoint // the grid's points, once evaluated
+	var seg *clientSegments
 	pointsAt := func(rates []limiters.Rate) ([]ClientPoint, []int64, error) {
-		sigma, err := clientCurves(ctx, src, index, rates)
+		if t != nil && grouped == nil {
+			grouped = t.groupByClient()
+		}
+		// Rates above a grid rate (the knee's refinement, the chosen rate) are evaluated over
+		// the segments of the highest grid rate at or below them all.
+		var over *clientSegments
+		if grouped != nil && grid != nil {
+			slowest := int64(0)
+			for _, r := range rates {
+				slowest = max(slowest, int64(r.Interval()))
+			}
+			basis := int64(-1)
+			for _, p := range grid {
+				if T := int64(p.Rate.Interval()); T >= slowest {
+					basis = T // ascending rate: the last such is the highest
+				}
+			}
+			if basis > 0 && (seg == nil || seg.interval != basis) {
+				seg = grouped.segmentsAt(basis, clientSegmentRows)
+			}
+			if basis > 0 && seg != nil && seg.interval == basis {
+				over = seg
+			}
+		}
+		sigma, err := clientCurves(ctx, src, grouped, over, in.index, rates)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -186,6 +233,7 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 	if rep.Curve, _, err = pointsAt(rates); err != nil {
 		return nil, err
 	}
+	grid = rep.Curve
 	xy := func(p ClientPoint) (float64, float64, bool) { return p.PerSec, float64(p.Capacity), p.Fits() }
 	rep.Knee = kneeOf(len(rep.Curve), func(i int) (float64, float64, bool) { return xy(rep.Curve[i]) })
 	rep.Curve, rep.Knee, err = withRefinedKnee(rep.Curve, rep.Knee, func(p ClientPoint) limiters.Rate { return p.Rate }, xy,
@@ -208,7 +256,8 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 	if err != nil {
 		return nil, err
 	}
-	if err := clientReplay(ctx, src, rep, keys, stats, index, sigma, opt); err != nil {
+	grouped = nil
+	if err := clientReplay(ctx, src, t, rep, keys, stats, in.index, sigma, opt); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -261,8 +310,9 @@ func clientGrid(stats []clientStats, span time.Duration, opt PerClientOptions) [
 }
 
 // clientCurves is σₖ at each rate for each client k, in sigma[k·len(rates) + r] (0 where
-// the client's tolerance would pass 2⁶² ns).
-func clientCurves(ctx context.Context, src Source, index map[string]int32, rates []limiters.Rate) ([]int64, error) {
+// the client's tolerance would pass 2⁶² ns): over the segments over (every rate at or above
+// theirs), over the grouped rows, or when grouped is nil over src again.
+func clientCurves(ctx context.Context, src Source, grouped *byClient, over *clientSegments, index map[string]uint32, rates []limiters.Rate) ([]int64, error) {
 	nr := len(rates)
 	intervals := make([]int64, nr)
 	for r, rate := range rates {
@@ -270,25 +320,32 @@ func clientCurves(ctx context.Context, src Source, index map[string]int32, rates
 	}
 	tat := make([]int64, len(index)*nr)
 	need := make([]int64, len(index)*nr)
-	err := each(ctx, src, func(row *engine.TraceRow) error {
-		base := int(index[row.Key]) * nr
-		now, n := int64(row.At), int64(row.Permits)
-		for r, t := range intervals {
-			i := base + r
-			if need[i] < 0 {
-				continue
+	var err error
+	if over != nil {
+		err = grouped.needsOver(ctx, over, intervals, need)
+	} else if grouped != nil {
+		err = grouped.needs(ctx, intervals, tat, need)
+	} else {
+		err = each(ctx, src, func(row *engine.TraceRow) error {
+			base := int(index[row.Key]) * nr
+			now, n := int64(row.At), int64(row.Permits)
+			for r, t := range intervals {
+				i := base + r
+				if need[i] < 0 {
+					continue
+				}
+				backlog := max(tat[i]-now, 0)
+				if n > maxTolerance/t || backlog > maxTolerance-n*t {
+					need[i] = -1
+					continue
+				}
+				nd := backlog + n*t
+				tat[i] = now + nd
+				need[i] = max(need[i], nd)
 			}
-			backlog := max(tat[i]-now, 0)
-			if n > maxTolerance/t || backlog > maxTolerance-n*t {
-				need[i] = -1
-				continue
-			}
-			nd := backlog + n*t
-			tat[i] = now + nd
-			need[i] = max(need[i], nd)
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -308,40 +365,45 @@ func clientCurves(ctx context.Context, src Source, index map[string]int32, rates
 // counting each client's refusals, and fills the report's replay fields. It fails when a
 // client the curve said fits is refused, or one it said does not fit is admitted entirely:
 // the replay confirms the computation.
-func clientReplay(ctx context.Context, src Source, rep *PerClientReport, keys []string, stats []clientStats,
-	index map[string]int32, sigma []int64, opt PerClientOptions) error {
-	clock := virtualclock.New()
-	specs, err := engine.ParseStack(rep.Spec)
-	if err != nil {
-		return fmt.Errorf("fit: the spec %q does not parse: %w", rep.Spec, err)
-	}
-	stack, err := engine.NewStack(specs, clock)
+func clientReplay(ctx context.Context, src Source, t *table, rep *PerClientReport, keys []string, stats []clientStats,
+	index map[string]uint32, sigma []int64, opt PerClientOptions) error {
+	clock, stacks, _, err := newStacks([]string{rep.Spec})
 	if err != nil {
 		return err
 	}
+	admits := admitter(stacks[0])
 	refused := make([]int64, len(keys))
 	refusedPermits := make([]int64, len(keys))
 	var global *curve
 	if opt.Protect.Permits > 0 {
 		global = newCurve([]limiters.Rate{opt.Protect})
 	}
-	err = each(ctx, src, func(row *engine.TraceRow) error {
-		if err := clock.AdvanceTo(row.At); err != nil {
-			return fmt.Errorf("%s: line %d: %w", src.Name(), row.Line, err)
+	decide := func(now time.Duration, key string, k uint32, n int) error {
+		if err := clock.AdvanceTo(now); err != nil {
+			return err
 		}
-		k := index[row.Key]
-		if d, _, _ := stack.Decide(row.At, row.Key, row.Permits); d == limiters.Admitted {
+		if admits(now, key, n) {
 			rep.Admitted++
-			rep.AdmittedPermits += int64(row.Permits)
+			rep.AdmittedPermits += int64(n)
 			if global != nil {
-				global.add(int64(row.At), int64(row.Permits))
+				global.add(int64(now), int64(n))
 			}
 			return nil
 		}
 		refused[k]++
-		refusedPermits[k] += int64(row.Permits)
+		refusedPermits[k] += int64(n)
 		return nil
-	})
+	}
+	if t != nil {
+		err = t.scanKeyed(ctx, decide)
+	} else {
+		err = each(ctx, src, func(row *engine.TraceRow) error {
+			if err := decide(row.At, row.Key, index[row.Key], row.Permits); err != nil {
+				return fmt.Errorf("%s: line %d: %w", src.Name(), row.Line, err)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -369,7 +431,11 @@ func clientReplay(ctx context.Context, src Source, rep *PerClientReport, keys []
 		rep.Refused = rep.Refused[:RefusedListLimit]
 	}
 	if global != nil {
-		if err := protect(ctx, src, rep, global, opt.Protect); err != nil {
+		var read passes = streamed{src}
+		if t != nil {
+			read = t
+		}
+		if err := protect(ctx, read, rep, global, opt.Protect); err != nil {
 			return err
 		}
 	}
@@ -378,14 +444,14 @@ func clientReplay(ctx context.Context, src Source, rep *PerClientReport, keys []
 
 // protect makes the two-stage stack: the per-client spec, then a global bucket at rate whose
 // capacity admits everything the per-client stage admitted, and replays it.
-func protect(ctx context.Context, src Source, rep *PerClientReport, global *curve, rate limiters.Rate) error {
+func protect(ctx context.Context, read passes, rep *PerClientReport, global *curve, rate limiters.Rate) error {
 	p := global.points()[0]
 	if !p.Fits() {
 		rep.ProtectNote = fmt.Sprintf("no global bucket at %s admits what the per-client limit admits: it averages above that rate", rate)
 		return nil
 	}
 	rep.Stack = rep.Spec + "+" + limiters.TokenBucketSpec{Capacity: int(p.Capacity), Rate: rate}.String()
-	got, err := Replay(ctx, src, []string{rep.Stack})
+	got, err := read.replay(ctx, []string{rep.Stack})
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ type Relaxed struct {
 	RefusedPermits  int64 `json:"refused_permits"`
 	RefusedRequests int64 `json:"refused_requests"`
 	BelowPermits    int64 `json:"below_refused_permits"`
-	// Passes is how many times the search read the trace.
+	// Passes is how many batches of capacities the search replayed.
 	Passes int `json:"passes"`
 }
 
@@ -77,6 +77,14 @@ func within(refused, total, ppm int64) bool {
 	return hi1 < hi2 || (hi1 == hi2 && lo1 <= lo2)
 }
 
+// mostWithin is the most refused permits within ppm per million of total: ⌊ppm·total/10⁶⌋,
+// in 128 bits (ppm ≤ 10⁶ keeps the quotient within an int64).
+func mostWithin(total, ppm int64) int64 {
+	hi, lo := bits.Mul64(uint64(ppm), uint64(total))
+	q, _ := bits.Div64(hi, lo, 1e6)
+	return int64(q)
+}
+
 // relax searches capacities 1 … p.Capacity (which refuses nothing) for the smallest that
 // refuses at most ppm of total permits. Each pass tries batch capacities spread over the
 // interval still open and keeps the smallest within the target, so the answer is within it
@@ -84,10 +92,11 @@ func within(refused, total, ppm int64) bool {
 // the answer is the smallest of all; with larger requests they can (a larger bucket admits a
 // small request that then crowds out a larger one; TestRefusalsFallWithCapacity finds such
 // traces), and a smaller capacity further down may happen to be within the target too.
-func relax(ctx context.Context, src Source, p Point, total, ppm int64) (Relaxed, error) {
+func relax(ctx context.Context, read passes, p Point, total, ppm int64) (Relaxed, error) {
 	r := Relaxed{PPM: ppm, Rate: p.RateText}
 	lo, hi := int64(0), p.Capacity // lo refuses too much (0: no bucket at all); hi does not
 	hiRefused, hiRequests, loRefused := int64(0), int64(0), total
+	limit := mostWithin(total, ppm) // a count past it is not within the target, whatever more it is
 	for hi-lo > 1 {
 		var caps []int64
 		step := float64(hi-lo) / (batch + 1)
@@ -97,27 +106,30 @@ func relax(ctx context.Context, src Source, p Point, total, ppm int64) (Relaxed,
 				caps = append(caps, c)
 			}
 		}
-		b := newBuckets(p.Rate, caps)
-		err := each(ctx, src, func(row *engine.TraceRow) error {
-			b.add(int64(row.At), int64(row.Permits))
-			return nil
-		})
+		refused, requests, err := read.refusals(ctx, p.Rate, caps, limit)
 		if err != nil {
 			return r, err
 		}
 		r.Passes++
 		newLo := lo
 		for i, c := range caps {
-			if within(b.refused[i], total, ppm) {
-				hi, hiRefused, hiRequests = c, b.refused[i], b.requests[i]
+			if within(refused[i], total, ppm) {
+				hi, hiRefused, hiRequests = c, refused[i], requests[i]
 				break
 			}
-			newLo, loRefused = c, b.refused[i]
+			newLo, loRefused = c, refused[i]
 		}
 		lo = newLo
 	}
 	r.Capacity, r.RefusedPermits, r.RefusedRequests = hi, hiRefused, hiRequests
 	if lo > 0 {
+		if loRefused > limit { // counted only until it passed the target: count it all
+			refused, _, err := read.refusals(ctx, p.Rate, []int64{lo}, -1)
+			if err != nil {
+				return r, err
+			}
+			loRefused = refused[0]
+		}
 		r.BelowPermits = loRefused
 	}
 	r.Spec = limiters.TokenBucketSpec{Capacity: int(hi), Rate: p.Rate}.String()

@@ -55,6 +55,8 @@ type slotCounter struct {
 	slotLength int64
 	ring       []int64
 	cur        int64 // the slot-index of the last request; -1 before the first
+	curEnd     int64 // where slot cur ends: a request before it is in it (times only grow)
+	curAt      int   // cur's place in ring
 	total      int64
 	max        int64
 	maxAt      int64
@@ -64,9 +66,10 @@ func newSlotCounter(window time.Duration, slots int) *slotCounter {
 	return &slotCounter{slotLength: int64(window) / int64(slots), ring: make([]int64, slots), cur: -1}
 }
 
+// add is n permits at now. Only a request in a new slot divides (most share the last one's).
 func (c *slotCounter) add(now, n int64) {
-	g := now / c.slotLength
-	if g != c.cur {
+	if c.cur < 0 || now >= c.curEnd {
+		g := now / c.slotLength
 		s := int64(len(c.ring))
 		if c.cur < 0 || g-c.cur >= s {
 			clear(c.ring)
@@ -77,9 +80,9 @@ func (c *slotCounter) add(now, n int64) {
 				c.ring[i%s] = 0
 			}
 		}
-		c.cur = g
+		c.cur, c.curEnd, c.curAt = g, (g+1)*c.slotLength, int(g%s)
 	}
-	c.ring[g%int64(len(c.ring))] += n
+	c.ring[c.curAt] += n
 	c.total += n
 	if c.total > c.max {
 		c.max, c.maxAt = c.total, now

@@ -221,9 +221,10 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 }
 
 // checkFitBudget refuses to fit a scenario whose traffic is more work than e's budget
-// allows. Fitting makes the sources' requests once per pass (the statistics, the curve, the
-// search, each kind's replay), and the curve's pass takes each request at every one of the
-// grid's steps rates: about requests × (steps + kinds) events. A trace file is not estimated:
+// allows. Fitting makes the sources' requests once (again for each pass when they pass
+// fit.DefaultMaxMemory of columns, 12 bytes a request), and the curve's pass takes each
+// request at every one of the grid's steps rates, each kind's replay once: about requests ×
+// (steps + kinds) events. A trace file is not estimated:
 // its length is its own, already on the disk.
 func checkFitBudget(e *env, sc *engine.Scenario, steps int) error {
 	budget := e.budgetOrDefault()

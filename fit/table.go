@@ -1,0 +1,929 @@
+package fit
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+	"unsafe"
+
+	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/virtualclock"
+)
+
+// A fit reads its source once into a table, columns of the rows' times and permits (and key
+// ids), and makes every later pass over those columns: parsing a CSV row costs about 90 ns
+// (the replay floor), a token-bucket step over columns about 1 ns, so the curve's 24 rates,
+// the knee's refinement, the relaxed search and the confirming replay cost less together than
+// reading the trace a second time.
+//
+// Memory: 12 bytes a row (int64 time, uint32 permits), in chunks of chunkRows so the columns
+// grow without copying: 10M rows take 120 MB (measured: 41.8 MB of RSS against 18.7 for the
+// streaming fit on 2M rows). With a key column 16 (a uint32 key id; each distinct key's text
+// once), and 12 more while the per-client curves run over the rows grouped by client: 28 at
+// the most (74.7 MB against 20.4 on 2M rows). A trace whose columns would pass the bound
+// (Options.MaxMemory, default DefaultMaxMemory: 89M rows, 38M with keys) is not held: it is
+// read again for each pass as before the table existed, in flat memory and about 6× the time.
+
+// DefaultMaxMemory is the most bytes a fit holds a trace's columns in: 1 GiB.
+const DefaultMaxMemory = 1 << 30
+
+// chunkRows is the rows of one chunk of a table: 65,536 (768 KiB, 1 MiB with keys).
+const chunkRows = 1 << 16
+
+// bytesPerRow is the most a row takes in a table (keyed: with its copy in byClient).
+func bytesPerRow(keyed bool) int64 {
+	if keyed {
+		return 16 + 12
+	}
+	return 12
+}
+
+// errTooLarge is load's answer to a trace whose columns would pass the memory bound.
+var errTooLarge = errors.New("fit: the trace's columns would pass the memory bound")
+
+type chunk struct {
+	at      []int64
+	permits []uint32
+	key     []uint32 // nil unless keyed
+}
+
+// table is a trace read once, in chunks of columns.
+type table struct {
+	name       string
+	keyed      bool
+	chunks     []chunk
+	rows       int64
+	permits    int64 // their sum
+	maxPermits int64 // the largest request
+	keys       []string
+	// refusalSegments are the segments of the rate refusals was last asked about.
+	refusalSegments *segments
+}
+
+// atOf is the time of row i.
+func (t *table) atOf(i int64) int64 { return t.chunks[i/chunkRows].at[i%chunkRows] }
+
+// permitsOf is the permits of row i.
+func (t *table) permitsOf(i int64) int64 { return int64(t.chunks[i/chunkRows].permits[i%chunkRows]) }
+
+// load reads src into a table, calling visit with each row and its key id (0 unkeyed) after
+// it is stored; keys, when not nil, interns the keys. It stops with errTooLarge once the
+// columns would pass maxBytes.
+func load(ctx context.Context, src Source, keys *interner, maxBytes int64,
+	visit func(t *table, row *engine.TraceRow, id uint32) error) (*table, error) {
+	keyed := keys != nil
+	t := &table{name: src.Name(), keyed: keyed}
+	maxRows := maxBytes / bytesPerRow(keyed)
+	var cur *chunk
+	err := each(ctx, src, func(row *engine.TraceRow) error {
+		if t.rows >= maxRows {
+			return errTooLarge
+		}
+		if cur == nil || len(cur.at) == chunkRows {
+			t.chunks = append(t.chunks, chunk{at: make([]int64, 0, chunkRows), permits: make([]uint32, 0, chunkRows)})
+			cur = &t.chunks[len(t.chunks)-1]
+			if keyed {
+				cur.key = make([]uint32, 0, chunkRows)
+			}
+		}
+		id := uint32(0)
+		if keyed {
+			var err error
+			if id, err = keys.id(row); err != nil {
+				return err
+			}
+			cur.key = append(cur.key, id)
+		}
+		n := int64(row.Permits)
+		cur.at = append(cur.at, int64(row.At))
+		cur.permits = append(cur.permits, uint32(n))
+		t.rows++
+		t.permits += n
+		t.maxPermits = max(t.maxPermits, n)
+		return visit(t, row, id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if keyed {
+		t.keys = keys.keys
+	}
+	return t, nil
+}
+
+// interner numbers keys from 0 in order of first appearance, at most max of them.
+type interner struct {
+	name  string // the source's, for errors
+	max   int
+	index map[string]uint32
+	keys  []string
+	// cache remembers keys by the address of their text: engine.TraceReader hands out one
+	// string for each of a trace's first 4096 distinct keys, so a row's key is most often
+	// the very string keys holds, found here without hashing it again. Only texts keys holds
+	// are remembered (alive as long as the interner), so an address is never reused for
+	// another key.
+	cache [internCache]internEntry
+}
+
+type internEntry struct {
+	text *byte
+	n    int
+	id   uint32
+}
+
+// internCache is the entries of interner.cache: 4096 (96 KiB).
+const internCache = 4096
+
+func newInterner(name string, max int) *interner {
+	return &interner{name: name, max: max, index: map[string]uint32{}}
+}
+
+// id is row's key's number; an error naming the line when it would be the max+1st key.
+func (in *interner) id(row *engine.TraceRow) (uint32, error) {
+	text := unsafe.StringData(row.Key)
+	addr := uintptr(unsafe.Pointer(text))
+	e := &in.cache[(addr>>4^addr>>16)%internCache]
+	if e.text == text && e.n == len(row.Key) && text != nil {
+		return e.id, nil
+	}
+	k, ok := in.index[row.Key]
+	if !ok {
+		if len(in.keys) >= in.max {
+			return 0, fmt.Errorf("%s: line %d: more than %d distinct keys; a per-client fit holds every client's curve in memory", in.name, row.Line, in.max)
+		}
+		k = uint32(len(in.keys))
+		in.index[row.Key] = k
+		in.keys = append(in.keys, row.Key)
+	}
+	if text != nil && unsafe.StringData(in.keys[k]) == text {
+		*e = internEntry{text: text, n: len(row.Key), id: k}
+	}
+	return k, nil
+}
+
+// statsAccumulator is statistics' computation one row at a time, over a table being loaded:
+// the peak's trailing edge is an index into the table rather than a second reader.
+type statsAccumulator struct {
+	st       Stats
+	window   int64
+	fixed    *slotCounter
+	sliding  *slotCounter
+	behind   int64 // the first row inside the peak's window
+	inWindow int64
+	instant  int64
+	last     time.Duration
+}
+
+func newStatsAccumulator(window time.Duration, slots int) *statsAccumulator {
+	return &statsAccumulator{st: Stats{Window: window, Slots: slots, MinGap: -1}, window: int64(window),
+		fixed: newSlotCounter(window, 1), sliding: newSlotCounter(window, slots), last: -1}
+}
+
+// add is the row just stored as the table's last.
+func (a *statsAccumulator) add(t *table, row *engine.TraceRow) {
+	st := &a.st
+	n := int64(row.Permits)
+	if st.Requests == 0 {
+		st.First = row.At
+	} else if gap := row.At - a.last; st.MinGap < 0 || gap < st.MinGap {
+		st.MinGap = gap
+	}
+	if row.At != a.last {
+		a.instant = 0
+	}
+	a.instant += n
+	if a.instant > st.MaxInstant {
+		st.MaxInstant, st.MaxInstantAt = a.instant, row.At
+	}
+	a.last = row.At
+	st.Requests++
+	st.Permits += n
+	st.MaxRequest = max(st.MaxRequest, row.Permits)
+	a.fixed.add(int64(row.At), n)
+	a.sliding.add(int64(row.At), n)
+	// The peak window is (row.At − W, row.At]: the trailing edge drops what is older.
+	a.inWindow += n
+	for limit := int64(row.At) - a.window; t.atOf(a.behind) <= limit; a.behind++ {
+		a.inWindow -= t.permitsOf(a.behind)
+	}
+	if a.inWindow > st.Peak {
+		st.Peak, st.PeakAt = a.inWindow, row.At
+	}
+}
+
+// stats is the finished statistics (statistics' answer for the same rows).
+func (a *statsAccumulator) stats(name string) (Stats, error) {
+	st := a.st
+	st.Last = a.last
+	if st.Requests == 0 {
+		return st, fmt.Errorf("%s: no requests: there is nothing to fit", name)
+	}
+	if span := st.Span(); span > 0 {
+		st.MeanPerSec = float64(st.Permits) / span.Seconds()
+	}
+	st.PeakPerSec = float64(st.Peak) / time.Duration(a.window).Seconds()
+	st.FixedLimit, st.FixedAt = a.fixed.max, time.Duration(a.fixed.maxAt)
+	st.SlidingLimit, st.SlidingAt = a.sliding.max, time.Duration(a.sliding.maxAt)
+	return st, nil
+}
+
+// passes are the reads a fit makes after its first: over a table, or (a trace too large to
+// hold) over the source again.
+type passes interface {
+	// curve is σ at each of rates, as Curve.
+	curve(ctx context.Context, rates []limiters.Rate) ([]Point, error)
+	// refusals is what token buckets of rate and capacities refuse, as Refusals; when limit
+	// is at least 0, a capacity's count may stop once its permits pass limit (then it is more
+	// than limit, and no more exact).
+	refusals(ctx context.Context, rate limiters.Rate, capacities []int64, limit int64) (permits, requests []int64, err error)
+	// replay is each spec's admissions, as Replay.
+	replay(ctx context.Context, specs []string) ([]Replayed, error)
+}
+
+// streamed reads the source again for each pass.
+type streamed struct{ src Source }
+
+func (s streamed) curve(ctx context.Context, rates []limiters.Rate) ([]Point, error) {
+	return Curve(ctx, s.src, rates)
+}
+
+func (s streamed) refusals(ctx context.Context, rate limiters.Rate, capacities []int64, _ int64) ([]int64, []int64, error) {
+	return Refusals(ctx, s.src, rate, capacities)
+}
+
+func (s streamed) replay(ctx context.Context, specs []string) ([]Replayed, error) {
+	return Replay(ctx, s.src, specs)
+}
+
+// curve is σ at each of rates over the table: the same arithmetic as curve.add, with its
+// overflow checks moved to where a need first passes the largest so far (a need beyond 2⁶²
+// passes it there). The rows are taken a block of blockRows at a time (24 KiB, in the L1
+// cache) and every rate runs over the block in its own loop, its state in registers: the
+// columns are read from memory once for all the rates.
+func (t *table) curve(ctx context.Context, rates []limiters.Rate) ([]Point, error) {
+	c := newCurve(rates)
+	state := make([]rateState, len(rates))
+	var slow []int
+	for k := range rates {
+		if t.maxPermits > c.maxN[k] {
+			// Some request alone passes 2⁶² ns: the rate does not live past it; curve.add's
+			// per-row checks say where.
+			slow = append(slow, k)
+			state[k].dead = true
+		}
+	}
+	for _, ch := range t.chunks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for lo := 0; lo < len(ch.at); lo += blockRows {
+			hi := min(lo+blockRows, len(ch.at))
+			at, permits := ch.at[lo:hi], ch.permits[lo:hi]
+			for k := range state {
+				if !state[k].dead {
+					state[k].run(c.interval[k], at, permits)
+				}
+			}
+		}
+	}
+	for k, s := range state {
+		c.tat[k], c.need[k], c.start[k], c.startSum[k] = s.tat, s.need, s.start, s.startSum
+		c.from[k], c.to[k], c.fromSum[k], c.toSum[k] = s.from, s.to, s.fromSum, s.toSum
+		if s.dead {
+			c.need[k] = -1
+		}
+	}
+	for _, k := range slow {
+		one := newCurve(rates[k : k+1])
+		for _, ch := range t.chunks {
+			for i, now := range ch.at {
+				one.add(now, int64(ch.permits[i]))
+			}
+		}
+		c.need[k], c.tat[k], c.start[k], c.startSum[k] = one.need[0], one.tat[0], one.start[0], one.startSum[0]
+		c.from[k], c.to[k], c.fromSum[k], c.toSum[k] = one.from[0], one.to[0], one.fromSum[0], one.toSum[0]
+	}
+	c.sum = t.permits
+	return c.points(), nil
+}
+
+// blockRows is the rows a pass over the table takes at a time: 2048 (24 KiB of columns).
+const blockRows = 2048
+
+// rateState is one rate's state in curve (curve's columns at index k).
+type rateState struct {
+	tat, need, start, startSum, from, to, fromSum, toSum, sum int64
+	dead                                                      bool // need passed 2⁶²
+}
+
+// run takes the rate over a block of rows. Invariant while it lives: 0 ≤ backlog ≤ need ≤
+// 2⁶², and n·T ≤ 2⁶² (n ≤ maxN), so TAT = max(TAT, now) + n·T < 2⁶⁴ fits a uint64. The
+// loop carries TAT alone (a compare, a conditional move and an add a row); the need, the
+// busy period's start and the largest need hang off it.
+func (s *rateState) run(T int64, at []int64, permits []uint32) {
+	tat, need, start, startSum, sum := uint64(s.tat), s.need, s.start, s.startSum, s.sum
+	permits = permits[:len(at)]
+	for i, now := range at {
+		n := int64(permits[i])
+		before := sum
+		sum += n
+		// Branch-free (conditional moves): whether the bucket is full is a coin toss at
+		// rates near the trace's.
+		full := tat <= uint64(now)
+		if full {
+			start = now // the bucket is full: a new busy period
+		}
+		if full {
+			startSum = before
+		}
+		tat = max(tat, uint64(now)) + uint64(n*T)
+		if d := tat - uint64(now); d > uint64(need) {
+			if d > uint64(maxTolerance) {
+				s.dead = true
+				return
+			}
+			need = int64(d)
+			s.from, s.to, s.fromSum, s.toSum = start, now, startSum, sum
+		}
+	}
+	s.tat, s.need, s.start, s.startSum, s.sum = int64(tat), need, start, startSum, sum
+}
+
+// refusals runs token buckets of rate and each capacity over the table, in the arithmetic of
+// buckets.add, over the segments of rate's unbounded bucket (segmentsAt, cut once per rate):
+// a bucket of capacity C refuses nothing in a segment whose bound is at most C·T (every
+// request's need is within the tolerance, so it is the unbounded bucket there), and it is
+// full where each segment begins (its TAT is at most the unbounded one's); so only the
+// segments bounded above C·T are replayed, each from a full bucket.
+func (t *table) refusals(ctx context.Context, rate limiters.Rate, capacities []int64, limit int64) ([]int64, []int64, error) {
+	T := int64(rate.Interval())
+	if t.refusalSegments == nil || t.refusalSegments.interval != T {
+		t.refusalSegments = t.segmentsAt(rate, segmentRows)
+	}
+	seg := t.refusalSegments
+	permits, requests := make([]int64, len(capacities)), make([]int64, len(capacities))
+	for j, capacity := range capacities {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		tolerance := capacity * T
+		if seg == nil {
+			permits[j], requests[j] = t.refusalsIn(T, capacity, tolerance, 0, t.rows)
+			continue
+		}
+		for _, g := range seg.order {
+			if seg.bound[g] <= tolerance {
+				break // this segment and every later one in the order refuse nothing
+			}
+			end := t.rows
+			if g+1 < len(seg.start) {
+				end = seg.start[g+1]
+			}
+			p, r := t.refusalsIn(T, capacity, tolerance, seg.start[g], end)
+			permits[j] += p
+			requests[j] += r
+			if limit >= 0 && permits[j] > limit {
+				break // more than limit: the caller needs no more
+			}
+		}
+	}
+	return permits, requests, nil
+}
+
+// refusalsIn is the permits and requests a token bucket (interval T, capacity, tolerance),
+// full at row from, refuses of rows [from, to).
+func (t *table) refusalsIn(T, capacity, tolerance, from, to int64) (refused, refusedRequests int64) {
+	var tat int64
+	for from < to {
+		ch := &t.chunks[from/chunkRows]
+		lo := from % chunkRows
+		hi := min(int64(len(ch.at)), lo+(to-from))
+		at := ch.at[lo:hi]
+		ps := ch.permits[lo:hi]
+		ps = ps[:len(at)]
+		for i, now := range at {
+			n := int64(ps[i])
+			if n > capacity {
+				refused += n
+				refusedRequests++
+				continue
+			}
+			cost := n * T
+			backlog := max(tat-now, 0)
+			if backlog > tolerance-cost {
+				refused += n
+				refusedRequests++
+				continue
+			}
+			tat = now + backlog + cost
+		}
+		from += hi - lo
+	}
+	return refused, refusedRequests
+}
+
+// replay is Replay over the table: each spec's stack decides every row in order, as
+// engine.Replay does (TestTableReplayIsEngineReplay), one spec at a time, each on its own
+// virtual clock. A stack of one limiter, not keyed, that gives nothing back on Release (every
+// spec fit answers with) is asked through the limiter's AcquireAt directly: what Stack.Decide
+// and Release come to for it (Bind has no table to bind, Acquire one stage to ask, Release
+// nothing to return), at about 11 ns a row against 37 (21 with the clock advanced each row, which the kinds fit
+// answers with do not read).
+func (t *table) replay(ctx context.Context, specs []string) ([]Replayed, error) {
+	out := make([]Replayed, len(specs))
+	for i, text := range specs {
+		clock, stacks, got, err := newStacks([]string{text})
+		if err != nil {
+			return nil, err
+		}
+		st := stacks[0]
+		out[i] = got[0]
+		r := &out[i]
+		tables := st.KeyTables()
+		if lim := st.Stage(0); st.Len() == 1 && (len(tables) == 0 || tables[0] == nil) && limiters.CapabilitiesOf(lim).Release == nil {
+			// The four kinds fit answers with decide by AcquireAt's now alone (they read their
+			// clock only in TryAcquire and Available): their clock need not follow the rows.
+			clockFree := clockFreeKinds[lim.Kind()]
+			for _, ch := range t.chunks {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				permits := ch.permits[:len(ch.at)]
+				for j, now := range ch.at {
+					if !clockFree {
+						if err := clock.AdvanceTo(time.Duration(now)); err != nil {
+							return nil, err
+						}
+					}
+					if lim.AcquireAt(time.Duration(now), int(permits[j])) == limiters.Admitted {
+						r.Admitted++
+						r.AdmittedPermits += int64(permits[j])
+					}
+				}
+			}
+			continue
+		}
+		admits := admitter(st)
+		err = t.scan(ctx, func(now time.Duration, key string, n int) error {
+			if err := clock.AdvanceTo(now); err != nil {
+				return err
+			}
+			if admits(now, key, n) {
+				r.Admitted++
+				r.AdmittedPermits += int64(n)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// admitter is st.Decide and, for an admitted request, st.Release (Replay's decision), as a
+// function of the row. A stack of one keyed stage is asked through its table directly, as
+// Bind and Acquire ask it (the table's limiter for the key, or a refusal when the table is
+// full and cannot make room), without Bind's per-row capabilities: its limiters are all of
+// one kind, whose Release is looked up once.
+func admitter(st *engine.Stack) func(now time.Duration, key string, n int) bool {
+	tables := st.KeyTables()
+	if st.Len() != 1 || len(tables) == 0 || tables[0] == nil {
+		return func(now time.Duration, key string, n int) bool {
+			d, _, _ := st.Decide(now, key, n)
+			if d == limiters.Admitted {
+				st.Release(n, st.Len())
+			}
+			return d == limiters.Admitted
+		}
+	}
+	table := tables[0]
+	released, looked := false, false
+	return func(now time.Duration, key string, n int) bool {
+		lim, outcome := table.Get(now, key)
+		if outcome == limiters.KeyFull {
+			return false
+		}
+		if lim.AcquireAt(now, n) != limiters.Admitted {
+			return false
+		}
+		if !looked {
+			released, looked = limiters.CapabilitiesOf(lim).Release != nil, true
+		}
+		if released {
+			limiters.CapabilitiesOf(lim).Release.Release(n)
+		}
+		return true
+	}
+}
+
+// clockFreeKinds are the kinds whose AcquireAt does not read the limiter's clock.
+var clockFreeKinds = map[limiters.Kind]bool{limiters.KindTokenBucket: true, limiters.KindSlidingWindow: true,
+	limiters.KindFixedWindow: true, limiters.KindLeakyBucket: true}
+
+// scan calls visit with every row: its time, its key ("" unkeyed) and permits; ctx is
+// checked at every chunk.
+func (t *table) scan(ctx context.Context, visit func(now time.Duration, key string, n int) error) error {
+	for _, ch := range t.chunks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i, now := range ch.at {
+			key := ""
+			if ch.key != nil {
+				key = t.keys[ch.key[i]]
+			}
+			if err := visit(time.Duration(now), key, int(ch.permits[i])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// newStacks builds a stack for each spec text on one virtual clock (Replay's).
+func newStacks(specs []string) (*virtualclock.Clock, []*engine.Stack, []Replayed, error) {
+	clock := virtualclock.New()
+	stacks := make([]*engine.Stack, len(specs))
+	out := make([]Replayed, len(specs))
+	for i, text := range specs {
+		specs, err := engine.ParseStack(text)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("fit: the spec %q does not parse: %w", text, err)
+		}
+		if stacks[i], err = engine.NewStack(specs, clock); err != nil {
+			return nil, nil, nil, fmt.Errorf("fit: the spec %q: %w", text, err)
+		}
+		out[i].Spec = text
+	}
+	return clock, stacks, out, nil
+}
+
+// scanKeyed calls visit with every row: its time, key, key id and permits; ctx is checked at
+// every chunk.
+func (t *table) scanKeyed(ctx context.Context, visit func(now time.Duration, key string, id uint32, n int) error) error {
+	for _, ch := range t.chunks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i, now := range ch.at {
+			id := ch.key[i]
+			if err := visit(time.Duration(now), t.keys[id], id, int(ch.permits[i])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// byClient is a keyed table's rows grouped by client, each client's in time order: 12 more
+// bytes a row, held while the per-client curves are computed.
+type byClient struct {
+	start      []int64 // client k's rows are [start[k], start[k+1])
+	at         []int64
+	permits    []uint32
+	maxPermits int64
+}
+
+// groupByClient sorts the table's rows by client (a counting sort: stable, two passes).
+func (t *table) groupByClient() *byClient {
+	clients := len(t.keys)
+	g := &byClient{start: make([]int64, clients+1), at: make([]int64, t.rows), permits: make([]uint32, t.rows), maxPermits: t.maxPermits}
+	for _, ch := range t.chunks {
+		for _, k := range ch.key {
+			g.start[k+1]++
+		}
+	}
+	for k := range clients {
+		g.start[k+1] += g.start[k]
+	}
+	next := slices.Clone(g.start[:clients])
+	for _, ch := range t.chunks {
+		for i, k := range ch.key {
+			j := next[k]
+			g.at[j], g.permits[j] = ch.at[i], ch.permits[i]
+			next[k]++
+		}
+	}
+	return g
+}
+
+// needs is clientCurves' loop over the grouped rows: for each client k and rate r (index
+// k·len(intervals) + r), tat and the largest need, -1 once it passed 2⁶² ns. Each client's
+// rows are taken a block of blockRows at a time, and every rate runs over the block in its
+// own loop, its state in registers.
+func (g *byClient) needs(ctx context.Context, intervals, tat, need []int64) error {
+	nr := len(intervals)
+	for k := range len(g.start) - 1 {
+		if k%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		for lo := g.start[k]; lo < g.start[k+1]; lo += blockRows {
+			hi := min(lo+blockRows, g.start[k+1])
+			at, permits := g.at[lo:hi], g.permits[lo:hi]
+			blockPermits := int64(0)
+			for _, n := range permits {
+				blockPermits += int64(n)
+			}
+			for r, T := range intervals {
+				j := k*nr + r
+				if need[j] < 0 {
+					continue
+				}
+				if g.maxPermits > maxTolerance/T {
+					// Some request alone may pass 2⁶² ns: clientCurves' checks, row by row.
+					for i, now := range at {
+						n := int64(permits[i])
+						backlog := max(tat[j]-now, 0)
+						if n > maxTolerance/T || backlog > maxTolerance-n*T {
+							need[j] = -1
+							break
+						}
+						nd := backlog + n*T
+						tat[j] = now + nd
+						need[j] = max(need[j], nd)
+					}
+					continue
+				}
+				// While the client lives, 0 ≤ backlog ≤ need ≤ 2⁶² and n·T ≤ 2⁶²: TAT =
+				// max(TAT, now) + n·T fits a uint64 (run's loop).
+				tatK, needK := uint64(tat[j]), uint64(need[j])
+				permits := permits[:len(at)]
+				if blockPermits <= maxTolerance/T {
+					// The block's needs grow by at most its permits·T ≤ 2⁶² past a need ≤ 2⁶²:
+					// no TAT passes 2⁶⁴, so the largest need is taken without a branch and
+					// checked once, after the block.
+					for i, now := range at {
+						u := uint64(now)
+						tatK = max(tatK, u) + uint64(int64(permits[i])*T)
+						needK = max(needK, tatK-u)
+					}
+					if needK > uint64(maxTolerance) {
+						needK = math.MaxUint64 // -1: the client dies
+					}
+				} else {
+					for i, now := range at {
+						u := uint64(now)
+						tatK = max(tatK, u) + uint64(int64(permits[i])*T)
+						if d := tatK - u; d > needK {
+							if d > uint64(maxTolerance) {
+								needK = math.MaxUint64
+								break
+							}
+							needK = d
+						}
+					}
+				}
+				tat[j], need[j] = int64(tatK), int64(needK)
+			}
+		}
+	}
+	return nil
+}
+
+// segments cut the table where one rate's bucket is full (an unbounded bucket: nothing
+// refused), into runs of at least segmentRows rows, each with the largest need in it at
+// that rate. A full bucket at rate a is full at every rate above it (TAT = max(TAT, now) +
+// n·T grows with T), so at any such rate each segment's needs are its own, computed from an
+// empty backlog at its first row, and are at most the segment's need at a (A·T − Δt falls
+// with T). σ at a higher rate is then the largest need of the segments taken in falling
+// order of their bound, stopping at the first bound below the largest found: the refinement
+// of the knee evaluates its rates, all above the grid point below the knee, over a few
+// segments rather than the whole trace.
+type segments struct {
+	interval int64
+	start    []int64 // the row a segment begins at (its bucket full there)
+	sum      []int64 // the permits before it
+	bound    []int64 // its largest need at interval
+	order    []int   // segment indices by falling bound, then by start
+}
+
+// segmentRows is the fewest rows a segment spans (except the last): 4096.
+const segmentRows = 4096
+
+// segmentsAt cuts the table at rate's full buckets, segments of at least minRows rows; nil when a need passes 2⁶² at it (or a
+// request alone could), where bounds would not hold.
+func (t *table) segmentsAt(rate limiters.Rate, minRows int64) *segments {
+	T := int64(rate.Interval())
+	if t.maxPermits > maxTolerance/T {
+		return nil
+	}
+	s := &segments{interval: T}
+	var tat, sum, row, bound int64
+	for _, ch := range t.chunks {
+		for i, now := range ch.at {
+			n := int64(ch.permits[i])
+			if tat <= now && (len(s.start) == 0 || row-s.start[len(s.start)-1] >= minRows) {
+				if len(s.start) > 0 {
+					s.bound = append(s.bound, bound)
+				}
+				s.start, s.sum, bound = append(s.start, row), append(s.sum, sum), 0
+			}
+			d := max(tat-now, 0) + n*T
+			if d > maxTolerance {
+				return nil
+			}
+			bound = max(bound, d)
+			tat = now + d
+			sum += n
+			row++
+		}
+	}
+	s.bound = append(s.bound, bound)
+	s.order = make([]int, len(s.start))
+	for i := range s.order {
+		s.order[i] = i
+	}
+	slices.SortStableFunc(s.order, func(a, b int) int { return cmp.Compare(s.bound[b], s.bound[a]) })
+	return s
+}
+
+// curveOver is σ at each of rates, every one at or above s's rate (interval ≤ s.interval,
+// which the caller checks), over the segments that can hold its largest need: the same
+// points as curve's.
+func (t *table) curveOver(ctx context.Context, s *segments, rates []limiters.Rate) ([]Point, error) {
+	c := newCurve(rates)
+	for k := range rates {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		T := c.interval[k]
+		best := rateState{need: 0}
+		bestStart := int64(-1)
+		for _, g := range s.order {
+			if s.bound[g] < best.need {
+				break // no need in this segment or a later one in the order can pass best
+			}
+			end := t.rows
+			if g+1 < len(s.start) {
+				end = s.start[g+1]
+			}
+			got := rateState{sum: s.sum[g]}
+			t.runRows(&got, T, s.start[g], end)
+			// The sequential pass keeps the first need that is the largest: an earlier
+			// segment wins a tie.
+			if got.need > best.need || (got.need == best.need && got.need > 0 && s.start[g] < bestStart) {
+				best, bestStart = got, s.start[g]
+			}
+		}
+		c.need[k], c.from[k], c.to[k], c.fromSum[k], c.toSum[k] = best.need, best.from, best.to, best.fromSum, best.toSum
+	}
+	c.sum = t.permits
+	return c.points(), nil
+}
+
+// runRows runs s at interval T over rows [from, to) of the table, a chunk's part at a time;
+// s.tat 0 is a full bucket at the first row.
+func (t *table) runRows(s *rateState, T int64, from, to int64) {
+	for from < to {
+		ch := &t.chunks[from/chunkRows]
+		lo := from % chunkRows
+		hi := min(int64(len(ch.at)), lo+(to-from))
+		s.run(T, ch.at[lo:hi], ch.permits[lo:hi])
+		from += hi - lo
+	}
+}
+
+// refiner is the knee refinement's evaluation over the table: the rates it asks for lie
+// between two fitting points of grid, so each is evaluated over the segments of the highest
+// fitting grid rate at or below them all (cut once, on the first call, and again only if a
+// later call asks below it), or over the whole table when no grid rate is below them.
+func (t *table) refiner(ctx context.Context, grid []Point) func([]limiters.Rate) ([]Point, error) {
+	var seg *segments
+	var segRate limiters.Rate
+	return func(rates []limiters.Rate) ([]Point, error) {
+		slowest := int64(0)
+		for _, r := range rates {
+			slowest = max(slowest, int64(r.Interval()))
+		}
+		if seg == nil || seg.interval < slowest {
+			basis := -1
+			for i, p := range grid {
+				if p.Fits() && int64(p.Interval) >= slowest {
+					basis = i // ascending rate: the last such is the highest
+				}
+			}
+			if basis < 0 {
+				return t.curve(ctx, rates)
+			}
+			if seg == nil || grid[basis].Rate != segRate {
+				segRate = grid[basis].Rate
+				if seg = t.segmentsAt(segRate, segmentRows); seg == nil {
+					return t.curve(ctx, rates)
+				}
+			}
+		}
+		return t.curveOver(ctx, seg, rates)
+	}
+}
+
+// clientSegments are each client's segments (see segments) at one rate, over byClient's
+// rows: client k's are segs[first[k]:first[k+1]], by falling bound.
+type clientSegments struct {
+	interval int64
+	segs     []clientSegment
+	first    []int
+}
+
+type clientSegment struct{ start, end, bound int64 }
+
+// clientSegmentRows is the fewest rows a client's segment spans (except its last): 256.
+const clientSegmentRows = 256
+
+// segmentsAt cuts each client's rows where its bucket at interval T is full, into segments of
+// at least minRows rows; nil when some client's need passes 2⁶² at T (or a request alone
+// could).
+func (g *byClient) segmentsAt(T, minRows int64) *clientSegments {
+	if g.maxPermits > maxTolerance/T {
+		return nil
+	}
+	clients := len(g.start) - 1
+	s := &clientSegments{interval: T, first: make([]int, clients+1)}
+	for k := range clients {
+		from, to := g.start[k], g.start[k+1]
+		var tat, bound int64
+		segStart := from
+		for i := from; i < to; i++ {
+			now := g.at[i]
+			if tat <= now && i-segStart >= minRows {
+				s.segs = append(s.segs, clientSegment{segStart, i, bound})
+				segStart, bound = i, 0
+			}
+			d := max(tat-now, 0) + int64(g.permits[i])*T
+			if d > maxTolerance {
+				return nil
+			}
+			bound = max(bound, d)
+			tat = now + d
+		}
+		s.segs = append(s.segs, clientSegment{segStart, to, bound})
+		s.first[k+1] = len(s.segs)
+		slices.SortStableFunc(s.segs[s.first[k]:], func(a, b clientSegment) int { return cmp.Compare(b.bound, a.bound) })
+	}
+	return s
+}
+
+// needsOver is needs' largest need for each client and rate (need[k·len(intervals) + r]),
+// every interval at most s's, over each client's segments in falling order of bound,
+// stopping at the first bound at most the largest need found: a client's need at a faster
+// rate is at most its segment's bound, and its bucket is full where each segment begins.
+func (g *byClient) needsOver(ctx context.Context, s *clientSegments, intervals, need []int64) error {
+	nr := len(intervals)
+	for k := range len(s.first) - 1 {
+		if k%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		for r, T := range intervals {
+			best := int64(0)
+			for _, seg := range s.segs[s.first[k]:s.first[k+1]] {
+				if seg.bound <= best {
+					break
+				}
+				at, permits := g.at[seg.start:seg.end], g.permits[seg.start:seg.end]
+				permits = permits[:len(at)]
+				var tat int64
+				for i, now := range at {
+					d := max(tat, now) - now + int64(permits[i])*T
+					best = max(best, d)
+					tat = now + d
+				}
+			}
+			need[k*nr+r] = best
+		}
+	}
+	return nil
+}
+
+// gridCurve is curve for a grid's rates, ascending: the lower half over every row, the upper
+// half over the segments of the lower half's highest rate (curveOver: the same points). Far
+// above the trace's mean a bucket is full at most requests and the worst bursts stand out,
+// so the upper half reads a few segments rather than the whole trace.
+func (t *table) gridCurve(ctx context.Context, rates []limiters.Rate) ([]Point, error) {
+	mid := len(rates) / 2
+	if mid < 4 {
+		return t.curve(ctx, rates)
+	}
+	low, err := t.curve(ctx, rates[:mid])
+	if err != nil {
+		return nil, err
+	}
+	var high []Point
+	if seg := t.segmentsAt(rates[mid-1], segmentRows); seg != nil {
+		high, err = t.curveOver(ctx, seg, rates[mid:])
+	} else {
+		high, err = t.curve(ctx, rates[mid:])
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(low, high...), nil
+}
