@@ -42,10 +42,12 @@ var static embed.FS
 const Marker = `<meta name="generator" content="ratelab web">`
 
 // Budgets are the most the gzip'd WebAssembly may weigh, in bytes: the page's (engine,
-// limiters, scenarios: 2.0 MB measured) and the charts' (plots with gonum/plot and its 12
-// fonts: 5.5 MB), loaded only when a chart is asked for. TestWasmBudget builds both.
+// limiters, scenarios: 2.0 MB measured when the page was made, 2.40 MB once the access-log
+// rows, the adaptive kinds and the TUI's light steps joined the engine) and the charts' (plots
+// with gonum/plot and its 12 fonts: 5.5 MB, 5.85 MB), loaded only when a chart is asked for.
+// TestWasmBudget builds both.
 const (
-	CoreBudget   = 2_400_000
+	CoreBudget   = 2_500_000
 	ChartsBudget = 6_200_000
 )
 
