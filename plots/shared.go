@@ -65,17 +65,32 @@ func clientText(c engine.Client) string {
 			s += " plus jitter to " + fmtDur(c.Delay)
 		}
 		return fmt.Sprintf("%s, %d attempts", s, c.MaxAttempts)
-	case engine.PolicyAWSStandard, engine.PolicyRetryableHTTP, engine.PolicyRetryableLin:
+	case engine.PolicyAWSStandard, engine.PolicyAWSAdaptive, engine.PolicyRetryableHTTP, engine.PolicyRetryableLin:
 		d := c.WithDefaults()
 		s := fmt.Sprintf("%s from %s to %s, %d attempts", c.Policy, fmtDur(d.Delay), fmtDur(d.MaxDelay), d.MaxAttempts)
 		switch {
-		case c.Policy != engine.PolicyAWSStandard:
+		case c.Policy != engine.PolicyAWSStandard && c.Policy != engine.PolicyAWSAdaptive:
 		case d.RetryQuota == engine.NoRetryQuota:
 			s += ", no retry quota"
 		default:
 			s += fmt.Sprintf(", retry quota %d", d.RetryQuota)
 		}
+		if c.Policy == engine.PolicyAWSAdaptive {
+			s += ", paced by its token bucket after a throttle"
+		}
 		return s
+	case engine.PolicyOctokit:
+		s := "octokit: one retry at the reset plus 1s"
+		if c.Group != "" {
+			s += ", " + c.Group + " group"
+		}
+		return s
+	case engine.PolicyStripe:
+		return "stripe-go: a 429 is never retried"
+	case engine.PolicyStripeLock:
+		return fmt.Sprintf("stripe-go, refusals as lock_timeout: 500ms·(1+n²) up to 5s, %d attempts", c.WithDefaults().MaxAttempts)
+	case engine.PolicyHeaderPaced:
+		return fmt.Sprintf("paced by X-RateLimit-Remaining and -Reset; refused, retry at Retry-After, %d attempts", c.MaxAttempts)
 	case engine.PolicyCenkalti:
 		d := c.WithDefaults()
 		s := fmt.Sprintf("cenkalti-backoff from %s to %s, up to %s", fmtDur(d.Delay), fmtDur(d.MaxDelay), fmtDur(d.MaxElapsed))
