@@ -117,6 +117,15 @@ type Lane struct {
 	// (flatArrivals). only is the stack's one stage, nil for a stack of more.
 	flatOnly *flatStream
 	only     limiters.Limiter
+	// pool: flatArrivals sends an admission straight to the downstream and completes it there
+	// itself: a lane of flatOnly before a downstream without a server, with no request class,
+	// adaptive stage or retry quota to tell.
+	pool bool
+	// release is a pool lane's one stage told of a completion (Stack.Complete), when it is
+	// told nothing but the release of the permits (a bulkhead's); completes: some stage is
+	// told something (else Stack.Complete has nothing to do).
+	release   limiters.Releaser
+	completes bool
 
 	// classes counts per request class, nil when the sources name none; srcClass is each
 	// source's class (classes.go), arriving the class of the request arriving now.
@@ -227,6 +236,9 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		if l.stack.Len() == 1 {
 			l.only = l.stack.Stage(0)
 		}
+		l.pool = l.down.cfg != nil && l.down.srv == nil && l.classes == nil && l.rtt == nil &&
+			!l.client.hasQuota && l.stack.classed == nil && !l.stack.Keyed()
+		l.release, l.completes = l.stack.soleRelease(), len(l.stack.completes) > 0
 	}
 	return l, nil
 }
