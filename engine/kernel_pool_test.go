@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -110,5 +111,38 @@ func TestHistogramAddN(t *testing.T) {
 		}
 		many.addN(v, 0) // nothing
 		require.Equal(t, one, many)
+	}
+}
+
+// A pool lane's copy (Clone, the TUI's checkpoints) releases its own bulkhead: the original
+// run on to the end, then the copy, and a lane run from 0 give the same results.
+func TestPoolLaneClone(t *testing.T) {
+	sc := poolScenarios(t)["drawn"]
+	require.NoError(t, sc.Validate())
+	for i := range sc.Lanes {
+		run := func(l *Lane) {
+			for {
+				more, err := l.StepN(1 << 12)
+				require.NoError(t, err)
+				if !more {
+					return
+				}
+			}
+		}
+		ref := laneResultJSON(t, sc, i, run)
+		var copied *Lane
+		original := laneResultJSON(t, sc, i, func(l *Lane) {
+			require.NoError(t, l.RunUntil(1300*ms))
+			var err error
+			copied, err = l.Clone()
+			require.NoError(t, err)
+			run(l)
+		})
+		require.True(t, copied.pool)
+		run(copied)
+		out, err := json.Marshal(copied.Result())
+		require.NoError(t, err)
+		assert.True(t, ref == original, "lane %d: the original differs after Clone", i)
+		assert.True(t, ref == string(out), "lane %d: the copy differs", i)
 	}
 }
