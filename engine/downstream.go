@@ -15,10 +15,6 @@ type downstream struct {
 	phase int     // cfg.Phases[phase] is in force
 	busy  int     // requests in service
 	srv   *server // cfg.Server as it runs, nil without one
-	// fixed: every service time is service, the one phase's constant: serviceTime draws
-	// nothing and has no phase to move to.
-	fixed   bool
-	service int64
 }
 
 func newDownstream(cfg *Downstream, seed uint64) downstream {
@@ -27,13 +23,6 @@ func newDownstream(cfg *Downstream, seed uint64) downstream {
 		d.srv = newServer(cfg.Server)
 		p := cfg.Phases[0]
 		d.srv.cores, d.srv.black = cfg.coresIn(p), p.BlackHole
-	}
-	if cfg != nil && len(cfg.Phases) == 1 {
-		switch dist := cfg.Phases[0].Service; dist.Kind {
-		case DistUniform, DistExponential, DistLogNormal:
-		default:
-			d.fixed, d.service = true, drawDuration(d.rng, dist) // draws nothing
-		}
 	}
 	return d
 }
@@ -73,14 +62,6 @@ func (d *downstream) done() { d.busy-- }
 
 // serviceTime draws a service time from the phase in force at now. now must not go back.
 func (d *downstream) serviceTime(now int64) int64 {
-	if d.fixed {
-		return d.service
-	}
-	return d.draw(now)
-}
-
-// draw is serviceTime for a downstream whose service times are not fixed.
-func (d *downstream) draw(now int64) int64 {
 	d.sync(now)
 	return drawDuration(d.rng, d.cfg.Phases[d.phase].Service)
 }

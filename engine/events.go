@@ -78,15 +78,6 @@ func (q *eventQueue) pop() event {
 	return top
 }
 
-// removeTop removes the earliest event: pop, without the copy of it. O(log n).
-func (q *eventQueue) removeTop() {
-	items := q.items
-	last := len(items) - 1
-	items[0] = items[last]
-	q.items = items[:last]
-	q.siftDown()
-}
-
 // replaceTop removes the earliest event and schedules e in one sift: pop then push, half the
 // work. The order of later pops is the same, because (at, seq) keys are unique and e takes the
 // sequence number push would have given it.

@@ -56,7 +56,7 @@ func TestPoolLaneIsStep(t *testing.T) {
 				for {
 					more, err := l.StepN(1 + rng.IntN(2000))
 					require.NoError(t, err)
-					require.Zero(t, l.rec.pool, "%s lane %d: counts left uncounted after StepN", name, i)
+					require.Zero(t, l.poolCounts, "%s lane %d: counts left uncounted after StepN", name, i)
 					if !more {
 						return
 					}

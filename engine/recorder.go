@@ -154,7 +154,6 @@ type recorder struct {
 	tracing                bool
 	traceLimit             int
 	probes                 int // the adaptive stage's probes at the last bin's end
-	pool                   poolCounts
 }
 
 // newRecorder prepares the measurements of sc's lane spec, whose stack has stages stages.
@@ -274,78 +273,6 @@ func (r *recorder) refusedAtOnce(n int64, permits int) {
 	b.Refused += n
 }
 
-// poolCounts are the counts Lane.flatArrivals makes for a pool lane (Lane.pool) as it runs,
-// to count once it stops (countPool): admitted, the requests it admitted at their arrival and
-// sent to the downstream, and maxBusy, the most in service after one went; completed, the
-// requests it saw served; and the latest run of runs equal end-to-end latencies.
-type poolCounts struct {
-	admitted, completed int64
-	maxBusy             int
-	latency, runs       int64
-}
-
-// countPool counts what pool holds (admissions of permits each) in the current bin, as
-// decidedAtOnce and complete count each (offered, one attempt, admitted, started, a wait and
-// time to success of 0; served, the latencies), and clears it.
-func (r *recorder) countPool(permits int) {
-	p := &r.pool
-	if n := p.admitted; n > 0 {
-		t, b := &r.result.Totals, r.cur
-		t.Offered += n
-		t.OfferedPermits += n * int64(permits)
-		t.Attempts += n
-		t.Admitted += n
-		t.AdmittedPermits += n * int64(permits)
-		b.Offered += n
-		b.Attempts += n
-		b.Admitted += n
-		r.hist.addZeros(n)
-		r.binHist.addZeros(n)
-		if r.ownSuccess {
-			r.success.addZeros(n)
-		}
-		r.svc.started += n
-		t.MaxInFlight = max(t.MaxInFlight, p.maxBusy)
-		b.MaxInFlight = max(b.MaxInFlight, p.maxBusy)
-	}
-	if n := p.completed; n > 0 {
-		r.svc.completed += n
-		r.result.Totals.Completed += n
-		r.cur.Completed += n
-	}
-	r.latency.addN(p.latency, p.runs)
-	*p = poolCounts{}
-}
-
-// addN is n calls of add(v) (h.sum wraps as n additions would).
-func (h *histogram) addN(v, n int64) {
-	if n == 0 {
-		return
-	}
-	b := bucketOf(v)
-	h.counts[b] += uint32(n)
-	if h.total == 0 {
-		h.lo, h.hi = b, b
-	} else {
-		h.lo, h.hi = min(h.lo, b), max(h.hi, b)
-	}
-	h.total += uint64(n)
-	h.sum += v * n
-	h.max = max(h.max, v)
-}
-
-// addZeros is n calls of add(0).
-func (h *histogram) addZeros(n int64) {
-	h.counts[0] += uint32(n)
-	if h.total == 0 {
-		h.lo, h.hi = 0, 0
-	} else {
-		h.lo = 0
-	}
-	h.total += uint64(n)
-	h.max = max(h.max, 0)
-}
-
 // never counts a refused request that waiting cannot change (Never or Invalid); it also
 // ends refused.
 func (r *recorder) never() { r.result.Totals.Never++ }
@@ -393,13 +320,6 @@ func (r *recorder) admitted(now int64, permits int, wait int64) {
 		}
 	}
 	r.lastAdmit = now
-}
-
-// admitMeters counts an admission of permits at now in the admission-window meters.
-func (r *recorder) admitMeters(now int64, permits int) {
-	for _, m := range r.meters {
-		m.admit(now, int64(permits))
-	}
 }
 
 // succeeded counts an admission d after the request's first attempt (time to success).

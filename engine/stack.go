@@ -26,26 +26,6 @@ type Stack struct {
 	keyed   []*limiters.KeyedLimiter // keyed[k]: stage k's table when it is keyed (keys.go), else nil; nil when none is
 	router  *fleetStage              // a fleet lane's stage, told each request's key by Bind (fleet_stage.go)
 	classed []classedStage           // the stages that decide per request class (classes.go)
-	// completes is, in stage order, the stages Complete tells: each one's Feedback and
-	// Release (either may be nil), without the three other capabilities caps[k] carries (an
-	// 80-byte entry per stage). A keyed stack's caps change with the key bound (Bind), so its
-	// Complete reads caps instead.
-	completes []completion
-}
-
-// soleRelease is the one stage Complete tells, when it is told nothing but the release of
-// the permits, else nil: Complete is then that stage's Release. nil for a keyed stack.
-func (s *Stack) soleRelease() limiters.Releaser {
-	if len(s.completes) == 1 && s.completes[0].feedback == nil && s.keyed == nil {
-		return s.completes[0].release
-	}
-	return nil
-}
-
-// completion is what Stack.Complete tells one stage through.
-type completion struct {
-	feedback limiters.Feedback
-	release  limiters.Releaser
 }
 
 // StageError is a stage of a stack that could not be built from its spec.
@@ -94,9 +74,6 @@ func StackOf(stages []limiters.Limiter) *Stack {
 		waits: make([]time.Duration, len(stages))}
 	for k, lim := range stages {
 		s.caps[k] = limiters.CapabilitiesOf(lim)
-		if c := s.caps[k]; c.Feedback != nil || c.Release != nil {
-			s.completes = append(s.completes, completion{feedback: c.Feedback, release: c.Release})
-		}
 	}
 	return s
 }
@@ -258,23 +235,12 @@ func (s *Stack) CanReserve() error {
 // (limiters.Feedback) hears its latency at the downstream and whether it was served (ok), and
 // the releasing stages get their permits back.
 func (s *Stack) Complete(now time.Duration, permits int, latency time.Duration, ok bool) {
-	if s.keyed != nil {
-		for j := range s.caps {
-			if fb := s.caps[j].Feedback; fb != nil {
-				fb.ObserveAt(now, permits, latency, ok)
-			}
-			if rel := s.caps[j].Release; rel != nil {
-				rel.Release(permits)
-			}
+	for j := range s.caps {
+		if fb := s.caps[j].Feedback; fb != nil {
+			fb.ObserveAt(now, permits, latency, ok)
 		}
-		return
-	}
-	for _, c := range s.completes {
-		if c.feedback != nil {
-			c.feedback.ObserveAt(now, permits, latency, ok)
-		}
-		if c.release != nil {
-			c.release.Release(permits)
+		if rel := s.caps[j].Release; rel != nil {
+			rel.Release(permits)
 		}
 	}
 }

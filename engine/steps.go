@@ -60,7 +60,7 @@ func (l *Lane) flatArrivals(to int64, n int) int {
 	permits, key := fs.permits, fs.key
 	limit := min(to, l.rec.mark)
 	refused, ran := int64(0), 0
-	pc := &l.rec.pool // a pool lane's counts, made when the loop ends (in memory: registers are few)
+	pc := &l.poolCounts // a pool lane's counts, made when the loop ends (in memory: registers are few)
 	for ran < n && len(l.arrivals.items) == 1 {
 		top := &l.arrivals.items[0]
 		if len(l.events.items) > 0 && less(&l.events.items[0], top) {
@@ -166,7 +166,11 @@ func (l *Lane) flatArrivals(to int64, n int) int {
 			r.keySlot = -1 // the lane's one key is not counted (keyCounts.single)
 			r.class = 0
 			rec.svc.advance(at, l.down.busy)
-			service := l.down.start(at)
+			l.down.busy++ // start
+			service := l.service
+			if service < 0 {
+				service = l.down.serviceTime(at)
+			}
 			pc.maxBusy = max(pc.maxBusy, l.down.busy)
 			l.schedule(event{at: l.after(service), kind: evComplete, req: i, gen: r.gen})
 			pc.admitted++
@@ -176,6 +180,6 @@ func (l *Lane) flatArrivals(to int64, n int) int {
 	}
 	l.processed += uint64(ran)
 	l.rec.refusedAtOnce(refused, permits)
-	l.rec.countPool(permits)
+	l.rec.countPool(pc, permits)
 	return ran
 }
