@@ -66,7 +66,7 @@ func benchLane(b *testing.B, sc *Scenario, lane int) {
 // lane is a pool lane (Lane.pool): flatArrivals admits each arrival into service and
 // completes it itself, counting what is the same for every request once per batch. Its heap
 // work is the floor's (one push per admission, one pop per completion, the arrival replaced
-// in its slot). 475 instructions per event against the floor's 383 (callgrind, 1.24×; 746
+// in its slot). 473 instructions per event against the floor's 384 (callgrind, 1.23×; 746
 // before the pool path): beside that heap work (~280), the constant source's fill (~27), the
 // bulkhead's AcquireAt and Release through their interface with an atomic CAS each (~25),
 // the request's slot, the busy area, the latency histogram and the loop.
