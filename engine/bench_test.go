@@ -62,7 +62,14 @@ func benchLane(b *testing.B, sc *Scenario, lane int) {
 }
 
 // BenchmarkKernel/lane is one event of a lane with ~1000 pending (ns/op = ns per event);
-// BenchmarkKernel/floor is the same model with nothing but its heap work (floorStep).
+// BenchmarkKernel/floor is the same model with nothing but its heap work (floorModel). The
+// lane is a pool lane (Lane.pool): flatArrivals admits each arrival into service and
+// completes it itself, counting what is the same for every request once per batch. Its heap
+// work is the floor's (one push per admission, one pop per completion, the arrival replaced
+// in its slot). 473 instructions per event against the floor's 384 (callgrind, 1.23×; 746
+// before the pool path): beside that heap work (~280), the constant source's fill (~27), the
+// bulkhead's AcquireAt and Release through their interface with an atomic CAS each (~25),
+// the request's slot, the busy area, the latency histogram and the loop.
 func BenchmarkKernel(b *testing.B) {
 	b.Run("lane", func(b *testing.B) { benchLane(b, kernelScenario(b), 0) })
 	b.Run("floor", func(b *testing.B) {

@@ -129,6 +129,21 @@ type Lane struct {
 	rtt []rttBin
 
 	before limiters.State // the deciding stage's state before it decided (tryStages), reused
+
+	// pool: flatArrivals sends an admission straight to the downstream and completes it there
+	// itself: a lane of flatOnly before a downstream without a server, with no request class,
+	// adaptive stage or retry quota to tell.
+	pool bool
+	// release is a pool lane's one stage told of a completion (Stack.Complete), when it is
+	// told nothing but the release of the permits (a bulkhead's); completes: some stage is
+	// told something (else Stack.Complete has nothing to do).
+	release   limiters.Releaser
+	completes bool
+	// service is a pool lane's service time when every one is the same (a downstream of one
+	// constant phase), else −1; poolCounts is what flatArrivals counts once it stops
+	// (recorder.countPool).
+	service    int64
+	poolCounts poolCounts
 }
 
 // NewLane prepares lane i of sc. The scenario must be valid (Validate).
@@ -227,6 +242,10 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 		if l.stack.Len() == 1 {
 			l.only = l.stack.Stage(0)
 		}
+		l.pool = l.down.cfg != nil && l.down.srv == nil && l.classes == nil && l.rtt == nil &&
+			!l.client.hasQuota && l.stack.classed == nil && !l.stack.Keyed()
+		l.release, l.completes = l.stack.soleRelease(), l.stack.completes()
+		l.service = fixedService(sc.Downstream)
 	}
 	return l, nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
@@ -59,18 +60,50 @@ func (l *Lane) flatArrivals(to int64, n int) int {
 	permits, key := fs.permits, fs.key
 	limit := min(to, l.rec.mark)
 	refused, ran := int64(0), 0
+	pc := &l.poolCounts // a pool lane's counts, made when the loop ends (in memory: registers are few)
 	for ran < n && len(l.arrivals.items) == 1 {
 		top := &l.arrivals.items[0]
 		if len(l.events.items) > 0 && less(&l.events.items[0], top) {
 			// Another event first (a completion): run it here too, below the mark.
-			if e := &l.events.items[0]; e.at >= limit || e.at < l.now {
+			e := &l.events.items[0]
+			if e.at >= limit || e.at < l.now {
 				break
 			}
-			e := l.events.pop()
-			l.now = e.at
-			l.processed++
 			ran++
-			l.runEvent(e)
+			if l.pool && e.kind == evComplete {
+				// complete, but for the counts made when the loop ends.
+				now, req := e.at, e.req
+				l.events.removeTop() // e is gone
+				l.now = now
+				r := &l.reqs[req]
+				l.rec.svc.advance(now, l.down.busy)
+				l.down.busy--
+				service := now - r.started
+				l.rec.svc.served.add(service, 1)
+				r.place = placeNone
+				if rel := l.release; rel != nil {
+					rel.Release(r.permits)
+				} else if l.completes {
+					l.stack.Complete(time.Duration(now), r.permits, time.Duration(service), true)
+				}
+				if latency := now - r.arrived; latency == pc.latency {
+					pc.runs++
+				} else {
+					l.rec.latency.addN(pc.latency, pc.runs)
+					pc.latency, pc.runs = latency, 1
+				}
+				r.state = reqFree
+				r.key = ""
+				l.free = append(l.free, req)
+				if l.queue.len() > 0 {
+					l.drainQueue()
+				}
+				pc.completed++
+				continue
+			}
+			ev := l.events.pop()
+			l.now = ev.at
+			l.runEvent(ev)
 			continue
 		}
 		at := top.at
@@ -78,7 +111,6 @@ func (l *Lane) flatArrivals(to int64, n int) int {
 			break // Step runs it: a mark to cross, or time going back (an error)
 		}
 		l.now = at
-		l.processed++
 		ran++
 		next, ok := int64(0), true
 		if fs.pos < fs.n { // nextAt's common case, inlined (see flatStream)
@@ -106,8 +138,48 @@ func (l *Lane) flatArrivals(to int64, n int) int {
 			refused++
 			continue
 		}
+		if d == limiters.Admitted && l.pool && !l.down.full() {
+			// decidedAtOnce and admitted, but for the counts made when the loop ends.
+			rec := &l.rec
+			if len(rec.meters) > 0 {
+				rec.admitMeters(at, permits)
+			}
+			if rec.lastAdmit != math.MinInt64 {
+				if gap := time.Duration(at - rec.lastAdmit); rec.result.MinSpacing < 0 || gap < rec.result.MinSpacing {
+					rec.result.MinSpacing = gap
+				}
+			}
+			rec.lastAdmit = at
+			i := l.takeSlot()
+			r := &l.reqs[i] // as fillReq and admitted leave it
+			r.id = l.nextID
+			r.gen++
+			r.state = reqInService
+			r.attempts = 1
+			r.retryCost = 0
+			r.gated = false
+			r.first = at
+			r.permits = permits
+			r.arrived = at
+			r.started = at
+			r.key = key
+			r.keySlot = -1 // the lane's one key is not counted (keyCounts.single)
+			r.class = 0
+			rec.svc.advance(at, l.down.busy)
+			l.down.busy++ // start
+			service := l.service
+			if service < 0 {
+				service = l.down.serviceTime(at)
+			}
+			pc.maxBusy = max(pc.maxBusy, l.down.busy)
+			l.schedule(event{at: l.after(service), kind: evComplete, req: i, gen: r.gen})
+			pc.admitted++
+			continue
+		}
 		l.decidedAtOnce(at, permits, key, d)
 	}
+	l.processed += uint64(ran)
 	l.rec.refusedAtOnce(refused, permits)
+	l.rec.countPool(pc, permits)
 	return ran
 }
