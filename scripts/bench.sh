@@ -30,7 +30,7 @@ rm -f "$out"/limiters.txt "$out"/engine.txt "$out"/cores.txt
 kinds='floor|x-time-rate|token-bucket|leaky-bucket|fixed-window|sliding-window|warm-up|warm-up-warming|concurrency'
 bench limiters.txt ./limiters/ "^BenchmarkAcquireAt\$/^kind=($kinds)\$/^path=(admit|reject)\$"
 bench limiters.txt ./limiters/ '^BenchmarkAcquireAtParallel$/^kind=(floor|x-time-rate|token-bucket|sliding-window)$/^path=admit$'
-bench limiters.txt ./limiters/ 'PeerXTimeRate|PeerUber'
+bench limiters.txt ./limiters/peers/ 'PeerXTimeRate|PeerUber'
 # The simulator's kernel and the perf scenario's lanes, each with its floor; the variate alone;
 # replay with its floors.
 bench engine.txt ./engine/ 'Kernel|LanePoisson|Variate|Replay'
