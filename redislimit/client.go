@@ -22,10 +22,9 @@ import (
 // (-ERR …) leaves it usable.
 //
 // Measured against redis-benchmark sending the same EVALSHA to the same server over one
-// connection (bench_test.go; six interleaved pairs, 2 shared cores at load 14–18): one
-// decision at a time 1.20× its rate at depth 1 (0.43–1.60), AcquireBatch of 64 1.80× its rate
-// at -P 64 (0.31–2.31), with 0 allocations per decision, where go-redis v9 reached 0.66× and
-// 0.76× with 20.
+// connection (bench_test.go; six interleaved pairs, 2 idle cores): one decision at a time
+// 0.95× its rate at depth 1 (75.9 against 72.0 µs), AcquireBatch of 64 1.00× its rate at -P 64,
+// with 0 allocations per decision, where go-redis v9 reached 0.66× and 0.76× with 20.
 type Client struct {
 	opts  ClientOptions
 	slots chan struct{} // one per connection that may be in use
