@@ -11,6 +11,22 @@ import (
 // maxTolerance is the largest tolerance capacity·T a token bucket accepts: 2⁶² ns.
 const maxTolerance = int64(1) << 62
 
+// clientStep is one request of n permits at now for one client at one rate of interval t,
+// the per-client curve's step row by row: backlog = max(TAT − now, 0), need = backlog + n·T,
+// TAT = now + need, the client's largest need kept in *need. It reports false, leaving both
+// alone, when the need would pass 2⁶² ns (no capacity holds it at this rate): at T = 1ms a
+// request of 4.6·10¹² permits, or a backlog of 146 years. The caller marks the rate dropped.
+func clientStep(tat, need *int64, now, n, t int64) bool {
+	backlog := max(*tat-now, 0)
+	if n > maxTolerance/t || backlog > maxTolerance-n*t {
+		return false
+	}
+	nd := backlog + n*t
+	*tat = now + nd
+	*need = max(*need, nd)
+	return true
+}
+
 // Point is σ at one rate: the smallest capacity of token-bucket:capacity=σ,rate=Rate that
 // admits every request of the trace, and the burst that needs it.
 type Point struct {

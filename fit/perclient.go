@@ -331,17 +331,9 @@ func clientCurves(ctx context.Context, src Source, grouped *byClient, over *clie
 			now, n := int64(row.At), int64(row.Permits)
 			for r, t := range intervals {
 				i := base + r
-				if need[i] < 0 {
-					continue
-				}
-				backlog := max(tat[i]-now, 0)
-				if n > maxTolerance/t || backlog > maxTolerance-n*t {
+				if need[i] >= 0 && !clientStep(&tat[i], &need[i], now, n, t) {
 					need[i] = -1
-					continue
 				}
-				nd := backlog + n*t
-				tat[i] = now + nd
-				need[i] = max(need[i], nd)
 			}
 			return nil
 		})

@@ -640,15 +640,10 @@ func (g *byClient) needs(ctx context.Context, intervals, tat, need []int64) erro
 				if g.maxPermits > maxTolerance/T {
 					// Some request alone may pass 2⁶² ns: clientCurves' checks, row by row.
 					for i, now := range at {
-						n := int64(permits[i])
-						backlog := max(tat[j]-now, 0)
-						if n > maxTolerance/T || backlog > maxTolerance-n*T {
+						if !clientStep(&tat[j], &need[j], now, int64(permits[i]), T) {
 							need[j] = -1
 							break
 						}
-						nd := backlog + n*T
-						tat[j] = now + nd
-						need[j] = max(need[j], nd)
 					}
 					continue
 				}
