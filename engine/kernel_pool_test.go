@@ -38,39 +38,11 @@ func poolScenarios(t *testing.T) map[string]*Scenario {
 // A pool lane's StepN, RunUntil and Step give the same lane, to the byte, and StepN takes
 // the pool path.
 func TestPoolLaneIsStep(t *testing.T) {
-	for name, sc := range poolScenarios(t) {
-		require.NoError(t, sc.Validate(), name)
-		for i := range sc.Lanes {
-			one := laneResultJSON(t, sc, i, func(l *Lane) {
-				require.True(t, l.pool, "%s lane %d: not a pool lane", name, i)
-				for {
-					more, err := l.Step()
-					require.NoError(t, err)
-					if !more {
-						return
-					}
-				}
-			})
-			rng := rand.New(rand.NewPCG(uint64(i), 11))
-			batched := laneResultJSON(t, sc, i, func(l *Lane) {
-				for {
-					more, err := l.StepN(1 + rng.IntN(2000))
-					require.NoError(t, err)
-					require.Zero(t, l.poolCounts, "%s lane %d: counts left uncounted after StepN", name, i)
-					if !more {
-						return
-					}
-				}
-			})
-			until := laneResultJSON(t, sc, i, func(l *Lane) {
-				for at := time.Duration(0); !l.Done(); at += 29 * ms {
-					require.NoError(t, l.RunUntil(at))
-				}
-			})
-			assert.True(t, one == batched, "%s lane %d: StepN differs from Step", name, i)
-			assert.True(t, one == until, "%s lane %d: RunUntil differs from Step", name, i)
-		}
-	}
+	requireDrivesAgree(t, poolScenarios(t), 2000, 29*ms, 11, func(name string, i int, l *Lane) {
+		require.True(t, l.pool, "%s lane %d: not a pool lane", name, i)
+	}, func(name string, i int, l *Lane) {
+		require.Zero(t, l.poolCounts, "%s lane %d: counts left uncounted after StepN", name, i)
+	})
 }
 
 // The pool path runs for those lanes and is not empty: it admitted and completed requests,

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,11 +53,24 @@ func stepsScenarios(t *testing.T) map[string]*Scenario {
 // StepN, RunUntil and Step give the same lane, to the byte, for lanes that take the flat
 // source's own loop; and the loop does run for them.
 func TestStepNIsStep(t *testing.T) {
-	for name, sc := range stepsScenarios(t) {
+	requireDrivesAgree(t, stepsScenarios(t), 3000, 37*ms, 7, func(name string, i int, l *Lane) {
+		require.NotNil(t, l.flatOnly, "%s lane %d: the flat loop is not taken", name, i)
+	}, nil)
+}
+
+// requireDrivesAgree runs every lane of every scenario three ways and requires the same
+// result, byte for byte: Step one event at a time, StepN in random batches of 1 to maxBatch
+// (seeded by the lane and seed), and RunUntil every `every` of virtual time. first checks a
+// lane before it is stepped, afterBatch (when not nil) after each StepN.
+func requireDrivesAgree(t *testing.T, scenarios map[string]*Scenario, maxBatch int, every time.Duration, seed uint64,
+	first func(name string, i int, l *Lane), afterBatch func(name string, i int, l *Lane)) {
+	t.Helper()
+	for _, name := range slices.Sorted(maps.Keys(scenarios)) {
+		sc := scenarios[name]
 		require.NoError(t, sc.Validate(), name)
 		for i := range sc.Lanes {
 			one := laneResultJSON(t, sc, i, func(l *Lane) {
-				require.NotNil(t, l.flatOnly, "%s lane %d: the flat loop is not taken", name, i)
+				first(name, i, l)
 				for {
 					more, err := l.Step()
 					require.NoError(t, err)
@@ -64,18 +79,21 @@ func TestStepNIsStep(t *testing.T) {
 					}
 				}
 			})
-			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			rng := rand.New(rand.NewPCG(uint64(i), seed))
 			batched := laneResultJSON(t, sc, i, func(l *Lane) {
 				for {
-					more, err := l.StepN(1 + rng.IntN(3000))
+					more, err := l.StepN(1 + rng.IntN(maxBatch))
 					require.NoError(t, err)
+					if afterBatch != nil {
+						afterBatch(name, i, l)
+					}
 					if !more {
 						return
 					}
 				}
 			})
 			until := laneResultJSON(t, sc, i, func(l *Lane) {
-				for at := time.Duration(0); !l.Done(); at += 37 * ms {
+				for at := time.Duration(0); !l.Done(); at += every {
 					require.NoError(t, l.RunUntil(at))
 				}
 			})
