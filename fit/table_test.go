@@ -39,18 +39,30 @@ func TestTableFitIsTheStreamedFit(t *testing.T) {
 		if rng.IntN(3) == 0 {
 			opt.RefusePPM = -1
 		}
-		inMemory, errMem := Fit(context.Background(), src, opt)
-		opt.MaxMemory = 1
-		streamed, errStream := Fit(context.Background(), src, opt)
-		if errStream != nil {
-			require.EqualError(t, errMem, errStream.Error(), "trace %d", i)
-			continue
-		}
-		require.NoError(t, errMem, "trace %d", i)
-		want, _ := json.Marshal(streamed)
-		got, _ := json.Marshal(inMemory)
-		require.Equal(t, string(want), string(got), "trace %d", i)
+		requireStreamedIsInMemory(t, i, func(streamed bool) (any, error) {
+			if streamed {
+				opt.MaxMemory = 1
+			}
+			return Fit(context.Background(), src, opt)
+		})
 	}
+}
+
+// requireStreamedIsInMemory requires run(true), the fit streamed pass by pass under a memory
+// bound of one row, to answer as run(false), the fit over the table in memory: the same
+// report as JSON, or the same error.
+func requireStreamedIsInMemory(t *testing.T, trace int, run func(streamed bool) (any, error)) {
+	t.Helper()
+	inMemory, errMem := run(false)
+	streamed, errStream := run(true)
+	if errStream != nil {
+		require.EqualError(t, errMem, errStream.Error(), "trace %d", trace)
+		return
+	}
+	require.NoError(t, errMem, "trace %d", trace)
+	want, _ := json.Marshal(streamed)
+	got, _ := json.Marshal(inMemory)
+	require.Equal(t, string(want), string(got), "trace %d", trace)
 }
 
 // The per-client fit over the table answers what the streamed one does.
@@ -63,17 +75,12 @@ func TestTablePerClientIsTheStreamedPerClient(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			opt.Protect = limiters.PerSecond(50 + rng.IntN(5000))
 		}
-		inMemory, errMem := FitPerClient(context.Background(), src, opt)
-		opt.MaxMemory = 1
-		streamed, errStream := FitPerClient(context.Background(), src, opt)
-		if errStream != nil {
-			require.EqualError(t, errMem, errStream.Error(), "trace %d", i)
-			continue
-		}
-		require.NoError(t, errMem, "trace %d", i)
-		want, _ := json.Marshal(streamed)
-		got, _ := json.Marshal(inMemory)
-		require.Equal(t, string(want), string(got), "trace %d", i)
+		requireStreamedIsInMemory(t, i, func(streamed bool) (any, error) {
+			if streamed {
+				opt.MaxMemory = 1
+			}
+			return FitPerClient(context.Background(), src, opt)
+		})
 	}
 }
 
