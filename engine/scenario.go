@@ -555,6 +555,8 @@ func (sc *Scenario) Validate() error {
 	return nil
 }
 
+// validate checks the fields every source has (keys, permits, its active period), then its
+// kind's own (sourceChecks), each error naming the field as the scenario file spells it.
 func (s Source) validate(field string, horizon time.Duration) error {
 	if s.Keys != nil {
 		if err := s.Keys.validate(field + ".keys"); err != nil {
@@ -579,121 +581,154 @@ func (s Source) validate(field string, horizon time.Duration) error {
 	if err := inRange(field+".until", s.Until); err != nil {
 		return err
 	}
-	rate := func(name string, v float64) error {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > MaxRate {
-			return fieldErr(field+"."+name, "must be between 0 and 1e9 requests per second, got %v", v)
-		}
-		return nil
-	}
-	positiveRate := func() error {
-		if err := rate("rate", s.Rate); err != nil {
-			return err
-		}
-		if s.Rate == 0 {
-			return fieldErr(field+".rate", "must be positive")
-		}
-		return nil
-	}
-	switch s.Kind {
-	case SourceConstant, SourcePoisson:
-		return positiveRate()
-	case SourceOnOff:
-		if err := positiveRate(); err != nil {
-			return err
-		}
-		if s.On <= 0 {
-			return fieldErr(field+".on", "must be positive, got %v", s.On)
-		}
-		if s.Off < 0 {
-			return fieldErr(field+".off", "must not be negative, got %v", s.Off)
-		}
-		if err := inRange(field+".on", s.On); err != nil {
-			return err
-		}
-		if err := inRange(field+".off", s.Off); err != nil {
-			return err
-		}
-	case SourceRamp:
-		if err := rate("rate", s.Rate); err != nil {
-			return err
-		}
-		if err := rate("rate_to", s.RateTo); err != nil {
-			return err
-		}
-		if s.Rate == 0 && s.RateTo == 0 {
-			return fieldErr(field+".rate_to", "a ramp from 0 to 0 offers nothing")
-		}
-	case SourceSine:
-		if err := positiveRate(); err != nil {
-			return err
-		}
-		if err := rate("amplitude", s.Amplitude); err != nil {
-			return err
-		}
-		if s.Amplitude > s.Rate {
-			return fieldErr(field+".amplitude", "must not exceed the mean rate %v (a rate cannot go negative), got %v", s.Rate, s.Amplitude)
-		}
-		if s.Period <= 0 {
-			return fieldErr(field+".period", "must be positive, got %v", s.Period)
-		}
-		if err := inRange(field+".period", s.Period); err != nil {
-			return err
-		}
-	case SourceBursts:
-		if len(s.Bursts) == 0 {
-			return fieldErr(field+".bursts", "at least one burst is required")
-		}
-		for i, b := range s.Bursts {
-			f := fmt.Sprintf("%s.bursts[%d]", field, i)
-			if b.At < 0 {
-				return fieldErr(f+".at", "must not be negative, got %v", b.At)
-			}
-			if b.Count < 1 {
-				return fieldErr(f+".count", "must be at least 1, got %d", b.Count)
-			}
-			if b.Spread < 0 {
-				return fieldErr(f+".spread", "must not be negative, got %v", b.Spread)
-			}
-			if i > 0 && b.At < s.Bursts[i-1].At {
-				return fieldErr(f+".at", "bursts must be in time order")
-			}
-			if err := absolute(f+".at", s.From, b.At); err != nil {
-				return err
-			}
-			// The burst may end past MaxTime: its arrivals from there on are past the horizon.
-			if err := inRange(f+".spread", b.Spread); err != nil {
-				return err
-			}
-		}
-	case SourceScript:
-		if len(s.Script) == 0 {
-			return fieldErr(field+".arrivals", "at least one arrival is required")
-		}
-		for i, a := range s.Script {
-			f := fmt.Sprintf("%s.arrivals[%d]", field, i)
-			if a.At < 0 || (i > 0 && a.At < s.Script[i-1].At) {
-				return fieldErr(f+".at", "arrivals must be in time order and not negative")
-			}
-			if err := absolute(f+".at", s.From, a.At); err != nil {
-				return err
-			}
-			if a.Permits < 0 {
-				return fieldErr(f+".permits", "must be at least 1, got %d", a.Permits)
-			}
-			if err := permitsInRange(f+".permits", a.Permits); err != nil {
-				return err
-			}
-		}
-	case SourceTrace:
-		if s.TraceFile == "" && s.TraceData == "" {
-			return fieldErr(field+".file", "a trace file is required")
-		}
-		if err := s.Log.Check(); err != nil {
-			return fieldErr(field+".log_format", "%v", err)
-		}
-	default:
+	check, ok := sourceChecks[s.Kind]
+	if !ok {
 		kinds := []string{"constant", "poisson", "bursts", "on-off", "ramp", "sine", "script", "trace"}
 		return fieldErr(field+".kind", "unknown source kind %q%s (%s)", s.Kind, wording.DidYouMean(string(s.Kind), kinds), strings.Join(kinds, ", "))
+	}
+	return check(s, field)
+}
+
+// sourceChecks are each source kind's own checks, after the fields every source has.
+var sourceChecks = map[SourceKind]func(s Source, field string) error{
+	SourceConstant: Source.checkPositiveRate,
+	SourcePoisson:  Source.checkPositiveRate,
+	SourceOnOff:    Source.checkOnOff,
+	SourceRamp:     Source.checkRamp,
+	SourceSine:     Source.checkSine,
+	SourceBursts:   Source.checkBursts,
+	SourceScript:   Source.checkScript,
+	SourceTrace:    Source.checkTrace,
+}
+
+// checkRate: a rate is between 0 and MaxRate (10⁹ requests a second), a number.
+func checkRate(field string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > MaxRate {
+		return fieldErr(field, "must be between 0 and 1e9 requests per second, got %v", v)
+	}
+	return nil
+}
+
+// checkPositiveRate: constant and Poisson sources offer rate requests a second, more than 0.
+func (s Source) checkPositiveRate(field string) error {
+	if err := checkRate(field+".rate", s.Rate); err != nil {
+		return err
+	}
+	if s.Rate == 0 {
+		return fieldErr(field+".rate", "must be positive")
+	}
+	return nil
+}
+
+// checkOnOff: rate while on, for on (> 0), then silent for off (≥ 0).
+func (s Source) checkOnOff(field string) error {
+	if err := s.checkPositiveRate(field); err != nil {
+		return err
+	}
+	if s.On <= 0 {
+		return fieldErr(field+".on", "must be positive, got %v", s.On)
+	}
+	if s.Off < 0 {
+		return fieldErr(field+".off", "must not be negative, got %v", s.Off)
+	}
+	if err := inRange(field+".on", s.On); err != nil {
+		return err
+	}
+	return inRange(field+".off", s.Off)
+}
+
+// checkRamp: from rate to rate_to, either of them 0 but not both.
+func (s Source) checkRamp(field string) error {
+	if err := checkRate(field+".rate", s.Rate); err != nil {
+		return err
+	}
+	if err := checkRate(field+".rate_to", s.RateTo); err != nil {
+		return err
+	}
+	if s.Rate == 0 && s.RateTo == 0 {
+		return fieldErr(field+".rate_to", "a ramp from 0 to 0 offers nothing")
+	}
+	return nil
+}
+
+// checkSine: rate ± amplitude over period; the amplitude at most the rate (100/s ± 100 dips
+// to 0, ± 101 would go negative).
+func (s Source) checkSine(field string) error {
+	if err := s.checkPositiveRate(field); err != nil {
+		return err
+	}
+	if err := checkRate(field+".amplitude", s.Amplitude); err != nil {
+		return err
+	}
+	if s.Amplitude > s.Rate {
+		return fieldErr(field+".amplitude", "must not exceed the mean rate %v (a rate cannot go negative), got %v", s.Rate, s.Amplitude)
+	}
+	if s.Period <= 0 {
+		return fieldErr(field+".period", "must be positive, got %v", s.Period)
+	}
+	return inRange(field+".period", s.Period)
+}
+
+// checkBursts: at least one burst, in time order, each of at least one request.
+func (s Source) checkBursts(field string) error {
+	if len(s.Bursts) == 0 {
+		return fieldErr(field+".bursts", "at least one burst is required")
+	}
+	for i, b := range s.Bursts {
+		f := fmt.Sprintf("%s.bursts[%d]", field, i)
+		if b.At < 0 {
+			return fieldErr(f+".at", "must not be negative, got %v", b.At)
+		}
+		if b.Count < 1 {
+			return fieldErr(f+".count", "must be at least 1, got %d", b.Count)
+		}
+		if b.Spread < 0 {
+			return fieldErr(f+".spread", "must not be negative, got %v", b.Spread)
+		}
+		if i > 0 && b.At < s.Bursts[i-1].At {
+			return fieldErr(f+".at", "bursts must be in time order")
+		}
+		if err := absolute(f+".at", s.From, b.At); err != nil {
+			return err
+		}
+		// The burst may end past MaxTime: its arrivals from there on are past the horizon.
+		if err := inRange(f+".spread", b.Spread); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkScript: at least one arrival, in time order, each of at least one permit.
+func (s Source) checkScript(field string) error {
+	if len(s.Script) == 0 {
+		return fieldErr(field+".arrivals", "at least one arrival is required")
+	}
+	for i, a := range s.Script {
+		f := fmt.Sprintf("%s.arrivals[%d]", field, i)
+		if a.At < 0 || (i > 0 && a.At < s.Script[i-1].At) {
+			return fieldErr(f+".at", "arrivals must be in time order and not negative")
+		}
+		if err := absolute(f+".at", s.From, a.At); err != nil {
+			return err
+		}
+		if a.Permits < 0 {
+			return fieldErr(f+".permits", "must be at least 1, got %d", a.Permits)
+		}
+		if err := permitsInRange(f+".permits", a.Permits); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTrace: a file or inline data, and a log format that names what exists.
+func (s Source) checkTrace(field string) error {
+	if s.TraceFile == "" && s.TraceData == "" {
+		return fieldErr(field+".file", "a trace file is required")
+	}
+	if err := s.Log.Check(); err != nil {
+		return fieldErr(field+".log_format", "%v", err)
 	}
 	return nil
 }
