@@ -32,10 +32,9 @@ type AIMDSpec struct {
 
 var aimdKind = KindInfo{
 	Kind: KindAIMD, Family: FamilyNetflix, Shape: ShapeAdaptive,
-	Summary: "Netflix AIMD: +1 per sample using half the limit, ×0.9 on a drop or timeout",
-	Example: "aimd:initial=20,min=20,max=200",
-	Checks:  CheckSpecs{Sizes: "aimd:initial=5,min=1,max=5", Allocs: []string{"aimd:initial=5,min=1,max=200"}},
-	Color:   "#2ca02c", ColorName: "green", Glyph: "circle",
+	Summary:      "Netflix AIMD: +1 per sample using half the limit, ×0.9 on a drop or timeout",
+	Example:      "aimd:initial=20,min=20,max=200",
+	Checks:       CheckSpecs{Sizes: "aimd:initial=5,min=1,max=5", Allocs: []string{"aimd:initial=5,min=1,max=200"}},
 	Fields:       FieldInfos[AIMDSpec](),
 	Ranges:       aimdRanges,
 	Capabilities: []Capability{CapRelease, CapFeedback},

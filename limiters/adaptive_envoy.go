@@ -83,10 +83,9 @@ type EnvoyGradientSpec struct {
 
 var envoyGradientKind = KindInfo{
 	Kind: KindEnvoyGradient, Family: FamilyEnvoy, Shape: ShapeAdaptive,
-	Summary: "Envoy's gradient controller: limit·clamp(minRTT·1.25/p50, 0.5, 2) + √, minRTT re-measured at min concurrency",
-	Example: "envoy-gradient:update=100ms,interval=1m",
-	Checks:  CheckSpecs{Sizes: "envoy-gradient:update=100ms,interval=1m,min=5,max=5"},
-	Color:   "#ac6bbf", ColorName: "envoy violet", Glyph: "box",
+	Summary:      "Envoy's gradient controller: limit·clamp(minRTT·1.25/p50, 0.5, 2) + √, minRTT re-measured at min concurrency",
+	Example:      "envoy-gradient:update=100ms,interval=1m",
+	Checks:       CheckSpecs{Sizes: "envoy-gradient:update=100ms,interval=1m,min=5,max=5"},
 	Fields:       FieldInfos[EnvoyGradientSpec](),
 	Ranges:       envoyGradientRanges,
 	Capabilities: []Capability{CapRelease, CapFeedback},

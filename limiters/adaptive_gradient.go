@@ -47,10 +47,9 @@ type GradientSpec struct {
 
 var gradientKind = KindInfo{
 	Kind: KindGradient, Family: FamilyNetflix, Shape: ShapeAdaptive,
-	Summary: "Netflix Gradient: L·min(1, 2·minRTT/rtt) + √L, probing minRTT every 1000-2000 samples",
-	Example: "gradient:initial=50,min=1,max=1000",
-	Checks:  CheckSpecs{Sizes: "gradient:initial=5,min=1,max=5", Allocs: []string{"gradient:initial=5,min=1,max=1000"}},
-	Color:   "#9467bd", ColorName: "purple", Glyph: "square",
+	Summary:      "Netflix Gradient: L·min(1, 2·minRTT/rtt) + √L, probing minRTT every 1000-2000 samples",
+	Example:      "gradient:initial=50,min=1,max=1000",
+	Checks:       CheckSpecs{Sizes: "gradient:initial=5,min=1,max=5", Allocs: []string{"gradient:initial=5,min=1,max=1000"}},
 	Fields:       FieldInfos[GradientSpec](),
 	Ranges:       gradientRanges,
 	Capabilities: []Capability{CapRelease, CapFeedback},

@@ -42,10 +42,9 @@ type Gradient2Spec struct {
 
 var gradient2Kind = KindInfo{
 	Kind: KindGradient2, Family: FamilyNetflix, Shape: ShapeAdaptive,
-	Summary: "Netflix Gradient2: L·min(1, 1.5·avgRTT_long/rtt) + 4, smoothed 0.2; no probe",
-	Example: "gradient2:initial=20,min=20,max=200",
-	Checks:  CheckSpecs{Sizes: "gradient2:initial=5,min=1,max=5", Allocs: []string{"gradient2:initial=5,min=1,max=200"}},
-	Color:   "#e377c2", ColorName: "orchid", Glyph: "triangle",
+	Summary:      "Netflix Gradient2: L·min(1, 1.5·avgRTT_long/rtt) + 4, smoothed 0.2; no probe",
+	Example:      "gradient2:initial=20,min=20,max=200",
+	Checks:       CheckSpecs{Sizes: "gradient2:initial=5,min=1,max=5", Allocs: []string{"gradient2:initial=5,min=1,max=200"}},
 	Fields:       FieldInfos[Gradient2Spec](),
 	Ranges:       gradient2Ranges,
 	Capabilities: []Capability{CapRelease, CapFeedback},

@@ -49,10 +49,9 @@ type VegasSpec struct {
 
 var vegasKind = KindInfo{
 	Kind: KindVegas, Family: FamilyNetflix, Shape: ShapeAdaptive,
-	Summary: "Netflix Vegas: grow while the queue estimate L·(1−rtt_noload/rtt) is small, shrink when large",
-	Example: "vegas:initial=20,max=1000",
-	Checks:  CheckSpecs{Sizes: "vegas:initial=5,max=5", Allocs: []string{"vegas:initial=5,max=1000"}},
-	Color:   "#d62728", ColorName: "brick red", Glyph: "ring",
+	Summary:      "Netflix Vegas: grow while the queue estimate L·(1−rtt_noload/rtt) is small, shrink when large",
+	Example:      "vegas:initial=20,max=1000",
+	Checks:       CheckSpecs{Sizes: "vegas:initial=5,max=5", Allocs: []string{"vegas:initial=5,max=1000"}},
 	Fields:       FieldInfos[VegasSpec](),
 	Ranges:       vegasRanges,
 	Capabilities: []Capability{CapRelease, CapFeedback},

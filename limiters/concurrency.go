@@ -44,10 +44,9 @@ type ConcurrencySpec struct {
 
 var concurrencyKind = KindInfo{
 	Kind: KindConcurrency, Family: FamilyRatelab, Shape: ShapeBulkhead,
-	Summary: "at most max in flight at once (bulkhead); no time axis",
-	Example: "concurrency:max=20",
-	Checks:  CheckSpecs{Sizes: "concurrency:max=5", Allocs: []string{"concurrency:max=5"}},
-	Color:   "#56b4e9", ColorName: "sky blue", Glyph: "box",
+	Summary:      "at most max in flight at once (bulkhead); no time axis",
+	Example:      "concurrency:max=20",
+	Checks:       CheckSpecs{Sizes: "concurrency:max=5", Allocs: []string{"concurrency:max=5"}},
 	Fields:       FieldInfos[ConcurrencySpec](),
 	Ranges:       concurrencyRanges,
 	Capabilities: []Capability{CapRelease},

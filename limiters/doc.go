@@ -37,8 +37,9 @@
 // One kind, one place: each kind's file holds its algorithm, its spec type (TokenBucketSpec, …:
 // fields, parsing, formatting, validation, bound, natural window, nominal rate, initial
 // permits), its explanation sentence and its registry entry (KindInfo: family, summary,
-// example, State shape, colour, glyph, and each field's accepted range beside Validate:
-// KindInfo.Ranges, from which docs/LIMITS.md is generated). The registry (Kinds, Lookup) is what the CLI, the
+// example, State shape, and each field's accepted range beside Validate: KindInfo.Ranges,
+// from which docs/LIMITS.md is generated; its colour and glyph are package present's, outside
+// the library). The registry (Kinds, Lookup) is what the CLI, the
 // TUI, the charts and the golden catalogue read. Adding a kind is its file, one line (in
 // kind.go's list for this package, in its own package's init through Register elsewhere),
 // and its tests: TestRegistryIsComplete names whatever the entry lacks. What a kind can do

@@ -61,10 +61,9 @@ type FixedWindowSpec struct {
 
 var fixedWindowKind = KindInfo{
 	Kind: KindFixedWindow, Family: FamilyRatelab, Shape: ShapeWindow,
-	Summary: "limit per clock-aligned window; 2×limit at a boundary",
-	Example: "fixed-window:limit=100,window=1s",
-	Checks:  CheckSpecs{Sizes: "fixed-window:limit=5,window=1s"},
-	Color:   "#d55e00", ColorName: "vermillion", Glyph: "triangle",
+	Summary:      "limit per clock-aligned window; 2×limit at a boundary",
+	Example:      "fixed-window:limit=100,window=1s",
+	Checks:       CheckSpecs{Sizes: "fixed-window:limit=5,window=1s"},
 	Fields:       FieldInfos[FixedWindowSpec](),
 	Ranges:       fixedWindowRanges,
 	Capabilities: []Capability{CapRetryAfter, CapRefund},

@@ -49,23 +49,17 @@ func Shapes() []Shape {
 	return []Shape{ShapeSchedule, ShapeRamp, ShapeWindow, ShapeSlots, ShapeBulkhead, ShapeLevel, ShapeAdaptive}
 }
 
-// KindInfo is everything ratelab knows about one kind apart from its algorithm: the registry
-// entry that the CLI's usage, the TUI, the charts and the golden catalogue read instead of
-// switching on kinds. Each kind's file defines its entry next to its spec type; the registry
-// (kinds, below) lists them once.
+// KindInfo is everything ratelab knows about one kind apart from its algorithm and its looks
+// (its colour and glyph are package present's, keyed by the kind's name): the registry entry
+// that the CLI's usage, the TUI, the charts and the golden catalogue read instead of switching
+// on kinds. Each kind's file defines its entry next to its spec type; the registry (kinds,
+// below) lists them once.
 type KindInfo struct {
 	Kind    Kind
 	Family  Family
 	Summary string // one line for listings
 	Example string // a spec that parses, e.g. "token-bucket:capacity=3,rate=100/1s"
 	Shape   Shape  // how its State is drawn
-
-	// Color is the kind's chart colour as "#rrggbb", and ColorName its name for legends and
-	// docs ("blue"). Every kind has its own colour, never the grey that means "in flight".
-	Color, ColorName string
-	// Glyph marks the kind's series where colour cannot (print, colour blindness): one of
-	// Glyphs.
-	Glyph string
 
 	// Fields are the spec's fields in the order the spec prints them.
 	Fields []FieldInfo
@@ -132,9 +126,6 @@ type FieldRange struct {
 	Valid    []string
 	Invalid  []string // specs just past the edges: ParseSpec or Validate refuses each
 }
-
-// Glyphs are the point marks charts can give a kind (gonum's glyph drawers by name).
-var Glyphs = []string{"circle", "ring", "square", "box", "triangle", "pyramid", "plus", "cross"}
 
 // FieldInfo describes one field of a spec.
 type FieldInfo struct {
@@ -268,9 +259,6 @@ func (k KindInfo) Missing() string {
 	check(k.Summary != "", "summary")
 	check(k.Example != "", "example")
 	check(slices.Contains(Shapes(), k.Shape), "shape (one of Shapes())")
-	check(len(k.Color) == 7 && k.Color[0] == '#', "color (#rrggbb)")
-	check(k.ColorName != "", "color name")
-	check(slices.Contains(Glyphs, k.Glyph), "glyph (one of Glyphs)")
 	check(len(k.Fields) > 0, "fields")
 	check(len(k.Fields) == 0 || k.rangesFollowFields(), "ranges (one per field, in the order of Fields)")
 	check(k.Parse != nil, "parser")

@@ -3,7 +3,6 @@ package limiters
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -75,32 +74,11 @@ func TestRegistryIsComplete(t *testing.T) {
 	}
 }
 
-// Each kind draws in a colour of its own, never a neutral, and a glyph of its own within its
-// family.
-func TestRegistryColoursAndGlyphsAreDistinct(t *testing.T) {
-	neutrals := []string{"#000000", "#333333", "#888888", "#dddddd", "#ebebeb", "#ffffff"}
-	colours := map[string]Kind{}
-	glyphs := map[string]Kind{}
-	for _, k := range Kinds() {
-		c := strings.ToLower(k.Color)
-		assert.NotContains(t, neutrals, c, "%s: %s is a neutral (offered, in flight, bounds)", k.Kind, c)
-		if other, ok := colours[c]; ok {
-			t.Errorf("%s and %s share the colour %s", k.Kind, other, c)
-		}
-		colours[c] = k.Kind
-		g := string(k.Family) + "/" + k.Glyph
-		if other, ok := glyphs[g]; ok {
-			t.Errorf("%s and %s share the glyph %s in family %s", k.Kind, other, k.Glyph, k.Family)
-		}
-		glyphs[g] = k.Kind
-	}
-}
-
 // Missing names the kind and each missing piece.
 func TestMissingNamesTheKindAndThePiece(t *testing.T) {
 	info := tokenBucketKind
-	info.Color, info.Explain = "", nil
-	assert.Equal(t, "token-bucket: no color (#rrggbb), no explanation", info.Missing())
+	info.Shape, info.Explain = "", nil
+	assert.Equal(t, "token-bucket: no shape (one of Shapes()), no explanation", info.Missing())
 }
 
 // Specs are checked without building anything, with the same errors New gives.

@@ -46,9 +46,8 @@ type LeakyBucketSpec struct {
 
 var leakyBucketKind = KindInfo{
 	Kind: KindLeakyBucket, Family: FamilyRatelab, Shape: ShapeSchedule,
-	Summary: "strictly even pacing, one permit per emission interval",
-	Example: "leaky-bucket:rate=100/1s",
-	Color:   "#009e73", ColorName: "green", Glyph: "square",
+	Summary:      "strictly even pacing, one permit per emission interval",
+	Example:      "leaky-bucket:rate=100/1s",
 	Fields:       FieldInfos[LeakyBucketSpec](),
 	Ranges:       leakyBucketRanges,
 	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},

@@ -104,10 +104,9 @@ type SlidingWindowSpec struct {
 
 var slidingWindowKind = KindInfo{
 	Kind: KindSlidingWindow, Family: FamilyRatelab, Shape: ShapeSlots,
-	Summary: "limit per rolling window, measured in slots",
-	Example: "sliding-window:limit=100,window=1s,slots=10",
-	Checks:  CheckSpecs{Sizes: "sliding-window:limit=5,window=1s,slots=10"},
-	Color:   "#e69f00", ColorName: "orange", Glyph: "ring",
+	Summary:      "limit per rolling window, measured in slots",
+	Example:      "sliding-window:limit=100,window=1s,slots=10",
+	Checks:       CheckSpecs{Sizes: "sliding-window:limit=5,window=1s,slots=10"},
 	Fields:       FieldInfos[SlidingWindowSpec](),
 	Ranges:       slidingWindowRanges,
 	Capabilities: []Capability{CapRetryAfter, CapRefund},

@@ -56,9 +56,8 @@ type TokenBucketSpec struct {
 
 var tokenBucketKind = KindInfo{
 	Kind: KindTokenBucket, Family: FamilyRatelab, Shape: ShapeSchedule,
-	Summary: "average rate, bursts up to capacity after idle (GCRA)",
-	Example: "token-bucket:capacity=3,rate=100/1s",
-	Color:   "#0072b2", ColorName: "blue", Glyph: "circle",
+	Summary:      "average rate, bursts up to capacity after idle (GCRA)",
+	Example:      "token-bucket:capacity=3,rate=100/1s",
 	Fields:       FieldInfos[TokenBucketSpec](),
 	Ranges:       tokenBucketRanges,
 	Capabilities: []Capability{CapRetryAfter, CapReserve, CapRefund},

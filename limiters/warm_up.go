@@ -74,10 +74,9 @@ type WarmUpSpec struct {
 
 var warmUpKind = KindInfo{
 	Kind: KindWarmUpTokenBucket, Family: FamilyRatelab, Shape: ShapeRamp,
-	Summary: "token bucket whose rate ramps from 1/3 to full over the warm-up",
-	Example: "warm-up:capacity=10,rate=100/1s,warmup=10s",
-	Checks:  CheckSpecs{Sizes: "warm-up:capacity=6,rate=100/1s,warmup=1s", Allocs: []string{"warm-up:capacity=3,rate=100/1s,warmup=1s"}},
-	Color:   "#cc79a7", ColorName: "purple", Glyph: "pyramid",
+	Summary:      "token bucket whose rate ramps from 1/3 to full over the warm-up",
+	Example:      "warm-up:capacity=10,rate=100/1s,warmup=10s",
+	Checks:       CheckSpecs{Sizes: "warm-up:capacity=6,rate=100/1s,warmup=1s", Allocs: []string{"warm-up:capacity=3,rate=100/1s,warmup=1s"}},
 	Fields:       FieldInfos[WarmUpSpec](),
 	Ranges:       warmUpRanges,
 	Capabilities: []Capability{CapRetryAfter, CapRefund},

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/present"
 )
 
 // The animation: gifFrames frames that draw the chart up to a moving "now" line, gifDelay
@@ -215,9 +216,9 @@ func (q *quantizer) nearest(r, g, b uint8) uint8 {
 }
 
 // gifPalette is the animation's colours: transparent first (unchanged pixels), then white,
-// black and a ramp of 24 greys (text, axes, grid, the offered area), then each registry
-// kind's colour and its tints 10% … 90% toward white (antialiased edges, translucent bands
-// and bars over white, boundaries). 13 kinds make 160 colours; the registry may grow to 22
+// black and a ramp of 24 greys (text, axes, grid, the offered area), then each registered
+// kind's colour (present.Of) and its tints 10% … 90% toward white (antialiased edges,
+// translucent bands and bars over white, boundaries). 13 kinds make 160 colours; the registry may grow to 22
 // kinds before the 256 of a GIF are used up, and extra kinds then share their nearest.
 func gifPalette() color.Palette {
 	pal := color.Palette{color.RGBA{}, color.RGBA{0xff, 0xff, 0xff, 0xff}, color.RGBA{0, 0, 0, 0xff}}
@@ -229,10 +230,7 @@ func gifPalette() color.Palette {
 		pal = append(pal, c)
 	}
 	for _, info := range limiters.Kinds() {
-		c, err := parseHexColor(info.Color)
-		if err != nil {
-			continue
-		}
+		c := present.Of(string(info.Kind)).RGBA()
 		for t := 0; t < 10 && len(pal) < 256; t++ {
 			mix := func(v uint8) uint8 { return uint8((float64(v)*float64(10-t) + 255*float64(t)) / 10) }
 			pal = append(pal, color.RGBA{mix(c.R), mix(c.G), mix(c.B), 0xff})

@@ -17,6 +17,7 @@ import (
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/internal/goldenfile"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/present"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
@@ -349,14 +350,14 @@ func TestSVGFontsAndColours(t *testing.T) {
 	}
 }
 
-// Every kind in the registry has a chart colour of its own, read from the registry; only a
-// kind outside it falls back to the neutral dark grey.
+// Every kind in the registry has a chart colour of its own, its style's (package present);
+// only a kind outside the registry falls back to the neutral dark grey.
 func TestEveryKindHasItsColour(t *testing.T) {
 	seen := map[color.Color]limiters.Kind{}
 	for _, info := range limiters.Kinds() {
 		c := KindColor(info.Kind)
 		if c == color.Color(darkGrey) {
-			t.Errorf("%s: drawn in the neutral grey: its registry colour %q does not parse", info.Kind, info.Color)
+			t.Errorf("%s: drawn in the neutral grey: its style's colour %q does not parse", info.Kind, present.Of(string(info.Kind)).Color)
 		}
 		if other, ok := seen[c]; ok {
 			t.Errorf("%s and %s are drawn in the same colour", info.Kind, other)

@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"fmt"
 	"image/color"
 
 	xfont "golang.org/x/image/font"
@@ -11,11 +10,12 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/present"
 )
 
 // Neutrals, for what is not a limiter: offered traffic, refusals, bounds, grid. Limiter kinds
-// take their colours from the registry (limiters.KindInfo.Color): ratelab's own six are the
-// Okabe–Ito palette, which stays distinct under the common forms of colour blindness.
+// take their colours from package present (present.Of): ratelab's own six are the Okabe–Ito
+// palette, which stays distinct under the common forms of colour blindness.
 var (
 	black     = color.RGBA{0x00, 0x00, 0x00, 0xff}
 	darkGrey  = color.RGBA{0x33, 0x33, 0x33, 0xff}
@@ -24,32 +24,16 @@ var (
 	gridGrey  = color.RGBA{0xeb, 0xeb, 0xeb, 0xff}
 )
 
-// KindColor is the one colour a limiter kind has in every chart, from its registry entry:
-// token-bucket blue, leaky-bucket bluish green, sliding-window orange, fixed-window
-// vermillion, warm-up reddish purple, concurrency sky blue. A kind outside the registry (a
-// test's stand-in) is dark grey.
+// KindColor is the one colour a registered limiter kind has in every chart, its style's
+// (present.Of): token-bucket blue, leaky-bucket bluish green, sliding-window orange,
+// fixed-window vermillion, warm-up reddish purple, concurrency sky blue; a registered kind
+// nobody styled, present's fallback hue. A kind outside the registry (a test's stand-in) is
+// dark grey.
 func KindColor(k limiters.Kind) color.Color {
-	info, ok := limiters.Lookup(k)
-	if !ok {
+	if _, ok := limiters.Lookup(k); !ok {
 		return darkGrey
 	}
-	c, err := parseHexColor(info.Color)
-	if err != nil {
-		return darkGrey
-	}
-	return c
-}
-
-// parseHexColor reads "#rrggbb".
-func parseHexColor(s string) (color.RGBA, error) {
-	var r, g, b uint8
-	if len(s) != 7 || s[0] != '#' {
-		return color.RGBA{}, fmt.Errorf("plots: colour %q is not #rrggbb", s)
-	}
-	if _, err := fmt.Sscanf(s[1:], "%02x%02x%02x", &r, &g, &b); err != nil {
-		return color.RGBA{}, fmt.Errorf("plots: colour %q is not #rrggbb", s)
-	}
-	return color.RGBA{r, g, b, 0xff}, nil
+	return present.Of(string(k)).RGBA()
 }
 
 // LaneColor is the colour of a lane: its first stage's kind.

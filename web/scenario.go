@@ -7,6 +7,7 @@ import (
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/jsonout"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/present"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
@@ -114,12 +115,13 @@ func AddLane(text, spec string) (string, error) {
 }
 
 // laneColor is the lane's colour in every chart and on the page: its first stage's kind's
-// registry colour (limiters.KindInfo.Color, the Okabe–Ito palette for ratelab's own six), dark
-// grey for a kind outside the registry, as plots.LaneColor.
+// style (present.Of, the Okabe–Ito palette for ratelab's own six), dark grey for a kind
+// outside the registry, as plots.LaneColor.
 func laneColor(spec engine.LaneSpec) string {
 	if len(spec.Stack) > 0 {
-		if info, ok := limiters.Lookup(spec.Stack[0].Kind()); ok {
-			return info.Color
+		kind := spec.Stack[0].Kind()
+		if _, ok := limiters.Lookup(kind); ok {
+			return present.Of(string(kind)).Color
 		}
 	}
 	return "#333333"

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/present"
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
@@ -35,7 +36,7 @@ func kindsMarkdown() (string, error) {
 			caps = []string{"–"}
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %s | %s | %s |\n", k.Kind, k.Family, k.Summary, k.Example,
-			strings.Join(fields, "; "), strings.Join(caps, ", "), k.ColorName)
+			strings.Join(fields, "; "), strings.Join(caps, ", "), present.Of(string(k.Kind)).ColorName)
 	}
 	return b.String(), nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
+	"github.com/ratelab/ratelab/present"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
@@ -340,12 +341,12 @@ func writeGallery(ctx context.Context, e *env, dir string, names []string, opt p
 	return nil
 }
 
-// kindLegend names every kind's chart colour, from the registry: "token-bucket blue, …".
+// kindLegend names every registered kind's chart colour (present.Of): "token-bucket blue, …".
 func kindLegend() string {
 	kinds := limiters.Kinds()
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
-		parts[i] = fmt.Sprintf("%s %s", k.Kind, k.ColorName)
+		parts[i] = fmt.Sprintf("%s %s", k.Kind, present.Of(string(k.Kind)).ColorName)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -111,10 +111,9 @@ var DefaultAdaptiveSpec = AdaptiveSpec{
 
 var adaptiveKind = limiters.KindInfo{
 	Kind: KindFailsafeAdaptive, Family: FamilyFailsafe, Shape: limiters.ShapeAdaptive,
-	Summary: "failsafe-go's adaptivelimiter, the real library at virtual time: p90 window against a baseline, ±log10",
-	Example: "failsafe-adaptive:initial=20,min=1,max=200",
-	Checks:  limiters.CheckSpecs{Sizes: "failsafe-adaptive:initial=5,min=1,max=5", Allocs: []string{"failsafe-adaptive:initial=5,min=1,max=200"}},
-	Color:   "#7b3294", ColorName: "plum", Glyph: "pyramid",
+	Summary:      "failsafe-go's adaptivelimiter, the real library at virtual time: p90 window against a baseline, ±log10",
+	Example:      "failsafe-adaptive:initial=20,min=1,max=200",
+	Checks:       limiters.CheckSpecs{Sizes: "failsafe-adaptive:initial=5,min=1,max=5", Allocs: []string{"failsafe-adaptive:initial=5,min=1,max=200"}},
 	Fields:       limiters.FieldInfos[AdaptiveSpec](),
 	Ranges:       adaptiveRanges,
 	Capabilities: []limiters.Capability{limiters.CapRelease, limiters.CapFeedback},

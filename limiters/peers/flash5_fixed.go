@@ -73,10 +73,9 @@ type Flash5FixedSpec struct {
 
 var flash5FixedKind = limiters.KindInfo{
 	Kind: KindFlash5Fixed, Family: FamilyFlash5, Shape: limiters.ShapeWindow,
-	Summary: "Flash5's FIXED_WINDOW: ms clock, 32-bit epoch + 32-bit count in one word",
-	Example: "flash5-fixed:limit=100,window=1s",
-	Checks:  limiters.CheckSpecs{Sizes: "flash5-fixed:limit=5,window=1s"},
-	Color:   "#882255", ColorName: "wine", Glyph: "triangle",
+	Summary:      "Flash5's FIXED_WINDOW: ms clock, 32-bit epoch + 32-bit count in one word",
+	Example:      "flash5-fixed:limit=100,window=1s",
+	Checks:       limiters.CheckSpecs{Sizes: "flash5-fixed:limit=5,window=1s"},
 	Fields:       limiters.FieldInfos[Flash5FixedSpec](),
 	Ranges:       flash5FixedRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter},

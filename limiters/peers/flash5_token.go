@@ -101,10 +101,9 @@ type Flash5TokenSpec struct {
 
 var flash5TokenKind = limiters.KindInfo{
 	Kind: KindFlash5Token, Family: FamilyFlash5, Shape: limiters.ShapeLevel,
-	Summary: "Flash5's TOKEN_BUCKET: milli-tokens refilled a whole number per ms (100/60s is 60/min, 1/1h is 3600/h)",
-	Example: "flash5-token:limit=100,window=1s",
-	Checks:  limiters.CheckSpecs{Sizes: "flash5-token:limit=5,window=1s"},
-	Color:   "#cc6677", ColorName: "rose", Glyph: "ring",
+	Summary:      "Flash5's TOKEN_BUCKET: milli-tokens refilled a whole number per ms (100/60s is 60/min, 1/1h is 3600/h)",
+	Example:      "flash5-token:limit=100,window=1s",
+	Checks:       limiters.CheckSpecs{Sizes: "flash5-token:limit=5,window=1s"},
 	Fields:       limiters.FieldInfos[Flash5TokenSpec](),
 	Ranges:       flash5TokenRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter},

@@ -96,9 +96,8 @@ type GuavaBurstySpec struct {
 
 var guavaBurstyKind = limiters.KindInfo{
 	Kind: KindGuavaBursty, Family: FamilyGuava, Shape: limiters.ShapeLevel,
-	Summary: "Guava's SmoothBursty: starts empty, a request's cost falls on the next caller (µs, doubles)",
-	Example: "guava-bursty:rate=100/1s",
-	Color:   "#4e7d1e", ColorName: "guava leaf", Glyph: "circle",
+	Summary:      "Guava's SmoothBursty: starts empty, a request's cost falls on the next caller (µs, doubles)",
+	Example:      "guava-bursty:rate=100/1s",
 	Fields:       limiters.FieldInfos[GuavaBurstySpec](),
 	Ranges:       guavaBurstyRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve},

@@ -88,9 +88,8 @@ type GuavaWarmUpSpec struct {
 
 var guavaWarmUpKind = limiters.KindInfo{
 	Kind: KindGuavaWarmUp, Family: FamilyGuava, Shape: limiters.ShapeLevel,
-	Summary: "Guava's SmoothWarmingUp: starts cold and full, stored permits cost more than fresh ones",
-	Example: "guava-warmup:rate=100/1s,warmup=1s",
-	Color:   "#a4c639", ColorName: "guava lime", Glyph: "pyramid",
+	Summary:      "Guava's SmoothWarmingUp: starts cold and full, stored permits cost more than fresh ones",
+	Example:      "guava-warmup:rate=100/1s,warmup=1s",
 	Fields:       limiters.FieldInfos[GuavaWarmUpSpec](),
 	Ranges:       guavaWarmUpRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve},

@@ -111,7 +111,6 @@ var haproxyKind = limiters.KindInfo{
 	Summary: "HAProxy's stick-table http_req_rate limit: curr + ⌊prev × remaining/period⌋ on a ms clock, refused requests counted; up to 2×limit per period",
 	Example: "haproxy:period=1s,limit=100",
 	Checks:  limiters.CheckSpecs{Sizes: "haproxy:period=1s,limit=5"},
-	Color:   "#1d4f91", ColorName: "haproxy navy", Glyph: "ring",
 	Fields:  limiters.FieldInfos[HAProxySpec](),
 	Ranges:  haproxyRanges,
 	Parse:   limiters.SpecParser(HAProxySpec{}),

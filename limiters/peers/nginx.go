@@ -142,10 +142,9 @@ const nginxMax = 1_000_000
 
 var nginxKind = limiters.KindInfo{
 	Kind: KindNginx, Family: FamilyNginx, Shape: limiters.ShapeLevel,
-	Summary: "NGINX limit_req: excess in milli-requests on a ms clock; burst refused beyond, delayed beyond delay",
-	Example: "nginx:rate=10r/s,burst=5,delay=2",
-	Checks:  limiters.CheckSpecs{Sizes: "nginx:rate=10r/s,burst=4,delay=nodelay", Allocs: []string{"nginx:rate=100r/s,burst=20,delay=5"}},
-	Color:   "#999933", ColorName: "olive", Glyph: "circle",
+	Summary:      "NGINX limit_req: excess in milli-requests on a ms clock; burst refused beyond, delayed beyond delay",
+	Example:      "nginx:rate=10r/s,burst=5,delay=2",
+	Checks:       limiters.CheckSpecs{Sizes: "nginx:rate=10r/s,burst=4,delay=nodelay", Allocs: []string{"nginx:rate=100r/s,burst=20,delay=5"}},
 	Fields:       limiters.FieldInfos[NginxSpec](),
 	Ranges:       nginxRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve, limiters.CapRefund},

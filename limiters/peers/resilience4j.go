@@ -120,10 +120,9 @@ type Resilience4jSpec struct {
 
 var resilience4jKind = limiters.KindInfo{
 	Kind: KindResilience4j, Family: FamilyResilience4j, Shape: limiters.ShapeLevel,
-	Summary: "resilience4j's AtomicRateLimiter: limit per cycle from creation; a caller within its timeout (5s) reserves ahead",
-	Example: "resilience4j:limit=50,period=500ms",
-	Checks:  limiters.CheckSpecs{Sizes: "resilience4j:limit=5,period=1s"},
-	Color:   "#8c564b", ColorName: "resilience brown", Glyph: "square",
+	Summary:      "resilience4j's AtomicRateLimiter: limit per cycle from creation; a caller within its timeout (5s) reserves ahead",
+	Example:      "resilience4j:limit=50,period=500ms",
+	Checks:       limiters.CheckSpecs{Sizes: "resilience4j:limit=5,period=1s"},
 	Fields:       limiters.FieldInfos[Resilience4jSpec](),
 	Ranges:       resilience4jRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve},

@@ -223,10 +223,9 @@ const sentinelDefaultCold = 3
 
 var sentinelKind = limiters.KindInfo{
 	Kind: KindSentinel, Family: FamilySentinel, Shape: limiters.ShapeLevel,
-	Summary: "Sentinel flow control: passes in two 500ms buckets (reject), a cold start (warmup), or paced with a queue (throttling)",
-	Example: "sentinel:threshold=100",
-	Checks:  limiters.CheckSpecs{Sizes: "sentinel:threshold=5", Allocs: []string{"sentinel:threshold=100", "sentinel:threshold=100,strategy=warmup,warmup=10s,behavior=throttling,max_queue=500ms"}},
-	Color:   "#b2182b", ColorName: "sentinel crimson", Glyph: "box",
+	Summary:      "Sentinel flow control: passes in two 500ms buckets (reject), a cold start (warmup), or paced with a queue (throttling)",
+	Example:      "sentinel:threshold=100",
+	Checks:       limiters.CheckSpecs{Sizes: "sentinel:threshold=5", Allocs: []string{"sentinel:threshold=100", "sentinel:threshold=100,strategy=warmup,warmup=10s,behavior=throttling,max_queue=500ms"}},
 	Fields:       limiters.FieldInfos[SentinelSpec](),
 	Ranges:       sentinelRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve, limiters.CapRefund},

@@ -99,10 +99,9 @@ const twoCounterMaxLimit = 1<<31 - 1
 
 var twoCounterKind = limiters.KindInfo{
 	Kind: KindTwoCounter, Family: FamilyTwoCounter, Shape: limiters.ShapeLevel,
-	Summary: "the two-counter sliding estimate (Cloudflare, HAProxy): prev × remaining fraction + curr; up to 2×limit − 1 per window",
-	Example: "two-counter:limit=100,window=1s",
-	Checks:  limiters.CheckSpecs{Sizes: "two-counter:limit=5,window=1s"},
-	Color:   "#f38020", ColorName: "cloudflare orange", Glyph: "plus",
+	Summary:      "the two-counter sliding estimate (Cloudflare, HAProxy): prev × remaining fraction + curr; up to 2×limit − 1 per window",
+	Example:      "two-counter:limit=100,window=1s",
+	Checks:       limiters.CheckSpecs{Sizes: "two-counter:limit=5,window=1s"},
 	Fields:       limiters.FieldInfos[TwoCounterSpec](),
 	Ranges:       twoCounterRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapRefund},

@@ -124,10 +124,9 @@ type UberSpec struct {
 
 var uberKind = limiters.KindInfo{
 	Kind: KindUber, Family: FamilyUber, Shape: limiters.ShapeLevel,
-	Summary: "go.uber.org/ratelimit, the real library: Take always admits and sleeps; slack after idle",
-	Example: "uber:rate=100/1s",
-	Checks:  limiters.CheckSpecs{Sizes: "uber:rate=100/1s,slack=4"},
-	Color:   "#3b2a8c", ColorName: "indigo", Glyph: "cross",
+	Summary:      "go.uber.org/ratelimit, the real library: Take always admits and sleeps; slack after idle",
+	Example:      "uber:rate=100/1s",
+	Checks:       limiters.CheckSpecs{Sizes: "uber:rate=100/1s,slack=4"},
 	Fields:       limiters.FieldInfos[UberSpec](),
 	Ranges:       uberRanges,
 	Capabilities: []limiters.Capability{limiters.CapReserve},

@@ -127,10 +127,9 @@ type XTimeRateSpec struct {
 
 var xTimeRateKind = limiters.KindInfo{
 	Kind: KindXTimeRate, Family: FamilyXTimeRate, Shape: limiters.ShapeLevel,
-	Summary: "golang.org/x/time/rate, the real library: float token bucket, AllowN/ReserveN at virtual time",
-	Example: "x-time-rate:rate=100/1s,burst=3",
-	Checks:  limiters.CheckSpecs{Sizes: "x-time-rate:rate=100/1s,burst=5"},
-	Color:   "#00add8", ColorName: "gopher cyan", Glyph: "plus",
+	Summary:      "golang.org/x/time/rate, the real library: float token bucket, AllowN/ReserveN at virtual time",
+	Example:      "x-time-rate:rate=100/1s,burst=3",
+	Checks:       limiters.CheckSpecs{Sizes: "x-time-rate:rate=100/1s,burst=5"},
 	Fields:       limiters.FieldInfos[XTimeRateSpec](),
 	Ranges:       xTimeRateRanges,
 	Capabilities: []limiters.Capability{limiters.CapRetryAfter, limiters.CapReserve},

@@ -1,7 +1,8 @@
 // Package toykind is the kind that docs/ADDING-A-KIND.md builds: a whole kind outside package
-// limiters, registered with limiters.Register, that ParseSpec, the registry and every part of
-// the workbench then know as they know ratelab's own. It is small on purpose: a quota that
-// admits its first Limit permits, ever, and refuses every request after them.
+// limiters, registered with limiters.Register and styled with present.Register, that
+// ParseSpec, the registry and every part of the workbench then know as they know ratelab's
+// own. It is small on purpose: a quota that admits its first Limit permits, ever, and refuses
+// every request after them.
 package toykind
 
 import (
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/present"
 )
 
 // KindCountdown is the kind's name, as a spec names it: "countdown:limit=3".
@@ -118,10 +120,9 @@ var countdownKind = limiters.KindInfo{
 	Kind: KindCountdown, Family: "toy", Shape: limiters.ShapeLevel,
 	Summary: "a toy: the first limit permits, ever, then nothing (docs/ADDING-A-KIND.md)",
 	Example: "countdown:limit=3",
-	Color:   "#999933", ColorName: "toy olive", Glyph: "cross",
-	Fields: limiters.FieldInfos[CountdownSpec](),
-	Ranges: countdownRanges,
-	Parse:  limiters.SpecParser(CountdownSpec{}),
+	Fields:  limiters.FieldInfos[CountdownSpec](),
+	Ranges:  countdownRanges,
+	Parse:   limiters.SpecParser(CountdownSpec{}),
 	Explain: func(s limiters.State, n int, d limiters.Decision) string {
 		if d == limiters.Admitted {
 			return fmt.Sprintf("%g of %g permits left; %d taken", s.Level, s.LevelMax, n)
@@ -130,5 +131,13 @@ var countdownKind = limiters.KindInfo{
 	},
 }
 
-// Register adds countdown to the registry; call it once, from an init function or a test.
-func Register() { limiters.Register(countdownKind) }
+// countdownStyle is how countdown looks in charts and legends: a colour no other kind has
+// (present.Register refuses one that is taken) and, within its family, a glyph of its own.
+var countdownStyle = present.Style{Color: "#44aa99", ColorName: "toy teal", Glyph: "cross"}
+
+// Register adds countdown to the registry and its style to package present; call it once,
+// from an init function or a test.
+func Register() {
+	limiters.Register(countdownKind)
+	present.Register(string(KindCountdown), countdownStyle)
+}

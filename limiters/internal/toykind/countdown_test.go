@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/present"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,6 +18,10 @@ func TestCountdownJoinsTheRegistry(t *testing.T) {
 	info, ok := limiters.Lookup(KindCountdown)
 	require.True(t, ok)
 	assert.Empty(t, info.Missing())
+	style, ok := present.Lookup(string(KindCountdown))
+	require.True(t, ok, "Register styles the kind too")
+	assert.Equal(t, present.Style{Color: "#44aa99", ColorName: "toy teal", Glyph: "cross"}, style)
+	assert.Equal(t, style, present.Of(string(KindCountdown)), "charts draw it in its own colour, not the fallback's")
 	assert.Equal(t, []string{"limit"}, info.Required())
 
 	l, err := limiters.Parse("countdown: limit=3", limiters.NewMonotonicClock())
@@ -37,5 +42,11 @@ func TestCountdownJoinsTheRegistry(t *testing.T) {
 	assert.ErrorContains(t, err, "did you mean limit")
 
 	assert.PanicsWithValue(t, `limiters: Register: kind "countdown" is registered already`, Register)
+	assert.PanicsWithValue(t, `present: Register: kind "countdown" is styled already`, func() {
+		present.Register("countdown", present.Style{Color: "#44aa98", ColorName: "teal", Glyph: "ring"})
+	})
+	assert.PanicsWithValue(t, `present: Register: kind "another-toy": colour #999933 is nginx's`, func() {
+		present.Register("another-toy", present.Style{Color: "#999933", ColorName: "olive", Glyph: "ring"})
+	}, "a colour another kind has is refused: the toy's first colour was nginx's olive")
 	assert.Panics(t, func() { limiters.Register(limiters.KindInfo{Kind: "half-done"}) }, "an incomplete entry is refused")
 }
