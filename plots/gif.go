@@ -218,8 +218,10 @@ func (q *quantizer) nearest(r, g, b uint8) uint8 {
 // gifPalette is the animation's colours: transparent first (unchanged pixels), then white,
 // black and a ramp of 24 greys (text, axes, grid, the offered area), then each registered
 // kind's colour (present.Of) and its tints 10% … 90% toward white (antialiased edges,
-// translucent bands and bars over white, boundaries). 13 kinds make 160 colours; the registry may grow to 22
-// kinds before the 256 of a GIF are used up, and extra kinds then share their nearest.
+// translucent bands and bars over white, boundaries). The 31 fixed colours leave 225 of a GIF's
+// 256: 22 kinds get their ten, a 23rd (the registry holds 23 when the peers and failsafe-go are
+// linked in) gets five, and kinds past it share their nearest colour. A figure draws a few
+// kinds, so sharing a tint with an undrawn kind costs nothing.
 func gifPalette() color.Palette {
 	pal := color.Palette{color.RGBA{}, color.RGBA{0xff, 0xff, 0xff, 0xff}, color.RGBA{0, 0, 0, 0xff}}
 	for k := 1; k <= 24; k++ {
