@@ -28,9 +28,9 @@ import (
 func (l *Lane) Clone() (*Lane, error) {
 	// The lane's configuration (Spec, with its Build function) is shared, not walked, and
 	// OnEvent is not copied.
-	spec, onEvent, onDecide := l.Spec, l.OnEvent, l.OnDecide
-	l.Spec, l.OnEvent, l.OnDecide = LaneSpec{}, nil, nil
-	defer func() { l.Spec, l.OnEvent, l.OnDecide = spec, onEvent, onDecide }()
+	spec, onEvent, onDecide := l.spec, l.OnEvent, l.OnDecide
+	l.spec, l.OnEvent, l.OnDecide = LaneSpec{}, nil, nil
+	defer func() { l.spec, l.OnEvent, l.OnDecide = spec, onEvent, onDecide }()
 	c := cloner{seen: map[uintptr][]seenPtr{}}
 	v := reflect.ValueOf(l)
 	c.arrays(v, map[seenKey]bool{})
@@ -40,7 +40,7 @@ func (l *Lane) Clone() (*Lane, error) {
 		return nil, err
 	}
 	cl := out.Interface().(*Lane)
-	cl.Spec = spec // its configuration, read only; OnEvent and OnDecide stay nil
+	cl.spec = spec // its configuration, read only; OnEvent and OnDecide stay nil
 	return cl, nil
 }
 

@@ -368,7 +368,7 @@ func TestConcurrencyPermitsNeverLeak(t *testing.T) {
 						held += l.reqs[i].permits
 					}
 				}
-				for k, s := range l.Stages {
+				for k, s := range l.stages {
 					if s.Kind() == "concurrency" {
 						require.Equal(t, s.MaxPermits()-held, s.AvailableAt(0), "%s, %s: stage %d at %v", c.Policy, text, k+1, l.Now())
 					}

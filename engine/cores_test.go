@@ -57,7 +57,7 @@ func TestLanesWriteNoCacheLineInCommon(t *testing.T) {
 		require.NotNil(t, fs, "a poisson source takes the flat path")
 		regions := []region{
 			objectRegion("lane", l),
-			objectRegion("clock", l.Clock),
+			objectRegion("clock", l.clock),
 			objectRegion("source", &fs.flatState),
 			sliceRegion("requests", l.reqs),
 			sliceRegion("free list", l.free),

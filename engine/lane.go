@@ -63,10 +63,10 @@ type request struct {
 // queue.go), the service behind the limiters (downstream, downstream.go) and what is
 // measured (recorder, recorder.go).
 type Lane struct {
-	Spec    LaneSpec
-	Index   int
-	Stages  []limiters.Limiter  // the stack's stages, first to last; read them, do not replace them
-	Clock   *virtualclock.Clock // the lane's time whenever a stage reads it (laneClock), and the horizon once done
+	spec    LaneSpec
+	index   int
+	stages  []limiters.Limiter  // the stack's stages, first to last (Stages)
+	clock   *virtualclock.Clock // the lane's time whenever a stage reads it (laneClock), and the horizon once done
 	OnEvent func(Record)        // called for every traced event when set (the TUI's log)
 	// LazyReasons, set before the first event, makes the decisions OnEvent hears carry no
 	// Reason: Record.ReasonText makes it when asked, from the Record's State, which OnEvent
@@ -150,7 +150,7 @@ type Lane struct {
 func NewLane(sc *Scenario, i int) (*Lane, error) {
 	spec := sc.Lanes[i]
 	l := &Lane{
-		Spec: spec, Index: i, Clock: newLaneClock(), horizon: int64(sc.Horizon),
+		spec: spec, index: i, clock: newLaneClock(), horizon: int64(sc.Horizon),
 		down:  newDownstream(sc.Downstream, sc.Seed),
 		queue: newClientQueue(),
 		// What every event writes starts at 512 bytes, on cache lines of its own (lines.go).
@@ -194,7 +194,7 @@ func NewLane(sc *Scenario, i int) (*Lane, error) {
 			return nil, fmt.Errorf("limiters[%d] max_wait: %w", i, err)
 		}
 	}
-	l.Stages = l.stack.Stages()
+	l.stages = l.stack.Stages()
 	l.client.bindStack(spec.Stack, l.stack.Len())
 	names := sc.Classes()
 	l.stack.SetClasses(names)
@@ -464,8 +464,8 @@ type laneClock struct{ l *Lane }
 
 // Now is the lane's time.
 func (c laneClock) Now() time.Duration {
-	if t := time.Duration(c.l.now); c.l.Clock.Now() != t {
-		_ = c.l.Clock.AdvanceTo(t) // the lane's time never goes back (advance)
+	if t := time.Duration(c.l.now); c.l.clock.Now() != t {
+		_ = c.l.clock.AdvanceTo(t) // the lane's time never goes back (advance)
 	}
 	return time.Duration(c.l.now)
 }
@@ -477,7 +477,7 @@ func (l *Lane) finish() {
 	}
 	l.rec.finish(l.stack, l.down.busy, l.queue.len())
 	l.now = max(l.now, l.horizon)
-	_ = l.Clock.AdvanceTo(time.Duration(l.now))
+	_ = l.clock.AdvanceTo(time.Duration(l.now))
 	l.done = true
 	l.closeStreams()
 }
@@ -871,3 +871,11 @@ func (l *Lane) record(r *request, outcome Outcome, stage int, st *limiters.State
 	}
 	l.rec.keep(rec)
 }
+
+// Spec is what the lane was built from: its label, stack and client (the scenario's lane).
+func (l *Lane) Spec() LaneSpec { return l.spec }
+
+// Stages are the lane's limiters, first to last, as its stack holds them: read their state
+// (Snapshot, Available), do not decide with them — a decision outside the lane's event loop
+// would change what the lane admits next.
+func (l *Lane) Stages() []limiters.Limiter { return l.stages }

@@ -47,5 +47,5 @@ func TestStagesReadTheLanesTime(t *testing.T) {
 	}
 	require.Greater(t, len(stage.told), 400, "about 500 arrivals")
 	require.Equal(t, stage.told, stage.read)
-	require.Equal(t, time.Second, l.Clock.Now())
+	require.Equal(t, time.Second, l.clock.Now())
 }

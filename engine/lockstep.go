@@ -130,7 +130,7 @@ func (s *Lockstep) stepAt(t time.Duration) error {
 	for _, lane := range s.Lanes {
 		if lane.NextEventAt() == t {
 			if _, err := lane.Step(); err != nil {
-				return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
+				return fmt.Errorf("lane %s: %w", lane.spec.Label(), err)
 			}
 		}
 	}
@@ -141,7 +141,7 @@ func (s *Lockstep) stepAt(t time.Duration) error {
 func (s *Lockstep) sync() error {
 	for _, lane := range s.Lanes {
 		if err := lane.RunUntil(s.now); err != nil {
-			return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
+			return fmt.Errorf("lane %s: %w", lane.spec.Label(), err)
 		}
 	}
 	return nil

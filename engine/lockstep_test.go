@@ -34,7 +34,7 @@ func listen(s *engine.Lockstep) []*logged {
 	for i, lane := range s.Lanes {
 		lg := &logged{}
 		logs[i] = lg
-		stages := lane.Stages
+		stages := lane.Stages()
 		lane.OnEvent = func(r engine.Record) { lg.lines = append(lg.lines, engine.Sentence(stages, r)) }
 	}
 	return logs
@@ -82,7 +82,7 @@ func TestLockstepStepToRepeatsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	at9 := []int{len(la[0].lines), len(la[1].lines)}
-	state9 := a.Lanes[0].Stages[0].Snapshot(a.Now())
+	state9 := a.Lanes[0].Stages()[0].Snapshot(a.Now())
 	if err := a.AdvanceTo(95 * time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestLockstepStepToRepeatsTheRun(t *testing.T) {
 			t.Fatalf("lane %d: step back differs:\n%s\nwant\n%s", i, got, want)
 		}
 	}
-	if got := b.Lanes[0].Stages[0].Snapshot(b.Now()); got.Arrival != state9.Arrival || got.Available != state9.Available {
+	if got := b.Lanes[0].Stages()[0].Snapshot(b.Now()); got.Arrival != state9.Arrival || got.Available != state9.Available {
 		t.Fatalf("state after going back %+v, want %+v", got, state9)
 	}
 	if err := b.StepTo(3); err == nil {

@@ -330,6 +330,6 @@ func TestStepDoesNotAllocate(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
-		assert.Zero(t, allocs, "lane %s", l.Spec.Label())
+		assert.Zero(t, allocs, "lane %s", l.spec.Label())
 	}
 }

@@ -78,7 +78,7 @@ func (m *Moments) See(r Record, idle time.Duration) (burst, refusal bool) {
 // resets and what it refused becomes admissible.
 func FullWindowAhead(lanes []*Lane, now, next time.Duration) (time.Duration, bool) {
 	for _, lane := range lanes {
-		for _, stage := range lane.Stages {
+		for _, stage := range lane.stages {
 			if stage.Kind() != limiters.KindFixedWindow {
 				continue
 			}

@@ -154,7 +154,7 @@ func runLanes(ctx context.Context, sc *Scenario, run func(ctx context.Context, i
 	}
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("lane %d (%s): %w", i+1, lanes[i].Spec.Label(), err)
+			return nil, fmt.Errorf("lane %d (%s): %w", i+1, lanes[i].spec.Label(), err)
 		}
 	}
 	return lanes, nil

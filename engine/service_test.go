@@ -34,7 +34,7 @@ func TestLittlesLawIsExactOnEveryLane(t *testing.T) {
 				require.NoError(t, err)
 				for _, at := range []time.Duration{1234567 * time.Microsecond, sc.Horizon} {
 					require.NoError(t, l.RunUntil(at))
-					checkLittle(t, l, name+" "+string(c.Policy)+" "+l.Spec.Label()+" at "+at.String())
+					checkLittle(t, l, name+" "+string(c.Policy)+" "+l.spec.Label()+" at "+at.String())
 				}
 			}
 		}

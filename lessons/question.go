@@ -113,7 +113,7 @@ func (q *Question) pass(ls *engine.Lockstep, lane int, last uint64, watch *func(
 	ended := make([]bool, q.N)
 	a := &Answer{}
 	left := q.N
-	stages := ls.Lanes[lane].Stages
+	stages := ls.Lanes[lane].Stages()
 	explained := make([]bool, q.N) // the request's refusal was already said
 	*watch = func(i int, r engine.Record) {
 		if i != lane || r.Request < first || r.Request >= first+uint64(q.N) || ended[r.Request-first] {
@@ -168,13 +168,13 @@ func (q *Question) firstRefusal(ls *engine.Lockstep, watch *func(int, engine.Rec
 		if found >= 0 && r.At > found {
 			return
 		}
-		name := ls.Lanes[i].Spec.Label()
+		name := ls.Lanes[i].Spec().Label()
 		if slices.Contains(a.Lanes, name) {
 			return
 		}
 		found = r.At
 		a.Lanes = append(a.Lanes, name)
-		a.Explain = append(a.Explain, name+": "+engine.Sentence(ls.Lanes[i].Stages, r))
+		a.Explain = append(a.Explain, name+": "+engine.Sentence(ls.Lanes[i].Stages(), r))
 	}
 	for found < 0 && !ls.Done() {
 		if err := ls.Step(); err != nil {
@@ -203,7 +203,7 @@ func (q *Question) firstRefusal(ls *engine.Lockstep, watch *func(int, engine.Rec
 // arrives). The explanation is each stage's state at At, as the log would explain a
 // refusal (or an admission) there.
 func (q *Question) nextPermit(ls *engine.Lockstep, lane int) (*Answer, error) {
-	stages := ls.Lanes[lane].Stages
+	stages := ls.Lanes[lane].Stages()
 	free := func(t time.Duration) bool {
 		for _, s := range stages {
 			if s.AvailableAt(t) < 1 {

@@ -61,7 +61,7 @@ func same(t *testing.T, what string, m, want *Model) {
 			t.Fatalf("%s: lane %d's log holds %d records, the fresh run's %d", what, i+1, len(ga), len(gb))
 		} else {
 			for k := range ga {
-				if sa, sb := sentence(a.lanes[i].Stages, ga[k]), sentence(b.lanes[i].Stages, gb[k]); sa != sb {
+				if sa, sb := sentence(a.lanes[i].Stages(), ga[k]), sentence(b.lanes[i].Stages(), gb[k]); sa != sb {
 					t.Fatalf("%s: lane %d's log record %d reads %q, the fresh run's %q", what, i+1, k, sa, sb)
 				}
 			}

@@ -88,7 +88,7 @@ func (m *Model) fleetTotal(lane *engine.Lane, f *engine.FleetResult, width int) 
 		admitted += in.Admitted
 	}
 	parts := []string{fmt.Sprintf("total ok %d", admitted)}
-	if limit, ok := limitSoFar(lane.Spec.Stack, m.sim.now); ok && limit > 0 {
+	if limit, ok := limitSoFar(lane.Spec().Stack, m.sim.now); ok && limit > 0 {
 		parts = append(parts, fmt.Sprintf("limit %d (%s×)", limit, strconv.FormatFloat(float64(admitted)/float64(limit), 'f', 2, 64)))
 	}
 	if f.Bound > 0 {
@@ -155,6 +155,6 @@ func (m *Model) instanceNotes(lane *engine.Lane) []string {
 }
 
 func hasStore(lane *engine.Lane) bool {
-	c := lane.Spec.Fleet
+	c := lane.Spec().Fleet
 	return c != nil && slices.Contains([]engine.Coordination{engine.CoordCentral, engine.CoordAsync}, c.Model)
 }

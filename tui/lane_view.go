@@ -82,7 +82,7 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 	if res.Fleet != nil && m.storeDown(lane) {
 		counters = append(counters, "store down")
 	}
-	lines := []string{laneTitle(marker, lane.Spec.Label(), counters, must, width, nameStyle)}
+	lines := []string{laneTitle(marker, lane.Spec().Label(), counters, must, width, nameStyle)}
 
 	if m.topKeys && res.Keys != nil {
 		return append(lines, m.topKeysView(lane, res.Keys, width, rows)...)
@@ -121,7 +121,7 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 	}
 	if downstream {
 		client := s.sc.Client
-		if c := lane.Spec.Client; c != nil {
+		if c := lane.Spec().Client; c != nil {
 			client = *c
 		}
 		panel = append(panel, fitWords(downstreamLine(s.sc.Downstream, lane, client.Policy == engine.PolicyQueue, stateW, m.styles), stateW))
@@ -157,8 +157,8 @@ func (m *Model) laneView(i, h, width int, cw chartWindow) []string {
 // room rows of width cells shared among the stages, a stack's numbered 1:, 2:, ….
 func (m *Model) statePanel(lane *engine.Lane, width, room int) []string {
 	var panel []string
-	stages := len(lane.Stages)
-	for k, stage := range lane.Stages {
+	stages := len(lane.Stages())
+	for k, stage := range lane.Stages() {
 		per := room / stages
 		if k < room%stages {
 			per++

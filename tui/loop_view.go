@@ -92,7 +92,7 @@ func packLines(items []string, width, rows int) []string {
 // none for one whose clients drop a refusal, or before any time has passed.
 func (m *Model) loopLines(lane *engine.Lane, res *engine.LaneResult, width, rows int) []string {
 	client := m.sim.sc.Client
-	if c := lane.Spec.Client; c != nil {
+	if c := lane.Spec().Client; c != nil {
 		client = *c
 	}
 	if !client.Retries() || m.sim.now <= 0 || rows <= 0 {

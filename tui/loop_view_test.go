@@ -56,12 +56,12 @@ func TestLoopMeasuresAreRuns(t *testing.T) {
 					retried = retried || want.HerdPeak > 0
 					title := -1
 					for k, l := range screen {
-						if strings.Contains(l, lane.Spec.Label()+"  admitted") {
+						if strings.Contains(l, lane.Spec().Label()+"  admitted") {
 							title = k
 						}
 					}
 					if title < 0 {
-						t.Fatalf("t=%v: lane %d (%s) is not on the screen\n%s", at, i+1, lane.Spec.Label(), strings.Join(screen, "\n"))
+						t.Fatalf("t=%v: lane %d (%s) is not on the screen\n%s", at, i+1, lane.Spec().Label(), strings.Join(screen, "\n"))
 					}
 					laneH, _ := m.laneLayout(len(m.footer(80)))
 					wantLines := packLines(loopItems(want), stateWidth(80), laneH-1)

@@ -194,7 +194,7 @@ func TestPoissonPlayed100x30(t *testing.T) {
 		"warming 2s/10s, T 26ms")
 	for _, lane := range m.sim.lanes {
 		if lane.Now() != m.sim.now {
-			t.Errorf("lane %s at %v, workbench at %v: lanes must move in lockstep", lane.Spec.Label(), lane.Now(), m.sim.now)
+			t.Errorf("lane %s at %v, workbench at %v: lanes must move in lockstep", lane.Spec().Label(), lane.Now(), m.sim.now)
 		}
 	}
 	golden(t, "poisson-played-100x30",
@@ -237,7 +237,7 @@ func TestStepAdvancesEveryLaneToTheEarliestEvent(t *testing.T) {
 	}
 	for _, lane := range m.sim.lanes {
 		if got := lane.Result().Totals.Offered; got != 1 || lane.Now() != m.sim.now {
-			t.Errorf("lane %s: offered %d at %v, want 1 at 50ms", lane.Spec.Label(), got, lane.Now())
+			t.Errorf("lane %s: offered %d at %v, want 1 at 50ms", lane.Spec().Label(), got, lane.Now())
 		}
 	}
 }

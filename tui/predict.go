@@ -246,7 +246,7 @@ func (p *predictor) revealFooter(w int, sty Styles, lanes []*engine.Lane) []stri
 			verdict += fmt.Sprintf(" (%d still undecided at the end)", int(q.last-q.first+1)-q.Ended[i])
 		}
 		counters := []string{fmt.Sprintf("admitted %d of %d", q.Admitted[i], q.last-q.first+1), fmt.Sprintf("you said %d %s", q.Guesses[i], verdict)}
-		lines = append(lines, laneTitle("  ", lane.Spec.Label(), counters, 2, w, sty.Lane))
+		lines = append(lines, laneTitle("  ", lane.Spec().Label(), counters, 2, w, sty.Lane))
 	}
 	head := fmt.Sprintf("reveal · requests #%d–#%d: %d of %d lanes guessed right · any key goes on", q.first, q.last, right, len(lanes))
 	always := "? help · q quit"

@@ -162,7 +162,7 @@ func newSim(sc *engine.Scenario) (*sim, error) {
 		s.inst = append(s.inst, nil)
 		s.marksAt = append(s.marksAt, 0)
 		var window time.Duration
-		for _, st := range lane.Stages {
+		for _, st := range lane.Stages() {
 			if snap := st.Snapshot(0); window == 0 && snap.Shape() == limiters.ShapeWindow {
 				window = snap.Window
 			}
@@ -462,7 +462,7 @@ func (s *sim) stepAt(t time.Duration) error {
 			s.next[i] = lane.NextEventAt()
 			if err != nil {
 				s.nextOK = false
-				return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
+				return fmt.Errorf("lane %s: %w", lane.Spec().Label(), err)
 			}
 		}
 	}
@@ -475,7 +475,7 @@ func (s *sim) sync() error {
 	s.nextOK = false
 	for _, lane := range s.lanes {
 		if err := lane.RunUntil(s.now); err != nil {
-			return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
+			return fmt.Errorf("lane %s: %w", lane.Spec().Label(), err)
 		}
 	}
 	return nil
@@ -614,7 +614,7 @@ func (s *sim) batch(to time.Duration) error {
 		s.inst[i] = s.inst[i][:0]
 		if err := lane.StepsHeard(to, &s.inst[i]); err != nil {
 			s.batching, s.nextOK = false, false
-			return fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
+			return fmt.Errorf("lane %s: %w", lane.Spec().Label(), err)
 		}
 		s.events[i] += uint64(len(s.inst[i]))
 	}
@@ -748,7 +748,7 @@ func (s *sim) rewind(n uint64, at time.Duration, byTime bool) (*sim, error) {
 		if k := p.events[j] - fresh.events[j]; k > 0 {
 			if _, err := lane.StepN(int(k)); err != nil {
 				fresh.close()
-				return nil, fmt.Errorf("lane %s: %w", lane.Spec.Label(), err)
+				return nil, fmt.Errorf("lane %s: %w", lane.Spec().Label(), err)
 			}
 		}
 		lane.OnEvent = observer

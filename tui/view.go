@@ -142,7 +142,7 @@ func (m *Model) logView(w, rows int) []string {
 	}
 	s, sty := m.sim, m.styles
 	lane := s.lanes[m.focus]
-	title := fmt.Sprintf("── log · %s ", elide(lane.Spec.Label(), w-12))
+	title := fmt.Sprintf("── log · %s ", elide(lane.Spec().Label(), w-12))
 	lines := []string{sty.Rule.Render(title + strings.Repeat("─", max(0, w-ansi.StringWidth(title))))}
 	rows--
 	if m.err != nil {
@@ -154,7 +154,7 @@ func (m *Model) logView(w, rows int) []string {
 	records := s.logs[m.focus].last(rows)
 	for k := len(records) - 1; k >= 0; k-- {
 		r := records[k]
-		text := readable(sentence(lane.Stages, r), m.exact)
+		text := readable(sentence(lane.Stages(), r), m.exact)
 		style := sty.Dim
 		switch r.Outcome {
 		case engine.OutcomeAdmitted:
@@ -176,7 +176,7 @@ func (m *Model) logView(w, rows int) []string {
 	}
 	if len(body) == 0 && len(records) > 0 {
 		// The newest sentence alone is longer than the log: its start, cut between words.
-		wrapped := strings.Split(ansi.Wrap(readable(sentence(lane.Stages, records[len(records)-1]), m.exact), w-2, ""), "\n")
+		wrapped := strings.Split(ansi.Wrap(readable(sentence(lane.Stages(), records[len(records)-1]), m.exact), w-2, ""), "\n")
 		for j := 0; j < rows && j < len(wrapped); j++ {
 			l := wrapped[j]
 			if j == rows-1 && j+1 < len(wrapped) {

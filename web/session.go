@@ -364,16 +364,16 @@ func (s *Session) View() View {
 	upto := int(now/s.slice) + 1
 	for i, lane := range s.ls.Lanes {
 		lg := &s.lanes[i]
-		lv := LaneView{Label: lane.Spec.Label(), Color: laneColor(lane.Spec), Admitted: lg.admitted, Rejected: lg.rejected,
+		lv := LaneView{Label: lane.Spec().Label(), Color: laneColor(lane.Spec()), Admitted: lg.admitted, Rejected: lg.rejected,
 			InFlight: lane.InFlight(), Queue: lane.QueueLen(), Columns: lg.columns[:min(upto, len(lg.columns))], Log: []string{}}
-		for _, st := range lane.Stages {
+		for _, st := range lane.Stages() {
 			snap := st.Snapshot(now)
 			lv.Stages = append(lv.Stages, snap)
 			lv.Shapes = append(lv.Shapes, snap.Shape())
 		}
 		for k := lg.count; k > 0; k-- {
 			r := lg.ring[(lg.next-k+LogLines)%LogLines]
-			lv.Log = append(lv.Log, engine.Readable(engine.Sentence(lane.Stages, r), s.exact))
+			lv.Log = append(lv.Log, engine.Readable(engine.Sentence(lane.Stages(), r), s.exact))
 		}
 		v.Lanes = append(v.Lanes, lv)
 	}
