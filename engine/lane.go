@@ -458,7 +458,7 @@ func (l *Lane) advance(t int64) error {
 }
 
 // laneClock is the clock a lane's stages are built with: the lane's time. Now moves the
-// lane's virtual clock (Lane.Clock) to it first, so the two agree whenever a stage reads the
+// lane's virtual clock (Lane.clock) to it first, so the two agree whenever a stage reads the
 // time. Stages are called on the lane's goroutine only, as is Now.
 type laneClock struct{ l *Lane }
 

@@ -17,7 +17,7 @@ import (
 //
 // The part after the colon is Record.Reason (ReasonText): limiters.State.Explain of the deciding stage's
 // state just before it decided, never a re-computation here. stages are the lane's
-// (Lane.Stages): a stack of more than one names the stage by its number.
+// (Lane.Stages()): a stack of more than one names the stage by its number.
 func Sentence(stages []limiters.Limiter, r Record) string {
 	head := fmt.Sprintf("t=%s req #%d", limiters.FormatDuration(r.At), r.Request)
 	if r.Attempt > 1 {
