@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/ratelab/ratelab/accesslog"
+	"github.com/ratelab/ratelab/trace"
 )
 
 // arrival is one request offered by a source.
@@ -68,7 +69,7 @@ func newArrivals(src Source, index int, seed uint64, horizon time.Duration) (str
 		return &scriptStream{timed: base, script: src.Script}, nil
 	case SourceTrace:
 		var in io.ReadCloser = io.NopCloser(strings.NewReader(src.TraceData))
-		var trace io.Reader = in
+		var text io.Reader = in
 		name := "built-in trace"
 		if src.TraceFile != "" {
 			f, err := os.Open(src.TraceFile)
@@ -82,9 +83,9 @@ func newArrivals(src Source, index int, seed uint64, horizon time.Duration) (str
 				f.Close()
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			trace = log
+			text = log
 		}
-		r, err := NewTraceReader(trace)
+		r, err := trace.NewReader(text)
 		if err != nil {
 			in.Close()
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -418,7 +419,7 @@ func (s *scriptStream) next() (arrival, bool, error) {
 type traceStream struct {
 	timed
 	in     io.ReadCloser
-	reader *TraceReader
+	reader *trace.Reader
 	name   string
 }
 

@@ -1,6 +1,6 @@
 package engine
 
-// Bounded reading: a line longer than MaxTraceLine is refused, naming its line, on every path,
+// Bounded reading: a line longer than trace.MaxLine is refused, naming its line, on every path,
 // having read little more than the cap; and memory (and, on the plain path, allocations) do
 // not grow with the trace.
 
@@ -9,13 +9,13 @@ import (
 	"io"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 )
 
 // endlessTail is prefix, then tail repeated for ever; it counts the bytes read.
@@ -56,53 +56,14 @@ func TestTraceRefusesALineLongerThanTheCap(t *testing.T) {
 			"than 1 MiB (1048576 bytes): is a quote left open?", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, replay := range []bool{false, true} {
+			{
 				src := &endlessTail{prefix: tc.prefix, tail: tc.tail}
-				var err error
-				rows := 0
-				if replay {
-					var sum ReplaySummary
-					sum, err = Replay(src, io.Discard, [][]limiters.Spec{{limiters.ConcurrencySpec{Max: 1}}})
-					rows = int(sum.Rows)
-				} else {
-					res := readWith(func() (nexter, error) { return NewTraceReader(src) })
-					err, rows = res.err, len(res.rows)
-				}
+				sum, err := Replay(src, io.Discard, [][]limiters.Spec{{limiters.ConcurrencySpec{Max: 1}}})
+				rows := int(sum.Rows)
 				require.Error(t, err)
 				assert.Equal(t, tc.want, err.Error())
 				assert.Equal(t, tc.rows, rows)
-				assert.Less(t, src.read, int64(MaxTraceLine+256<<10), "read %d bytes", src.read)
-			}
-		})
-	}
-}
-
-// A line of exactly MaxTraceLine bytes (its newline aside) is read, on every path.
-func TestTraceReadsALineOfTheCap(t *testing.T) {
-	for _, tc := range []struct{ name, header, row string }{
-		{"plain", "t_ns,permits,key", "5,1,"},
-		{"general", "t_ns,key,permits", "5,"},
-		{"csv", "t_ns,permits,key", `5,1,"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, crlf := range []bool{false, true} {
-				pad := MaxTraceLine - len(tc.row) - strings.Count(tc.row, `"`)
-				if crlf {
-					pad--
-				}
-				key := strings.Repeat("k", pad)
-				line := tc.row + key + strings.Repeat(`"`, strings.Count(tc.row, `"`))
-				eol := "\n"
-				if crlf {
-					eol = "\r\n"
-				}
-				require.Equal(t, MaxTraceLine, len(line)+len(eol)-1)
-				rows, err := readAll(t, tc.header+"\n"+line+eol+"6,1\n")
-				require.NoError(t, err)
-				require.Len(t, rows, 2)
-				assert.Equal(t, key, rows[0].Key)
-				_, err = readAll(t, tc.header+"\n"+line+"k"+eol)
-				assert.EqualError(t, err, "line 2: the line is longer than 1 MiB (1048576 bytes)")
+				assert.Less(t, src.read, int64(trace.MaxLine+256<<10), "read %d bytes", src.read)
 			}
 		})
 	}
@@ -183,32 +144,15 @@ func TestTraceMemoryIsFlat(t *testing.T) {
 		{"csv", "t_ns,permits,key\n", quoted, rows / 4, false},
 		{"general", "t,permits,key\n", seconds, rows / 4, false},
 	} {
-		for _, useReplay := range []bool{true, false} {
-			t.Run(fmt.Sprintf("%s/replay=%v", tc.name, useReplay), func(t *testing.T) {
+		{
+			t.Run(tc.name, func(t *testing.T) {
 				var early, late runtime.MemStats
 				early10 := tc.rows / 10
 				g := &generated{header: tc.header, format: tc.format, rows: tc.rows,
 					marks: map[int]*runtime.MemStats{early10: &early, tc.rows - 1000: &late}}
-				if useReplay {
-					sum, err := Replay(g, io.Discard, [][]limiters.Spec{spec})
-					require.NoError(t, err)
-					require.Equal(t, int64(tc.rows), sum.Rows)
-				} else {
-					r, err := NewTraceReader(g)
-					require.NoError(t, err)
-					n := 0
-					for ; ; n++ {
-						row, err := r.Next()
-						if err == io.EOF {
-							break
-						}
-						require.NoError(t, err)
-						if row.Key != keys[n%100] {
-							require.Equal(t, keys[n%100], row.Key)
-						}
-					}
-					require.Equal(t, tc.rows, n)
-				}
+				sum, err := Replay(g, io.Discard, [][]limiters.Spec{spec})
+				require.NoError(t, err)
+				require.Equal(t, int64(tc.rows), sum.Rows)
 				between := int64(tc.rows - 1000 - early10)
 				growth := int64(late.HeapAlloc) - int64(early.HeapAlloc)
 				t.Logf("%d rows: heap %d → %d bytes, %.4f allocations per row", between, early.HeapAlloc, late.HeapAlloc,

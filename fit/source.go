@@ -8,12 +8,13 @@ import (
 
 	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/trace"
 )
 
-// Rows is a stream of requests in time order, io.EOF after the last: an engine.TraceReader or
+// Rows is a stream of requests in time order, io.EOF after the last: an trace.Reader or
 // engine.Arrivals.
 type Rows interface {
-	Next() (engine.TraceRow, error)
+	Next() (trace.Row, error)
 }
 
 // Source is an input that can be read again from its first row: fitting reads it a few times
@@ -53,7 +54,7 @@ func (f *LogSource) Open() (Rows, io.Closer, error) {
 		file.Close()
 		return nil, nil, fmt.Errorf("%s: %w", f.name, err)
 	}
-	r, err := engine.NewTraceReader(in)
+	r, err := trace.NewReader(in)
 	if err != nil {
 		file.Close()
 		return nil, nil, fmt.Errorf("%s: %w", f.name, err)
@@ -81,7 +82,7 @@ type textSource struct{ name, csv string }
 func (t textSource) Name() string { return t.name }
 
 func (t textSource) Open() (Rows, io.Closer, error) {
-	r, err := engine.NewTraceReader(strings.NewReader(t.csv))
+	r, err := trace.NewReader(strings.NewReader(t.csv))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", t.name, err)
 	}

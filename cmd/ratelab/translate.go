@@ -18,6 +18,7 @@ import (
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
+	"github.com/ratelab/ratelab/trace"
 	"github.com/ratelab/ratelab/translate"
 )
 
@@ -248,7 +249,7 @@ func traceScenario(path, name string, opt accesslog.Options) (*engine.Scenario, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	r, err := engine.NewTraceReader(in)
+	r, err := trace.NewReader(in)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
