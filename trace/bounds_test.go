@@ -12,30 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/internal/tracegen"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// endlessTail is prefix, then tail repeated for ever; it counts the bytes read.
-type endlessTail struct {
-	prefix string
-	tail   string
-	read   int64
-}
-
-func (e *endlessTail) Read(p []byte) (int, error) {
-	var n int
-	if int(e.read) < len(e.prefix) {
-		n = copy(p, e.prefix[e.read:])
-	} else {
-		n = copy(p, e.tail[(int(e.read)-len(e.prefix))%len(e.tail):])
-		for n < len(p) {
-			n += copy(p[n:], e.tail)
-		}
-	}
-	e.read += int64(n)
-	return n, nil
-}
 
 func TestTraceRefusesALineLongerThanTheCap(t *testing.T) {
 	long := "line %d: the line is longer than 1 MiB (1048576 bytes)"
@@ -55,13 +35,13 @@ func TestTraceRefusesALineLongerThanTheCap(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			{
-				src := &endlessTail{prefix: tc.prefix, tail: tc.tail}
+				src := &tracegen.EndlessTail{Prefix: tc.prefix, Tail: tc.tail}
 				res := readWith(func() (nexter, error) { return NewReader(src) })
 				err, rows := res.err, len(res.rows)
 				require.Error(t, err)
 				assert.Equal(t, tc.want, err.Error())
 				assert.Equal(t, tc.rows, rows)
-				assert.Less(t, src.read, int64(MaxLine+256<<10), "read %d bytes", src.read)
+				assert.Less(t, src.N, int64(MaxLine+256<<10), "read %d bytes", src.N)
 			}
 		})
 	}
@@ -96,40 +76,6 @@ func TestTraceReadsALineOfTheCap(t *testing.T) {
 			}
 		})
 	}
-}
-
-// generated is a trace of rows rows made as it is read: t_ns, permits and a key of 100, in the
-// layout given by its header. At the rows in marks it runs the garbage collector and keeps the
-// memory statistics.
-type generated struct {
-	header  string
-	format  func(dst []byte, i int, at int64) []byte // appends row i
-	rows    int
-	marks   map[int]*runtime.MemStats
-	pending []byte
-	i       int
-	at      int64
-}
-
-func (g *generated) Read(p []byte) (int, error) {
-	if g.header != "" {
-		g.pending, g.header = append(g.pending, g.header...), ""
-	}
-	for len(g.pending) < len(p) && g.i < g.rows {
-		if m, ok := g.marks[g.i]; ok {
-			runtime.GC()
-			runtime.ReadMemStats(m)
-		}
-		g.at += int64(g.i%7) * 1000
-		g.pending = g.format(g.pending, g.i, g.at)
-		g.i++
-	}
-	if len(g.pending) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, g.pending)
-	g.pending = g.pending[:copy(g.pending, g.pending[n:])]
-	return n, nil
 }
 
 // The heap does not grow with the trace's length, on any path; on the plain path, neither
@@ -175,8 +121,7 @@ func TestTraceMemoryIsFlat(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				var early, late runtime.MemStats
 				early10 := tc.rows / 10
-				g := &generated{header: tc.header, format: tc.format, rows: tc.rows,
-					marks: map[int]*runtime.MemStats{early10: &early, tc.rows - 1000: &late}}
+				g := &tracegen.Generated{Header: tc.header, Format: tc.format, Rows: tc.rows, Marks: map[int]*runtime.MemStats{early10: &early, tc.rows - 1000: &late}}
 				{
 					r, err := NewReader(g)
 					require.NoError(t, err)

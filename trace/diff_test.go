@@ -9,246 +9,15 @@ package trace
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math/bits"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/ratelab/ratelab/internal/tracegen"
 	"github.com/stretchr/testify/require"
 )
-
-// pick returns one of choices.
-func pickOf[T any](r *rand.Rand, choices ...T) T { return choices[r.IntN(len(choices))] }
-
-// traceGen writes random traces.
-type traceGen struct {
-	r      *rand.Rand
-	nasty  int  // per-mille chance of a field or line being odd
-	benign bool // odd but valid: no errors
-	layout string
-	at     int64
-}
-
-var traceHeaders = map[string][]string{
-	// The plain layouts, as written and in other spellings that are still plain.
-	"plain": {"t_ns", "t_ns,permits", "t_ns,permits,key", "\ufefft_ns,permits,key", "T_NS,Permits,KEY",
-		" t_ns , permits , key ", "t_ns,permits,key\r", "t_ns,permits\r"},
-	// Other layouts of integer nanoseconds: the general path.
-	"ns": {"t_ns,permits,key,extra", "key,t_ns,permits", "permits,t_ns", "t_ns,key", "t,t_ns,permits",
-		"t_ns,permits,note,note", `"t_ns","permits","key"`, `t_ns,"permits",key`, "t_ns,,key"},
-	// Seconds and RFC 3339.
-	"t": {"t", "t,permits", "t,permits,key", "key,t", `"t",permits`},
-}
-
-func (g *traceGen) trace(rows int) string {
-	var b strings.Builder
-	if g.r.IntN(20) == 0 {
-		b.WriteString(pickOf(g.r, "\n", "\r\n", "\n\n"))
-	}
-	header := pickOf(g.r, traceHeaders[g.layout]...)
-	b.WriteString(header)
-	b.WriteString(g.eol())
-	names := strings.Split(strings.ReplaceAll(strings.TrimPrefix(header, "\ufeff"), `"`, ""), ",")
-	g.at = g.r.Int64N(1_000_000_000_000)
-	if g.r.IntN(4) == 0 {
-		g.at = int64(MaxTime) - 1 - g.r.Int64N(1_000_000_000)
-	}
-	for i := range rows {
-		if g.odd() {
-			if g.benign {
-				b.WriteString(pickOf(g.r, "\n", "\r\n"))
-			} else {
-				b.WriteString(pickOf(g.r, "\n", "\r\n", " \n", "\r"+g.eol()))
-			}
-		}
-		fields := make([]string, len(names))
-		for k, name := range names {
-			switch strings.ToLower(strings.TrimSpace(strings.TrimSuffix(name, "\r"))) {
-			case "t_ns":
-				fields[k] = g.ns()
-			case "t":
-				fields[k] = g.t()
-			case "permits":
-				fields[k] = g.permits()
-			case "key":
-				fields[k] = g.key()
-			default:
-				fields[k] = pickOf(g.r, "x", "", "1", `"q"`, "a b")
-			}
-		}
-		if len(fields) > 1 && g.odd() && !g.benign {
-			fields = fields[:g.r.IntN(len(fields))] // fewer fields
-		}
-		if g.odd() {
-			fields = append(fields, pickOf(g.r, "", "extra", `"quoted, extra"`, "\"multi\nline\"")) // more
-		}
-
-		b.WriteString(strings.Join(fields, ","))
-		if i < rows-1 || g.r.IntN(3) > 0 {
-			b.WriteString(g.eol())
-		} else if g.r.IntN(2) == 0 {
-			b.WriteString("\r") // the last line: no newline, perhaps a lone CR
-		}
-	}
-	return b.String()
-}
-
-func (g *traceGen) odd() bool { return g.r.IntN(1000) < g.nasty }
-
-func (g *traceGen) eol() string {
-	switch {
-	case !g.odd():
-	case g.benign: // ("\r\r\n" after a quoted field is an error)
-		return pickOf(g.r, "\r\n", "\n\n", "\n\r\n")
-	default:
-		return pickOf(g.r, "\r\n", "\r\r\n", "\n\n", "\n\r\n")
-	}
-	if g.layout == "plain" && g.r.IntN(50) == 0 {
-		return "\r\n"
-	}
-	return "\n"
-}
-
-func (g *traceGen) step() {
-	switch p := g.r.IntN(10); {
-	case p < 2:
-	case p < 9:
-		g.at += g.r.Int64N(20_000)
-	default:
-		g.at += g.r.Int64N(1 << 40)
-	}
-	g.at = min(g.at, int64(MaxTime)-1)
-}
-
-func (g *traceGen) ns() string {
-	g.step()
-	s := strconv.FormatInt(g.at, 10)
-	if !g.odd() {
-		return s
-	}
-	if g.benign {
-		return pickOf(g.r, "0"+s, "000000000000000000000"+s, " "+s+" ", "\t"+s, `"`+s+`"`, "+"+s, "\u00a0"+s, s+"\u3000")
-	}
-	switch g.r.IntN(18) {
-	case 0:
-		return "0" + s // leading zeros read the same
-	case 1:
-		return "000000000000000000000" + s
-	case 2:
-		return " " + s + " "
-	case 3:
-		return "\t" + s
-	case 4:
-		return `"` + s + `"`
-	case 5:
-		return ""
-	case 6:
-		return strconv.FormatInt(max(g.at-1-g.r.Int64N(1000), 0), 10) // out of order, perhaps
-	case 7:
-		return "-1"
-	case 8:
-		return "+" + s
-	case 9:
-		return s + ".5"
-	case 10:
-		return "4611686018427387904" // MaxTime
-	case 11:
-		return "99999999999999999999999"
-	case 12:
-		return "1e9"
-	case 13:
-		return s + "x"
-	case 14:
-		return "\u00a0" + s
-	case 15:
-		return pickOf(g.r, "999999999999999999", "1000000000000000000", "4611686018427387903", // 18 and 19 digits
-			"18446744073709551621", "00000000000000000005", "9999999999999999999", s+":", s[:1]+";"+s[1:]) // 2^64+5
-	case 16:
-		return s[:len(s)/2] + `"` + s[len(s)/2:]
-	}
-	return strconv.FormatInt(g.at, 10)
-}
-
-func (g *traceGen) t() string {
-	g.step()
-	if g.benign || g.r.IntN(2) == 0 { // (RFC 3339 rows are all at 0: a benign trace has none)
-		s := fmt.Sprintf("%d.%09d", g.at/1e9, g.at%1e9)
-		switch {
-		case !g.odd():
-		case g.benign:
-			return pickOf(g.r, " "+s+" ", s, `"`+s+`"`, "0"+s)
-		default:
-			return pickOf(g.r, "", "abc", "1.0000000001", "-1", " 5 ", s+"0", "4611686019", `"`+s+`"`)
-		}
-		return strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	if g.odd() && !g.benign {
-		return pickOf(g.r, "2026-13-01T00:00:00Z", "1500-01-01T00:00:00Z", "2026-01-02T03:04:05+01:00")
-	}
-	return "2026-01-02T03:04:05Z"
-}
-
-func (g *traceGen) permits() string {
-	if !g.odd() {
-		return pickOf(g.r, "1", "1", "1", "1", "2", "3", "10", "123456789")
-	}
-	if g.benign {
-		return pickOf(g.r, "", "007", " 2 ", "2147483647", "999999999", "1000000000", "+1", `"2"`, "1\t", "0000000001")
-	}
-	return pickOf(g.r, "", "0", "00", "007", " 2 ", "2147483647", "2147483648", "999999999", "1000000000",
-		"99999999999999999999", "-1", "-99999999999999999999", "x", "+1", `"2"`, "1\t", "１")
-}
-
-func (g *traceGen) key() string {
-	if !g.odd() {
-		return pickOf(g.r, "web", "partner", "tenant-"+strconv.Itoa(g.r.IntN(100)), "", "a")
-	}
-	if g.benign {
-		return pickOf(g.r, " a", "a ", "\u00a0a", "a\u3000", "a\u0085", "é", "a é", `"a,b"`, `"say ""hi"""`,
-			"\"two\nlines\"", "x\ty", "\ufeffk", longKey, "\x01", "a\r", "\x7f")
-	}
-	return pickOf(g.r, " a", "a ", "\u00a0a", "a\u3000", "a\u0085", "é", "a é", "a,b", `a"b`, `"a,b"`, `"say ""hi"""`,
-		"\"two\nlines\"", "\"open", "x\ty", "\ufeffk", longKey, "\x01", "a\r", "\x7f")
-}
-
-// longKey is longer than the line buffer starts.
-var longKey = strings.Repeat("k", 70_000)
-
-// chunkReader reads text in chunks of random sizes and, if failAt >= 0, fails with errBroken
-// there.
-type chunkReader struct {
-	r      *rand.Rand
-	text   string
-	off    int
-	max    int
-	failAt int
-}
-
-var errBroken = errors.New("broken pipe")
-
-func (c *chunkReader) Read(p []byte) (int, error) {
-	end := len(c.text)
-	if c.failAt >= 0 {
-		end = min(end, c.failAt)
-	}
-	if c.off >= end {
-		if c.failAt >= 0 {
-			return 0, errBroken
-		}
-		return 0, io.EOF
-	}
-	n := min(len(p), end-c.off, 1+c.r.IntN(c.max))
-	if c.r.IntN(10) == 0 {
-		return 0, nil // nothing this time
-	}
-	copy(p, c.text[c.off:c.off+n])
-	c.off += n
-	return n, nil
-}
 
 // traceResult is what a reader made of a trace: its rows, then its error (nil at io.EOF).
 type traceResult struct {
@@ -283,7 +52,7 @@ func readWith(open func() (nexter, error)) traceResult {
 
 func requireSameResult(t *testing.T, want, got traceResult, what, text string) {
 	t.Helper()
-	if fmt.Sprint(want.err) != fmt.Sprint(got.err) || (want.err == errBroken) != (got.err == errBroken) {
+	if fmt.Sprint(want.err) != fmt.Sprint(got.err) || (want.err == tracegen.ErrBroken) != (got.err == tracegen.ErrBroken) {
 		require.Failf(t, what+": errors differ", "want %v\ngot  %v\ntrace %.300q", want.err, got.err, text)
 	}
 	if len(want.rows) != len(got.rows) {
@@ -312,22 +81,22 @@ func TestTraceReaderPathsAgree(t *testing.T) {
 	for _, layout := range []string{"plain", "plain", "plain", "ns", "t"} {
 		for _, nasty := range []int{0, 2, 20, 200, -20, -200} {
 			for range diffRuns(100) {
-				g := &traceGen{r: r, nasty: max(nasty, -nasty), benign: nasty < 0, layout: layout}
-				rows := pickOf(r, 0, 1, 2, 5, 50, 300)
+				g := &tracegen.Gen{R: r, Nasty: max(nasty, -nasty), Benign: nasty < 0, Layout: layout}
+				rows := tracegen.PickOf(r, 0, 1, 2, 5, 50, 300)
 				if r.IntN(40) == 0 && nasty < 20 {
 					rows = 20_000 // past the first 64 KiB buffer
 				}
-				text := g.trace(rows)
+				text := g.Trace(rows)
 				failAt := -1
 				if r.IntN(8) == 0 {
 					failAt = r.IntN(len(text) + 1)
 				}
-				maxChunk := pickOf(r, 1, 7, 100, 5000, 1<<20)
+				maxChunk := tracegen.PickOf(r, 1, 7, 100, 5000, 1<<20)
 				if len(text) > 50_000 {
-					maxChunk = pickOf(r, 1000, 5000, 1<<20) // (a byte at a time takes long)
+					maxChunk = tracegen.PickOf(r, 1000, 5000, 1<<20) // (a byte at a time takes long)
 				}
 				input := func() io.Reader {
-					return &chunkReader{r: rand.New(rand.NewPCG(uint64(len(text)), 1)), text: text, max: maxChunk, failAt: failAt}
+					return &tracegen.ChunkReader{R: rand.New(rand.NewPCG(uint64(len(text)), 1)), Text: text, Max: maxChunk, FailAt: failAt}
 				}
 				ref := readWith(func() (nexter, error) { return newRefTraceReader(input()) })
 				fast := readWith(func() (nexter, error) { return NewReader(input()) })
@@ -340,7 +109,7 @@ func TestTraceReaderPathsAgree(t *testing.T) {
 				})
 				requireSameResult(t, ref, fast, "seed reader vs plain path", text)
 				requireSameResult(t, ref, general, "seed reader vs general path", text)
-				if g.benign && failAt < 0 {
+				if g.Benign && failAt < 0 {
 					require.NoError(t, ref.err, "a benign trace: %.300q", text)
 				}
 				traces++
@@ -429,7 +198,7 @@ func TestSpecial8(t *testing.T) {
 			b[pos] = byte(c)
 			check(b)
 			for k := pos + 1; k < 8; k++ { // and with specials after it
-				b[k] = pickOf[byte](rand.New(rand.NewPCG(uint64(c), uint64(k))), '\n', '"', ',', 0, 0x80)
+				b[k] = tracegen.PickOf[byte](rand.New(rand.NewPCG(uint64(c), uint64(k))), '\n', '"', ',', 0, 0x80)
 			}
 			check(b)
 		}
@@ -437,8 +206,13 @@ func TestSpecial8(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	for range diffRuns(1_000_000) {
 		for k := range b {
-			b[k] = pickOf[byte](r, byte(r.IntN(256)), 'a', '\n', '"', ',', 0x2b, 0x2d, 0x0b, 0x21, 0x23)
+			b[k] = tracegen.PickOf[byte](r, byte(r.IntN(256)), 'a', '\n', '"', ',', 0x2b, 0x2d, 0x0b, 0x21, 0x23)
 		}
 		check(b)
 	}
+}
+
+// tracegen, which cannot import this package, keeps its own copy of MaxTime.
+func TestTracegenMaxTimeIsMaxTime(t *testing.T) {
+	require.Equal(t, int64(MaxTime), tracegen.MaxTime)
 }
