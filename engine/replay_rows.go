@@ -11,23 +11,14 @@ import (
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
-// RowReader is a trace read as rows rather than as CSV text: the requests themselves, so that
-// a source that is not a CSV file (an access log: accesslog.Reader is a RowReader) is replayed
-// without being written as "t_ns,permits,key" text and parsed again. A CSV trace's trace.Reader is one too.
+// RowReader is a trace read as rows rather than as CSV text (trace.RowReader): an access log
+// (accesslog.Reader) is replayed without being written as "t_ns,permits,key" text and parsed
+// again. A CSV trace's trace.Reader is one too.
 //
 // Read that way (with the log reader's own savings made with it), an nginx combined log
 // replays through a token bucket in 346 CPU ns a row (344-347) where it took 562 (560-571)
 // through its CSV text (BenchmarkNginxCombinedVsCSV in accesslog, 2 shared cores at load 8).
-type RowReader interface {
-	// NextRow returns the next row, io.EOF after the last: its time since the trace's start
-	// (in time order, less than MaxTime), its permits (1 to MaxPermits), its key (valid
-	// until the next call) and its latency once admitted (see Replay's latency_ns; 0 when
-	// the rows carry none).
-	NextRow() (at time.Duration, permits int, key []byte, latency time.Duration, err error)
-	// Columns says whether the rows carry a key and a latency (a CSV trace's key and
-	// latency_ns columns).
-	Columns() (key, latency bool)
-}
+type RowReader = trace.RowReader
 
 // ReplayRows is Replay of rows rather than of CSV text: the same decisions and the same
 // output, byte for byte, as replaying the CSV trace t_ns,permits[,key][,latency_ns] of the

