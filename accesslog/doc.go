@@ -1,6 +1,6 @@
 // Package accesslog reads proxies' access logs as the requests a limiter saw: each request's
 // arrival (rebased so that the first is at 0), its client key and the permits it is charged,
-// streamed as the CSV trace ("t_ns,permits,key") that engine.TraceReader reads, so that every
+// streamed as the CSV trace ("t_ns,permits,key") that trace.Reader reads, so that every
 // command that reads a trace reads a log too; engine.Replay reads the same requests as rows
 // (Reader.NextRow), without that text. It imports only the standard library.
 //

@@ -189,7 +189,7 @@ type slot struct {
 	key            []byte
 }
 
-// Input is a log (or a CSV trace) as the CSV trace engine.TraceReader reads: a header
+// Input is a log (or a CSV trace) as the CSV trace trace.Reader reads: a header
 // "t_ns,permits,key" and a row per request, made as they are read (no goroutine, no
 // buffering beyond the reorder window). A CSV trace is passed through untouched.
 type Input struct {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/ratelab/ratelab/trace"
 )
 
 // Arrivals streams a scenario's offered traffic: every source's arrivals merged in time order,
@@ -51,15 +53,15 @@ func NewArrivals(sc *Scenario) (*Arrivals, error) {
 
 // Next returns the next arrival as a trace row (Line counts arrivals from 1), or io.EOF after
 // the last one before the horizon.
-func (a *Arrivals) Next() (TraceRow, error) {
+func (a *Arrivals) Next() (trace.Row, error) {
 	if a.events.len() == 0 || a.events.peek().at >= a.horizon {
-		return TraceRow{}, io.EOF
+		return trace.Row{}, io.EOF
 	}
 	src := a.events.peek().src
 	cur := a.pending[src]
 	next, ok, err := a.streams[src].next()
 	if err != nil {
-		return TraceRow{}, fmt.Errorf("sources[%d]: %w", src, err)
+		return trace.Row{}, fmt.Errorf("sources[%d]: %w", src, err)
 	}
 	if ok {
 		a.pending[src] = next
@@ -68,7 +70,7 @@ func (a *Arrivals) Next() (TraceRow, error) {
 		a.events.pop()
 	}
 	a.count++
-	return TraceRow{Line: a.count, At: time.Duration(cur.at), Permits: cur.permits, Key: cur.key}, nil
+	return trace.Row{Line: a.count, At: time.Duration(cur.at), Permits: cur.permits, Key: cur.key}, nil
 }
 
 // Close releases the sources (a trace source's file). Closing twice is harmless.

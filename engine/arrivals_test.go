@@ -9,15 +9,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ratelab/ratelab/trace"
 )
 
 // arrivalsOf reads every arrival of sc.
-func arrivalsOf(t *testing.T, sc *Scenario) []TraceRow {
+func arrivalsOf(t *testing.T, sc *Scenario) []trace.Row {
 	t.Helper()
 	a, err := NewArrivals(sc)
 	require.NoError(t, err)
 	defer a.Close()
-	var rows []TraceRow
+	var rows []trace.Row
 	for {
 		row, err := a.Next()
 		if errors.Is(err, io.EOF) {
@@ -71,7 +73,7 @@ func TestArrivalsAreWhatEveryLaneIsOffered(t *testing.T) {
 	assert.Less(t, rows[len(rows)-1].At, 2*sec, "nothing at or after the horizon")
 	// Every call starts again, identically.
 	assert.Equal(t, rows, arrivalsOf(t, sc))
-	assert.True(t, slices.IsSortedFunc(rows, func(a, b TraceRow) int { return int(a.At - b.At) }))
+	assert.True(t, slices.IsSortedFunc(rows, func(a, b trace.Row) int { return int(a.At - b.At) }))
 }
 
 func TestArrivalsRefuseAnInvalidScenario(t *testing.T) {

@@ -5,7 +5,7 @@
 // horizon and a seed. Run validates it and runs every lane to the horizon on its own
 // goroutine; every lane is offered the identical requests, so the lanes' Results compare the
 // stacks and nothing else. A Lane can also be stepped one event at a time (Step) or to a time
-// (RunUntil), as the TUI does. Replay streams a recorded CSV trace (TraceReader) through
+// (RunUntil), as the TUI does. Replay streams a recorded CSV trace (read by package trace) through
 // stacks open loop, without a client or a downstream.
 //
 // # The kernel
@@ -51,7 +51,7 @@
 //	metrics.go     Totals, Bin, Wait, WindowMeter and the histogram and window meter behind them
 //	run.go         Run, Results, Progress, TraceWindow
 //	scenario.go    Scenario and its validation
-//	trace.go       TraceReader; replay.go: Replay
+//	replay.go      Replay (the CSV codec is package trace); replay_rows.go: RowReader, ReplayRows
 //
 // # Determinism
 //

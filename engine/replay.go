@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
@@ -28,7 +29,7 @@ type ReplaySummary struct {
 	MaxWait []time.Duration // the longest wait of an admitted request, per stack
 }
 
-// Replay streams a CSV trace (see TraceReader) through each stack in virtual time, open loop:
+// Replay streams a CSV trace (see trace.Reader) through each stack in virtual time, open loop:
 // every row is an independent caller that is admitted or not, with no retries, and an
 // admitted request completes as soon as it passes (a concurrency stage's permit is released
 // then). It writes the input's t_ns and permits and one column per stack, headed by its spec,
@@ -58,18 +59,12 @@ type ReplaySummary struct {
 // Memory does not depend on the trace's length (only on how many callers a concurrency stage
 // holds at once, through a wait or a latency: at most its limit).
 func Replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec) (ReplaySummary, error) {
-	return replay(in, out, stacks, true)
-}
-
-// replay is Replay, reading plain rows on the plain path when plain is set (the tests compare
-// the two).
-func replay(in io.Reader, out io.Writer, stacks [][]limiters.Spec, plain bool) (ReplaySummary, error) {
 	clock := virtualclock.New()
 	names, built, sum, err := buildStacks(stacks, clock)
 	if err != nil {
 		return sum, err
 	}
-	return replayBuilt(in, out, names, built, clock, plain)
+	return replayBuilt(in, out, names, built, clock)
 }
 
 // buildStacks builds each stack on clock, and names it; a stack that cannot be built fails
@@ -107,67 +102,65 @@ func ReplayStacks(in io.Reader, out io.Writer, names []string, stacks []*Stack, 
 	if len(names) != len(stacks) {
 		return ReplaySummary{}, fmt.Errorf("replay: %d names for %d stacks", len(names), len(stacks))
 	}
-	return replayBuilt(in, out, names, stacks, clock, true)
+	return replayBuilt(in, out, names, stacks, clock)
 }
 
 // replayBuilt is the replay of built stacks, whose limiters read clock (advanced to each
 // row's time). An access log opened by accesslog.Open is read as rows (see ReplayRows), not
 // as the CSV text it also reads as.
-func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, clock *virtualclock.Clock, plain bool) (ReplaySummary, error) {
+func replayBuilt(in io.Reader, out io.Writer, names []string, built []*Stack, clock *virtualclock.Clock) (ReplaySummary, error) {
 	if log, ok := in.(*accesslog.Input); ok && log.Log() != nil {
 		return replayRows(log.Log(), out, names, built, clock)
 	}
 	p := newReplayer(out, names, built)
-	reader, err := NewTraceReader(in)
+	reader, err := trace.NewReader(in)
 	if err != nil {
 		return p.sum, err
 	}
-	if !plain {
-		reader.plain = 0
-	}
-	if err := p.start(reader.HasLatency(), reader.keyCol >= 0, "line 1: the header has no key column, and %s decides by each row's key (write the header t_ns,permits,key)"); err != nil {
+	hasKey, hasLatency := reader.Columns()
+	if err := p.start(hasLatency, hasKey, "line 1: the header has no key column, and %s decides by each row's key (write the header t_ns,permits,key)"); err != nil {
 		return p.sum, err
 	}
 	w := p.w
 	for {
-		if err := reader.next(); err != nil {
+		if err := reader.Scan(); err != nil {
 			if err == io.EOF {
 				break
 			}
 			return p.sum, err
 		}
-		row := &reader.cur
-		if err := clock.AdvanceTo(row.at); err != nil {
-			return p.sum, fmt.Errorf("line %d: %w", row.line, err)
+		at, permits := reader.At(), reader.Permits()
+		if err := clock.AdvanceTo(at); err != nil {
+			return p.sum, fmt.Errorf("line %d: %w", reader.Line(), err)
 		}
 		p.sum.Rows++
-		p.sum.Permits += int64(row.permits)
-		p.sum.Duration = row.at
+		p.sum.Permits += int64(permits)
+		p.sum.Duration = at
 		// A plain row's t_ns and permits are copied from the input.
-		switch {
-		case row.textEnd == 0:
-			w = strconv.AppendInt(w, int64(row.at), 10)
+		switch text, onePermit := reader.Text(); {
+		case text == nil:
+			w = strconv.AppendInt(w, int64(at), 10)
 			w = append(w, ',')
-			w = strconv.AppendInt(w, int64(row.permits), 10)
-		case row.onePermit:
-			w = append(w, reader.text()...)
+			w = strconv.AppendInt(w, int64(permits), 10)
+		case onePermit:
+			w = append(w, text...)
 			w = append(w, ",1"...)
 		default:
-			w = append(w, reader.text()...)
+			w = append(w, text...)
 		}
 		key := ""
 		for i, stack := range p.built {
 			if !p.atOnce[i] {
-				if key == "" && stack.Keyed() && reader.keyCol >= 0 {
-					key = reader.key() // read only for a keyed stack
+				if key == "" && stack.Keyed() && hasKey {
+					key = reader.Key() // read only for a keyed stack
 				}
-				w = p.decide(w, i, stack, row.at, row.permits, row.latency, key)
+				w = p.decide(w, i, stack, at, permits, reader.Latency(), key)
 				continue
 			}
 			// A refusal gives back what the stages before it took; an admitted caller
 			// completes at once, so it gives back what every stage took.
-			if d, _, _ := stack.Acquire(row.at, row.permits, nil); d == limiters.Admitted {
-				stack.Release(row.permits, stack.Len())
+			if d, _, _ := stack.Acquire(at, permits, nil); d == limiters.Admitted {
+				stack.Release(permits, stack.Len())
 				p.sum.Admitted[i]++
 				w = append(w, ",1"...)
 			} else {

@@ -82,33 +82,3 @@ func TestReplayLatencyDrivesAdaptive(t *testing.T) {
 		}
 	}
 }
-
-// TestTraceLatencyColumn: latency_ns is read on the general path (the plain layout stays
-// t_ns[,permits[,key]]), its errors name the line, and it may appear once.
-func TestTraceLatencyColumn(t *testing.T) {
-	r, err := NewTraceReader(strings.NewReader("t_ns,permits,latency_ns\n5,2,700\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.HasLatency() || r.plain != 0 {
-		t.Fatalf("HasLatency %v, plain %d", r.HasLatency(), r.plain)
-	}
-	row, err := r.Next()
-	if err != nil || row.At != 5 || row.Permits != 2 || row.Latency != 700 {
-		t.Fatalf("row %+v, %v", row, err)
-	}
-	for _, c := range []struct{ trace, want string }{
-		{"t_ns,latency_ns\n1,-3\n", `line 2: latency_ns "-3" is not a whole number of nanoseconds >= 0`},
-		{"t_ns,latency_ns\n1,\n", `line 2: latency_ns "" is not a whole number`},
-		{"t_ns,latency_ns\n1,9999999999999999999\n", "line 2: latency_ns 9999999999999999999 is out of range"},
-		{"t_ns,latency_ns,latency_ns\n1,2,3\n", "names the latency_ns column twice"},
-	} {
-		r, err := NewTraceReader(strings.NewReader(c.trace))
-		if err == nil {
-			_, err = r.Next()
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: %v, want %q", c.trace, err, c.want)
-		}
-	}
-}

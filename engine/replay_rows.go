@@ -7,26 +7,18 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
-// RowReader is a trace read as rows rather than as CSV text: the requests themselves, so that
-// a source that is not a CSV file (an access log: accesslog.Reader is a RowReader) is replayed
-// without being written as "t_ns,permits,key" text and parsed again. TraceReader is one too.
+// RowReader is a trace read as rows rather than as CSV text (trace.RowReader): an access log
+// (accesslog.Reader) is replayed without being written as "t_ns,permits,key" text and parsed
+// again. A CSV trace's trace.Reader is one too.
 //
 // Read that way (with the log reader's own savings made with it), an nginx combined log
 // replays through a token bucket in 346 CPU ns a row (344-347) where it took 562 (560-571)
 // through its CSV text (BenchmarkNginxCombinedVsCSV in accesslog, 2 shared cores at load 8).
-type RowReader interface {
-	// NextRow returns the next row, io.EOF after the last: its time since the trace's start
-	// (in time order, less than MaxTime), its permits (1 to MaxPermits), its key (valid
-	// until the next call) and its latency once admitted (see Replay's latency_ns; 0 when
-	// the rows carry none).
-	NextRow() (at time.Duration, permits int, key []byte, latency time.Duration, err error)
-	// Columns says whether the rows carry a key and a latency (a CSV trace's key and
-	// latency_ns columns).
-	Columns() (key, latency bool)
-}
+type RowReader = trace.RowReader
 
 // ReplayRows is Replay of rows rather than of CSV text: the same decisions and the same
 // output, byte for byte, as replaying the CSV trace t_ns,permits[,key][,latency_ns] of the
@@ -39,25 +31,6 @@ func ReplayRows(rows RowReader, out io.Writer, stacks [][]limiters.Spec) (Replay
 	}
 	return replayRows(rows, out, names, built, clock)
 }
-
-// NextRow is Next as a RowReader (the key is not interned: it is valid until the next call).
-func (t *TraceReader) NextRow() (at time.Duration, permits int, key []byte, latency time.Duration, err error) {
-	if err := t.next(); err != nil {
-		return 0, 0, nil, 0, err
-	}
-	switch {
-	case t.keyCol < 0:
-	case t.keyIsText:
-		t.keyBytes = append(t.keyBytes[:0], t.keyText...)
-		key = t.keyBytes
-	default:
-		key = t.src.buf[t.keyStart:t.keyEnd]
-	}
-	return t.cur.at, t.cur.permits, key, t.cur.latency, nil
-}
-
-// Columns says whether the trace has a key and a latency_ns column.
-func (t *TraceReader) Columns() (key, latency bool) { return t.keyCol >= 0, t.latencyCol >= 0 }
 
 // replayRows is the replay of rows through built stacks (see replayBuilt).
 func replayRows(rows RowReader, out io.Writer, names []string, built []*Stack, clock *virtualclock.Clock) (ReplaySummary, error) {
@@ -81,8 +54,8 @@ func replayRows(rows RowReader, out io.Writer, names []string, built []*Stack, c
 			return p.sum, err
 		}
 		switch {
-		case n > MaxTraceRows: // as a CSV trace's reader says it, on the line the row would be
-			return p.sum, fmt.Errorf("line %d: a trace holds at most %d requests (so that their permits add up exactly)", n+1, int64(MaxTraceRows))
+		case n > trace.MaxRows: // as a CSV trace's reader says it, on the line the row would be
+			return p.sum, fmt.Errorf("line %d: a trace holds at most %d requests (so that their permits add up exactly)", n+1, int64(trace.MaxRows))
 		case at < p.sum.Duration || at >= MaxTime:
 			return p.sum, fmt.Errorf("row %d: time %v is before the previous row's %v or not less than %s", n, at, p.sum.Duration, maxTimeText)
 		case permits < 1 || permits > MaxPermits:
@@ -139,6 +112,10 @@ func replayRows(rows RowReader, out io.Writer, names []string, built []*Stack, c
 // internedKeys shares one string per distinct key, for the first maxInterned keys: a trace's
 // few hundred clients cost one string each, not one per row.
 type internedKeys struct{ m map[string]string }
+
+// maxInterned bounds the distinct keys internedKeys shares a string for, as trace.Reader's
+// Key does.
+const maxInterned = 4096
 
 func (k *internedKeys) get(b []byte) string {
 	if s, ok := k.m[string(b)]; ok {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 	"github.com/stretchr/testify/require"
 )
 
@@ -103,12 +104,12 @@ func TestReplayOfLogRowsFailsAsItsCSVText(t *testing.T) {
 // ReplayRows of a CSV trace's reader is Replay of its text, latencies and keys included; a
 // RowReader's row out of order or range is refused naming the row.
 func TestReplayRowsOfATraceReader(t *testing.T) {
-	trace := "t_ns,permits,key,latency_ns\n0,1,a,5000000\n1000,2,b,0\n1000,1,\" a \",300000000\n200000000,3,c,1\n900000000,1,a,7\n"
+	text := "t_ns,permits,key,latency_ns\n0,1,a,5000000\n1000,2,b,0\n1000,1,\" a \",300000000\n200000000,3,c,1\n900000000,1,a,7\n"
 	specs := replayRowsSpecs(t)
 	var want, got bytes.Buffer
-	wantSum, err := Replay(strings.NewReader(trace), &want, specs)
+	wantSum, err := Replay(strings.NewReader(text), &want, specs)
 	require.NoError(t, err)
-	r, err := NewTraceReader(strings.NewReader(trace))
+	r, err := trace.NewReader(strings.NewReader(text))
 	require.NoError(t, err)
 	gotSum, err := ReplayRows(r, &got, specs)
 	require.NoError(t, err)

@@ -163,7 +163,7 @@ const (
 	SourceRamp     SourceKind = "ramp"     // Rate rising (or falling) linearly to RateTo between From and Until
 	SourceSine     SourceKind = "sine"     // Rate + Amplitude·sin(2πt/Period): a diurnal cycle
 	SourceScript   SourceKind = "script"   // the listed arrivals
-	SourceTrace    SourceKind = "trace"    // the arrivals of a CSV trace file (see TraceReader)
+	SourceTrace    SourceKind = "trace"    // the arrivals of a CSV trace file (see trace.Reader)
 )
 
 // Source is one arrival process. Requests ask for Permits (default 1) and carry Key.
@@ -179,7 +179,7 @@ type Source struct {
 	Period    time.Duration     // sine
 	Bursts    []Burst           // bursts
 	Script    []Arrival         // script
-	TraceFile string            // trace: a CSV file (see TraceReader), or an access log (see accesslog.Open)
+	TraceFile string            // trace: a CSV file (see trace.Reader), or an access log (see accesslog.Open)
 	Log       accesslog.Options // trace: how TraceFile is read (the zero value tells its format by its content)
 	TraceData string            // trace: the CSV itself, for built-in scenarios (used when TraceFile is "")
 	Permits   int               // permits per request; 0 means 1
@@ -390,7 +390,7 @@ type Distribution struct {
 const MaxTime = time.Duration(1) << 62
 
 // MaxPermits is the most permits one request may ask for: 2^31−1, so that the permits of up
-// to 2^32 requests add up exactly in an int64 (a trace holds at most MaxTraceRows).
+// to 2^32 requests add up exactly in an int64 (a trace holds at most trace.MaxRows).
 const MaxPermits = 1<<31 - 1
 
 // maxTimeText is how errors name MaxTime.

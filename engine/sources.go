@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/ratelab/ratelab/accesslog"
+	"github.com/ratelab/ratelab/trace"
 )
 
 // arrival is one request offered by a source.
@@ -68,7 +69,7 @@ func newArrivals(src Source, index int, seed uint64, horizon time.Duration) (str
 		return &scriptStream{timed: base, script: src.Script}, nil
 	case SourceTrace:
 		var in io.ReadCloser = io.NopCloser(strings.NewReader(src.TraceData))
-		var trace io.Reader = in
+		var text io.Reader = in
 		name := "built-in trace"
 		if src.TraceFile != "" {
 			f, err := os.Open(src.TraceFile)
@@ -76,15 +77,19 @@ func newArrivals(src Source, index int, seed uint64, horizon time.Duration) (str
 				return nil, fmt.Errorf("sources[%d].file: %w", index, err)
 			}
 			in, name = f, src.TraceFile
-			// An access log is read as the CSV trace it stands for (a CSV trace as itself).
-			log, err := accesslog.Open(f, src.Log)
+			// An access log is read as its rows, as the CSV trace it stands for reads
+			// (trace.Rows), without writing that text; a CSV trace as itself.
+			opened, err := accesslog.Open(f, src.Log)
 			if err != nil {
 				f.Close()
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			trace = log
+			if log := opened.Log(); log != nil {
+				return &traceStream{timed: base, in: f, reader: trace.NewRows(log), name: name}, nil
+			}
+			text = opened
 		}
-		r, err := NewTraceReader(trace)
+		r, err := trace.NewReader(text)
 		if err != nil {
 			in.Close()
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -418,7 +423,7 @@ func (s *scriptStream) next() (arrival, bool, error) {
 type traceStream struct {
 	timed
 	in     io.ReadCloser
-	reader *TraceReader
+	reader interface{ Next() (trace.Row, error) } // a *trace.Reader, or a log's *trace.Rows
 	name   string
 }
 

@@ -1,6 +1,6 @@
 package engine
 
-// Bounded reading: a line longer than MaxTraceLine is refused, naming its line, on every path,
+// Bounded reading: a line longer than trace.MaxLine is refused, naming its line, on every path,
 // having read little more than the cap; and memory (and, on the plain path, allocations) do
 // not grow with the trace.
 
@@ -9,35 +9,15 @@ import (
 	"io"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratelab/ratelab/internal/tracegen"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 )
-
-// endlessTail is prefix, then tail repeated for ever; it counts the bytes read.
-type endlessTail struct {
-	prefix string
-	tail   string
-	read   int64
-}
-
-func (e *endlessTail) Read(p []byte) (int, error) {
-	var n int
-	if int(e.read) < len(e.prefix) {
-		n = copy(p, e.prefix[e.read:])
-	} else {
-		n = copy(p, e.tail[(int(e.read)-len(e.prefix))%len(e.tail):])
-		for n < len(p) {
-			n += copy(p[n:], e.tail)
-		}
-	}
-	e.read += int64(n)
-	return n, nil
-}
 
 func TestTraceRefusesALineLongerThanTheCap(t *testing.T) {
 	long := "line %d: the line is longer than 1 MiB (1048576 bytes)"
@@ -56,90 +36,17 @@ func TestTraceRefusesALineLongerThanTheCap(t *testing.T) {
 			"than 1 MiB (1048576 bytes): is a quote left open?", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, replay := range []bool{false, true} {
-				src := &endlessTail{prefix: tc.prefix, tail: tc.tail}
-				var err error
-				rows := 0
-				if replay {
-					var sum ReplaySummary
-					sum, err = Replay(src, io.Discard, [][]limiters.Spec{{limiters.ConcurrencySpec{Max: 1}}})
-					rows = int(sum.Rows)
-				} else {
-					res := readWith(func() (nexter, error) { return NewTraceReader(src) })
-					err, rows = res.err, len(res.rows)
-				}
+			{
+				src := &tracegen.EndlessTail{Prefix: tc.prefix, Tail: tc.tail}
+				sum, err := Replay(src, io.Discard, [][]limiters.Spec{{limiters.ConcurrencySpec{Max: 1}}})
+				rows := int(sum.Rows)
 				require.Error(t, err)
 				assert.Equal(t, tc.want, err.Error())
 				assert.Equal(t, tc.rows, rows)
-				assert.Less(t, src.read, int64(MaxTraceLine+256<<10), "read %d bytes", src.read)
+				assert.Less(t, src.N, int64(trace.MaxLine+256<<10), "read %d bytes", src.N)
 			}
 		})
 	}
-}
-
-// A line of exactly MaxTraceLine bytes (its newline aside) is read, on every path.
-func TestTraceReadsALineOfTheCap(t *testing.T) {
-	for _, tc := range []struct{ name, header, row string }{
-		{"plain", "t_ns,permits,key", "5,1,"},
-		{"general", "t_ns,key,permits", "5,"},
-		{"csv", "t_ns,permits,key", `5,1,"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, crlf := range []bool{false, true} {
-				pad := MaxTraceLine - len(tc.row) - strings.Count(tc.row, `"`)
-				if crlf {
-					pad--
-				}
-				key := strings.Repeat("k", pad)
-				line := tc.row + key + strings.Repeat(`"`, strings.Count(tc.row, `"`))
-				eol := "\n"
-				if crlf {
-					eol = "\r\n"
-				}
-				require.Equal(t, MaxTraceLine, len(line)+len(eol)-1)
-				rows, err := readAll(t, tc.header+"\n"+line+eol+"6,1\n")
-				require.NoError(t, err)
-				require.Len(t, rows, 2)
-				assert.Equal(t, key, rows[0].Key)
-				_, err = readAll(t, tc.header+"\n"+line+"k"+eol)
-				assert.EqualError(t, err, "line 2: the line is longer than 1 MiB (1048576 bytes)")
-			}
-		})
-	}
-}
-
-// generated is a trace of rows rows made as it is read: t_ns, permits and a key of 100, in the
-// layout given by its header. At the rows in marks it runs the garbage collector and keeps the
-// memory statistics.
-type generated struct {
-	header  string
-	format  func(dst []byte, i int, at int64) []byte // appends row i
-	rows    int
-	marks   map[int]*runtime.MemStats
-	pending []byte
-	i       int
-	at      int64
-}
-
-func (g *generated) Read(p []byte) (int, error) {
-	if g.header != "" {
-		g.pending, g.header = append(g.pending, g.header...), ""
-	}
-	for len(g.pending) < len(p) && g.i < g.rows {
-		if m, ok := g.marks[g.i]; ok {
-			runtime.GC()
-			runtime.ReadMemStats(m)
-		}
-		g.at += int64(g.i%7) * 1000
-		g.pending = g.format(g.pending, g.i, g.at)
-		g.i++
-	}
-	if len(g.pending) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, g.pending)
-	g.pending = g.pending[:copy(g.pending, g.pending[n:])]
-	return n, nil
 }
 
 // The heap does not grow with the trace's length, on any path; on the plain path, neither
@@ -183,32 +90,14 @@ func TestTraceMemoryIsFlat(t *testing.T) {
 		{"csv", "t_ns,permits,key\n", quoted, rows / 4, false},
 		{"general", "t,permits,key\n", seconds, rows / 4, false},
 	} {
-		for _, useReplay := range []bool{true, false} {
-			t.Run(fmt.Sprintf("%s/replay=%v", tc.name, useReplay), func(t *testing.T) {
+		{
+			t.Run(tc.name, func(t *testing.T) {
 				var early, late runtime.MemStats
 				early10 := tc.rows / 10
-				g := &generated{header: tc.header, format: tc.format, rows: tc.rows,
-					marks: map[int]*runtime.MemStats{early10: &early, tc.rows - 1000: &late}}
-				if useReplay {
-					sum, err := Replay(g, io.Discard, [][]limiters.Spec{spec})
-					require.NoError(t, err)
-					require.Equal(t, int64(tc.rows), sum.Rows)
-				} else {
-					r, err := NewTraceReader(g)
-					require.NoError(t, err)
-					n := 0
-					for ; ; n++ {
-						row, err := r.Next()
-						if err == io.EOF {
-							break
-						}
-						require.NoError(t, err)
-						if row.Key != keys[n%100] {
-							require.Equal(t, keys[n%100], row.Key)
-						}
-					}
-					require.Equal(t, tc.rows, n)
-				}
+				g := &tracegen.Generated{Header: tc.header, Format: tc.format, Rows: tc.rows, Marks: map[int]*runtime.MemStats{early10: &early, tc.rows - 1000: &late}}
+				sum, err := Replay(g, io.Discard, [][]limiters.Spec{spec})
+				require.NoError(t, err)
+				require.Equal(t, int64(tc.rows), sum.Rows)
 				between := int64(tc.rows - 1000 - early10)
 				growth := int64(late.HeapAlloc) - int64(early.HeapAlloc)
 				t.Logf("%d rows: heap %d → %d bytes, %.4f allocations per row", between, early.HeapAlloc, late.HeapAlloc,

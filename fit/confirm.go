@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 )
 
 // Replayed is what one spec's limiter admitted of a trace.
@@ -24,7 +24,7 @@ func Replay(ctx context.Context, src Source, specs []string) ([]Replayed, error)
 	if err != nil {
 		return nil, err
 	}
-	err = each(ctx, src, func(row *engine.TraceRow) error {
+	err = each(ctx, src, func(row *trace.Row) error {
 		if err := clock.AdvanceTo(row.At); err != nil {
 			return fmt.Errorf("%s: line %d: %w", src.Name(), row.Line, err)
 		}

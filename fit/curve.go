@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 )
 
 // maxTolerance is the largest tolerance capacity·T a token bucket accepts: 2⁶² ns.
@@ -146,7 +146,7 @@ func Curve(ctx context.Context, src Source, rates []limiters.Rate) ([]Point, err
 		}
 	}
 	c := newCurve(rates)
-	if err := each(ctx, src, func(row *engine.TraceRow) error {
+	if err := each(ctx, src, func(row *trace.Row) error {
 		c.add(int64(row.At), int64(row.Permits))
 		return nil
 	}); err != nil {

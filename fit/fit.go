@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 )
 
 // Options say which rates to fit and what to answer.
@@ -38,7 +38,7 @@ func firstPass(ctx context.Context, src Source, opt Options, slots int) (Stats, 
 		maxMemory = DefaultMaxMemory
 	}
 	acc := newStatsAccumulator(opt.Window, slots)
-	t, err := load(ctx, src, nil, maxMemory, func(t *table, row *engine.TraceRow, _ uint32) error {
+	t, err := load(ctx, src, nil, maxMemory, func(t *table, row *trace.Row, _ uint32) error {
 		acc.add(t, row)
 		return nil
 	})

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 )
 
 // Per-client fitting answers the question most real limits are set on: what rate and burst
@@ -142,7 +142,7 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 	rep := &PerClientReport{Source: src.Name(), ClientsPPM: opt.ClientsPPM}
 	var first, last time.Duration
 	w := int64(opt.Window)
-	add := func(row *engine.TraceRow, k uint32) {
+	add := func(row *trace.Row, k uint32) {
 		if int(k) == len(stats) {
 			stats = append(stats, clientStats{window: -1})
 		}
@@ -163,14 +163,14 @@ func FitPerClient(ctx context.Context, src Source, opt PerClientOptions) (*PerCl
 		s.peak = max(s.peak, s.count)
 	}
 	in := newInterner(src.Name(), opt.MaxKeys)
-	t, err := load(ctx, src, in, maxMemory, func(_ *table, row *engine.TraceRow, k uint32) error {
+	t, err := load(ctx, src, in, maxMemory, func(_ *table, row *trace.Row, k uint32) error {
 		add(row, k)
 		return nil
 	})
 	if errors.Is(err, errTooLarge) {
 		stats, rep.Requests, rep.Permits = nil, 0, 0
 		in = newInterner(src.Name(), opt.MaxKeys)
-		err = each(ctx, src, func(row *engine.TraceRow) error {
+		err = each(ctx, src, func(row *trace.Row) error {
 			k, err := in.id(row)
 			if err == nil {
 				add(row, k)
@@ -326,7 +326,7 @@ func clientCurves(ctx context.Context, src Source, grouped *byClient, over *clie
 	} else if grouped != nil {
 		err = grouped.needs(ctx, intervals, tat, need)
 	} else {
-		err = each(ctx, src, func(row *engine.TraceRow) error {
+		err = each(ctx, src, func(row *trace.Row) error {
 			base := int(index[row.Key]) * nr
 			now, n := int64(row.At), int64(row.Permits)
 			for r, t := range intervals {
@@ -389,7 +389,7 @@ func clientReplay(ctx context.Context, src Source, t *table, rep *PerClientRepor
 	if t != nil {
 		err = t.scanKeyed(ctx, decide)
 	} else {
-		err = each(ctx, src, func(row *engine.TraceRow) error {
+		err = each(ctx, src, func(row *trace.Row) error {
 			if err := decide(row.At, row.Key, index[row.Key], row.Permits); err != nil {
 				return fmt.Errorf("%s: line %d: %w", src.Name(), row.Line, err)
 			}

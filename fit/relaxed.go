@@ -4,8 +4,8 @@ import (
 	"context"
 	"math/bits"
 
-	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 )
 
 // Relaxed answers "the smallest capacity that refuses at most PPM parts per million of the
@@ -140,7 +140,7 @@ func relax(ctx context.Context, read passes, p Point, total, ppm int64) (Relaxed
 // bucket's arithmetic and returns the permits and requests each refuses.
 func Refusals(ctx context.Context, src Source, rate limiters.Rate, capacities []int64) (permits, requests []int64, err error) {
 	b := newBuckets(rate, capacities)
-	err = each(ctx, src, func(row *engine.TraceRow) error {
+	err = each(ctx, src, func(row *trace.Row) error {
 		b.add(int64(row.At), int64(row.Permits))
 		return nil
 	})

@@ -8,12 +8,13 @@ import (
 
 	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/trace"
 )
 
-// Rows is a stream of requests in time order, io.EOF after the last: an engine.TraceReader or
-// engine.Arrivals.
+// Rows is a stream of requests in time order, io.EOF after the last: a trace.Reader, a
+// trace.Rows (an access log's) or engine.Arrivals.
 type Rows interface {
-	Next() (engine.TraceRow, error)
+	Next() (trace.Row, error)
 }
 
 // Source is an input that can be read again from its first row: fitting reads it a few times
@@ -53,7 +54,15 @@ func (f *LogSource) Open() (Rows, io.Closer, error) {
 		file.Close()
 		return nil, nil, fmt.Errorf("%s: %w", f.name, err)
 	}
-	r, err := engine.NewTraceReader(in)
+	if f.first == nil && in.Log() != nil {
+		f.first = in
+	}
+	if log := in.Log(); log != nil {
+		// A log's requests are read as rows, not as the CSV text in also reads as: the
+		// same rows and errors (trace.Rows), in 0.85x the CPU time (see trace.Rows).
+		return trace.NewRows(log), file, nil
+	}
+	r, err := trace.NewReader(in)
 	if err != nil {
 		file.Close()
 		return nil, nil, fmt.Errorf("%s: %w", f.name, err)
@@ -81,7 +90,7 @@ type textSource struct{ name, csv string }
 func (t textSource) Name() string { return t.name }
 
 func (t textSource) Open() (Rows, io.Closer, error) {
-	r, err := engine.NewTraceReader(strings.NewReader(t.csv))
+	r, err := trace.NewReader(strings.NewReader(t.csv))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", t.name, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/trace"
 )
 
 // Stats describes a trace: how much it asks for, how fast on average and at its peak, and the
@@ -100,12 +100,12 @@ func statistics(ctx context.Context, src Source, window time.Duration, slots int
 		return st, err
 	}
 	defer closer.Close()
-	var behind engine.TraceRow
+	var behind trace.Row
 	haveBehind := false
 	inWindow := int64(0)
 	instant := int64(0)
 	last := time.Duration(-1)
-	err = each(ctx, src, func(row *engine.TraceRow) error {
+	err = each(ctx, src, func(row *trace.Row) error {
 		n := int64(row.Permits)
 		if st.Requests == 0 {
 			st.First = row.At

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
@@ -75,12 +76,12 @@ func (t *table) permitsOf(i int64) int64 { return int64(t.chunks[i/chunkRows].pe
 // it is stored; keys, when not nil, interns the keys. It stops with errTooLarge once the
 // columns would pass maxBytes.
 func load(ctx context.Context, src Source, keys *interner, maxBytes int64,
-	visit func(t *table, row *engine.TraceRow, id uint32) error) (*table, error) {
+	visit func(t *table, row *trace.Row, id uint32) error) (*table, error) {
 	keyed := keys != nil
 	t := &table{name: src.Name(), keyed: keyed}
 	maxRows := maxBytes / bytesPerRow(keyed)
 	var cur *chunk
-	err := each(ctx, src, func(row *engine.TraceRow) error {
+	err := each(ctx, src, func(row *trace.Row) error {
 		if t.rows >= maxRows {
 			return errTooLarge
 		}
@@ -122,7 +123,7 @@ type interner struct {
 	max   int
 	index map[string]uint32
 	keys  []string
-	// cache remembers keys by the address of their text: engine.TraceReader hands out one
+	// cache remembers keys by the address of their text: trace.Reader hands out one
 	// string for each of a trace's first 4096 distinct keys, so a row's key is most often
 	// the very string keys holds, found here without hashing it again. Only texts keys holds
 	// are remembered (alive as long as the interner), so an address is never reused for
@@ -144,7 +145,7 @@ func newInterner(name string, max int) *interner {
 }
 
 // id is row's key's number; an error naming the line when it would be the max+1st key.
-func (in *interner) id(row *engine.TraceRow) (uint32, error) {
+func (in *interner) id(row *trace.Row) (uint32, error) {
 	text := unsafe.StringData(row.Key)
 	addr := uintptr(unsafe.Pointer(text))
 	e := &in.cache[(addr>>4^addr>>16)%internCache]
@@ -185,7 +186,7 @@ func newStatsAccumulator(window time.Duration, slots int) *statsAccumulator {
 }
 
 // add is the row just stored as the table's last.
-func (a *statsAccumulator) add(t *table, row *engine.TraceRow) {
+func (a *statsAccumulator) add(t *table, row *trace.Row) {
 	st := &a.st
 	n := int64(row.Permits)
 	if st.Requests == 0 {

@@ -16,13 +16,14 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 )
 
 // keyedCSV is trace with each row's key drawn from keys clients.
-func keyedCSV(rng *rand.Rand, trace []req, clients int) string {
+func keyedCSV(rng *rand.Rand, reqs []req, clients int) string {
 	var b strings.Builder
 	b.WriteString("t_ns,permits,key\n")
-	for _, r := range trace {
+	for _, r := range reqs {
 		fmt.Fprintf(&b, "%d,%d,c%d\n", r.at, r.n, rng.IntN(clients))
 	}
 	return b.String()
@@ -33,8 +34,8 @@ func keyedCSV(rng *rand.Rand, trace []req, clients int) string {
 func TestTableFitIsTheStreamedFit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for i := range 30 {
-		trace := randomTrace(rng, 1+rng.IntN(3000), int64(1+rng.IntN(5_000_000)), 1+rng.IntN(4))
-		src := Text(fmt.Sprintf("trace%d.csv", i), csvOf(trace))
+		reqs := randomTrace(rng, 1+rng.IntN(3000), int64(1+rng.IntN(5_000_000)), 1+rng.IntN(4))
+		src := Text(fmt.Sprintf("trace%d.csv", i), csvOf(reqs))
 		opt := Options{RefusePPM: int64(rng.IntN(3)) * 5000, Steps: 5 + rng.IntN(20)}
 		if rng.IntN(3) == 0 {
 			opt.RefusePPM = -1
@@ -69,8 +70,8 @@ func requireStreamedIsInMemory(t *testing.T, trace int, run func(streamed bool) 
 func TestTablePerClientIsTheStreamedPerClient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	for i := range 20 {
-		trace := randomTrace(rng, 2+rng.IntN(3000), int64(1+rng.IntN(5_000_000)), 1+rng.IntN(4))
-		src := Text(fmt.Sprintf("keyed%d.csv", i), keyedCSV(rng, trace, 1+rng.IntN(40)))
+		reqs := randomTrace(rng, 2+rng.IntN(3000), int64(1+rng.IntN(5_000_000)), 1+rng.IntN(4))
+		src := Text(fmt.Sprintf("keyed%d.csv", i), keyedCSV(rng, reqs, 1+rng.IntN(40)))
 		opt := PerClientOptions{Steps: 5 + rng.IntN(20), ClientsPPM: int64(500000 + rng.IntN(500001))}
 		if rng.IntN(2) == 0 {
 			opt.Protect = limiters.PerSecond(50 + rng.IntN(5000))
@@ -98,10 +99,10 @@ func TestTableReplayIsEngineReplay(t *testing.T) {
 		"keys(max=8,evict=lru):token-bucket:capacity=3,rate=50/1s+token-bucket:capacity=10,rate=200/1s",
 	}
 	for i := range 6 {
-		trace := randomTrace(rng, 500+rng.IntN(3000), int64(1+rng.IntN(4_000_000)), 1+rng.IntN(3))
-		text := keyedCSV(rng, trace, 1+rng.IntN(12))
+		reqs := randomTrace(rng, 500+rng.IntN(3000), int64(1+rng.IntN(4_000_000)), 1+rng.IntN(3))
+		text := keyedCSV(rng, reqs, 1+rng.IntN(12))
 		tb, err := load(context.Background(), Text("t.csv", text), newInterner("t.csv", 1<<20), DefaultMaxMemory,
-			func(*table, *engine.TraceRow, uint32) error { return nil })
+			func(*table, *trace.Row, uint32) error { return nil })
 		require.NoError(t, err)
 		got, err := tb.replay(context.Background(), specs)
 		require.NoError(t, err)
@@ -116,7 +117,7 @@ func TestTableReplayIsEngineReplay(t *testing.T) {
 		for j := range specs {
 			assert.Equal(t, sum.Admitted[j], got[j].Admitted, "trace %d, %s", i, specs[j])
 		}
-		assert.Less(t, got[0].Admitted, int64(len(trace)), "trace %d: the first spec refuses something, or the test tests little", i)
+		assert.Less(t, got[0].Admitted, int64(len(reqs)), "trace %d: the first spec refuses something, or the test tests little", i)
 	}
 }
 
@@ -125,18 +126,18 @@ func TestTableReplayIsEngineReplay(t *testing.T) {
 func TestCurveOverSegmentsIsTheCurve(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 10))
 	for i := range 40 {
-		trace := randomTrace(rng, 1+rng.IntN(5000), int64(1+rng.IntN(3_000_000)), 1+rng.IntN(3))
+		reqs := randomTrace(rng, 1+rng.IntN(5000), int64(1+rng.IntN(3_000_000)), 1+rng.IntN(3))
 		if i%2 == 0 { // the same traffic three times, an hour apart: three segments tie
-			span := trace[len(trace)-1].at + int64(time.Hour)
-			for _, r := range slices.Clone(trace) {
-				trace = append(trace, req{r.at + span, r.n})
+			span := reqs[len(reqs)-1].at + int64(time.Hour)
+			for _, r := range slices.Clone(reqs) {
+				reqs = append(reqs, req{r.at + span, r.n})
 			}
-			for _, r := range trace[:len(trace)/2] {
-				trace = append(trace, req{r.at + 2*span, r.n})
+			for _, r := range reqs[:len(reqs)/2] {
+				reqs = append(reqs, req{r.at + 2*span, r.n})
 			}
 		}
-		tb, err := load(context.Background(), Text("t.csv", csvOf(trace)), nil, DefaultMaxMemory,
-			func(*table, *engine.TraceRow, uint32) error { return nil })
+		tb, err := load(context.Background(), Text("t.csv", csvOf(reqs)), nil, DefaultMaxMemory,
+			func(*table, *trace.Row, uint32) error { return nil })
 		require.NoError(t, err)
 		basis := limiters.PerSecond(50 + rng.IntN(2000))
 		seg := tb.segmentsAt(basis, int64(1+rng.IntN(64)))
@@ -158,9 +159,9 @@ func TestCurveOverSegmentsIsTheCurve(t *testing.T) {
 func TestRefusalsOverSegmentsAreTheReplays(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
 	for i := range 40 {
-		trace := randomTrace(rng, 1+rng.IntN(5000), int64(1+rng.IntN(3_000_000)), 1+rng.IntN(4))
-		tb, err := load(context.Background(), Text("t.csv", csvOf(trace)), nil, DefaultMaxMemory,
-			func(*table, *engine.TraceRow, uint32) error { return nil })
+		reqs := randomTrace(rng, 1+rng.IntN(5000), int64(1+rng.IntN(3_000_000)), 1+rng.IntN(4))
+		tb, err := load(context.Background(), Text("t.csv", csvOf(reqs)), nil, DefaultMaxMemory,
+			func(*table, *trace.Row, uint32) error { return nil })
 		require.NoError(t, err)
 		rate := limiters.PerSecond(50 + rng.IntN(3000))
 		tb.refusalSegments = tb.segmentsAt(rate, int64(1+rng.IntN(64)))
@@ -169,7 +170,7 @@ func TestRefusalsOverSegmentsAreTheReplays(t *testing.T) {
 			caps = append(caps, int64(1+rng.IntN(40)))
 		}
 		b := newBuckets(rate, caps)
-		for _, r := range trace {
+		for _, r := range reqs {
 			b.add(r.at, int64(r.n))
 		}
 		permits, requests, err := tb.refusals(context.Background(), rate, caps, -1)
@@ -194,9 +195,9 @@ func TestRefusalsOverSegmentsAreTheReplays(t *testing.T) {
 func TestClientNeedsOverSegmentsAreTheNeeds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 12))
 	for i := range 30 {
-		trace := randomTrace(rng, 2+rng.IntN(5000), int64(1+rng.IntN(3_000_000)), 1+rng.IntN(4))
-		tb, err := load(context.Background(), Text("t.csv", keyedCSV(rng, trace, 1+rng.IntN(20))), newInterner("t.csv", 1<<20),
-			DefaultMaxMemory, func(*table, *engine.TraceRow, uint32) error { return nil })
+		reqs := randomTrace(rng, 2+rng.IntN(5000), int64(1+rng.IntN(3_000_000)), 1+rng.IntN(4))
+		tb, err := load(context.Background(), Text("t.csv", keyedCSV(rng, reqs, 1+rng.IntN(20))), newInterner("t.csv", 1<<20),
+			DefaultMaxMemory, func(*table, *trace.Row, uint32) error { return nil })
 		require.NoError(t, err)
 		g := tb.groupByClient()
 		basis := limiters.PerSecond(5 + rng.IntN(200))
@@ -216,7 +217,7 @@ func TestClientNeedsOverSegmentsAreTheNeeds(t *testing.T) {
 }
 
 // The interner numbers a key the same whether the row's text is the string it holds (as
-// engine.TraceReader hands out a trace's first 4096 keys) or a copy, past 4096 keys too.
+// trace.Reader hands out a trace's first 4096 keys) or a copy, past 4096 keys too.
 func TestInternerNumbersEachKeyOnce(t *testing.T) {
 	in := newInterner("t.csv", 1<<20)
 	rng := rand.New(rand.NewPCG(13, 13))
@@ -230,7 +231,7 @@ func TestInternerNumbersEachKeyOnce(t *testing.T) {
 		} else if !ok {
 			held[text] = key
 		}
-		id, err := in.id(&engine.TraceRow{Line: line + 2, Key: key})
+		id, err := in.id(&trace.Row{Line: line + 2, Key: key})
 		require.NoError(t, err)
 		if w, ok := want[text]; ok {
 			require.Equal(t, w, id, "line %d: %s", line+2, text)
@@ -242,10 +243,10 @@ func TestInternerNumbersEachKeyOnce(t *testing.T) {
 	require.Equal(t, len(want), len(in.keys))
 	small := newInterner("t.csv", 2)
 	for i, k := range []string{"a", "b", "a"} {
-		_, err := small.id(&engine.TraceRow{Line: i + 2, Key: k})
+		_, err := small.id(&trace.Row{Line: i + 2, Key: k})
 		require.NoError(t, err)
 	}
-	_, err := small.id(&engine.TraceRow{Line: 5, Key: "c"})
+	_, err := small.id(&trace.Row{Line: 5, Key: "c"})
 	require.EqualError(t, err, "t.csv: line 5: more than 2 distinct keys; a per-client fit holds every client's curve in memory")
 }
 
@@ -257,20 +258,20 @@ func TestTableCurveIsCurveAddWhenRatesDie(t *testing.T) {
 	// Three requests at one instant: the slow rate dies at the third, where the other needs
 	// the most it ever will; a trace that goes on after it.
 	slow := limiters.Rate{Permits: 1, Window: 1 << 61}
-	for _, trace := range [][]req{{{0, 1}, {0, 1}, {0, 1}}, {{0, 1}, {0, 1}, {0, 1}, {5, 1}, {9, 1}}} {
+	for _, reqs := range [][]req{{{0, 1}, {0, 1}, {0, 1}}, {{0, 1}, {0, 1}, {0, 1}, {5, 1}, {9, 1}}} {
 		for _, rates := range [][]limiters.Rate{{slow, limiters.PerSecond(100)}, {limiters.PerSecond(100), slow}} {
-			tb, err := load(context.Background(), Text("t.csv", csvOf(trace)), nil, DefaultMaxMemory,
-				func(*table, *engine.TraceRow, uint32) error { return nil })
+			tb, err := load(context.Background(), Text("t.csv", csvOf(reqs)), nil, DefaultMaxMemory,
+				func(*table, *trace.Row, uint32) error { return nil })
 			require.NoError(t, err)
 			got, err := tb.curve(context.Background(), rates)
 			require.NoError(t, err)
-			require.Equal(t, points(t, trace, rates...), got, "rates %v", rates)
+			require.Equal(t, points(t, reqs, rates...), got, "rates %v", rates)
 		}
 	}
 	for i := range 40 {
-		trace := randomTrace(rng, 1+rng.IntN(5000), int64(1+rng.IntN(2_000_000)), 1+rng.IntN(2))
-		tb, err := load(context.Background(), Text("t.csv", csvOf(trace)), nil, DefaultMaxMemory,
-			func(*table, *engine.TraceRow, uint32) error { return nil })
+		reqs := randomTrace(rng, 1+rng.IntN(5000), int64(1+rng.IntN(2_000_000)), 1+rng.IntN(2))
+		tb, err := load(context.Background(), Text("t.csv", csvOf(reqs)), nil, DefaultMaxMemory,
+			func(*table, *trace.Row, uint32) error { return nil })
 		require.NoError(t, err)
 		var rates []limiters.Rate
 		for range 1 + rng.IntN(6) {
@@ -280,7 +281,7 @@ func TestTableCurveIsCurveAddWhenRatesDie(t *testing.T) {
 				rates = append(rates, limiters.PerSecond(1+rng.IntN(5000)))
 			}
 		}
-		want := points(t, trace, rates...)
+		want := points(t, reqs, rates...)
 		got, err := tb.curve(context.Background(), rates)
 		require.NoError(t, err)
 		require.Equal(t, want, got, "trace %d, rates %v", i, rates)
@@ -293,11 +294,11 @@ func TestTableCurveIsCurveAddWhenRatesDie(t *testing.T) {
 func TestClientCurvesWhenClientsDie(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 15))
 	for i := range 12 {
-		trace := randomTrace(rng, 9000+rng.IntN(6000), int64(1+rng.IntN(1000)), 1+rng.IntN(2))
-		text := keyedCSV(rng, trace, 1+i%3)
+		reqs := randomTrace(rng, 9000+rng.IntN(6000), int64(1+rng.IntN(1000)), 1+rng.IntN(2))
+		text := keyedCSV(rng, reqs, 1+i%3)
 		src := Text("t.csv", text)
 		in := newInterner("t.csv", 1<<20)
-		tb, err := load(context.Background(), src, in, DefaultMaxMemory, func(*table, *engine.TraceRow, uint32) error { return nil })
+		tb, err := load(context.Background(), src, in, DefaultMaxMemory, func(*table, *trace.Row, uint32) error { return nil })
 		require.NoError(t, err)
 		rates := []limiters.Rate{{Permits: 1, Window: 1 << 50}, {Permits: 1, Window: 1 << 61}, limiters.PerSecond(1 + rng.IntN(1000))}
 		want, err := clientCurves(context.Background(), src, nil, nil, in.index, rates)

@@ -15,9 +15,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/internal/redistest"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 )
 
 // client is a client of the test server with pool connections, closed at cleanup.
@@ -50,7 +50,7 @@ func apiGatewayTrace(t *testing.T) []request {
 	f, err := os.Open("../scenarios/traces/api-gateway.csv")
 	require.NoError(t, err)
 	defer f.Close()
-	r, err := engine.NewTraceReader(f)
+	r, err := trace.NewReader(f)
 	require.NoError(t, err)
 	var out []request
 	for {

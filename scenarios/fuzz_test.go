@@ -12,7 +12,7 @@ import (
 
 // fuzzTrace stands in for every trace file a fuzzed scenario names: the fuzzer writes paths,
 // and reading /dev/zero or a stranger's file is not what these targets test (the trace reader
-// has its own target, engine.FuzzTraceReader).
+// has its own target, trace.FuzzReader).
 const fuzzTrace = "t_ns,permits,key\n0,1,a\n5,3,b\n1000000,1,\n2000000000,2,a\n"
 
 // addExamples seeds f with every scenario file in testdata.

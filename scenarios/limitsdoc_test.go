@@ -14,6 +14,7 @@ import (
 	"github.com/ratelab/ratelab/clients"
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 	// Every kind registers, so that the table has the peers' rows and failsafe-adaptive's.
 	_ "github.com/ratelab/ratelab/limiters/failsafego"
 	_ "github.com/ratelab/ratelab/limiters/peers"
@@ -159,7 +160,7 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 	p("## Counts\n\n")
 	table(
 		[3]string{"`permits` (a source's, an arrival's, a trace row's)", fmt.Sprintf("1 to %d (2^31−1; 0 or absent: 1)", engine.MaxPermits),
-			fmt.Sprintf("the permits of up to 2^32 requests (a trace holds at most %d rows) add up exactly in an int64", int64(engine.MaxTraceRows))},
+			fmt.Sprintf("the permits of up to 2^32 requests (a trace holds at most %d rows) add up exactly in an int64", int64(trace.MaxRows))},
 		[3]string{"`bins`, `--bins`", fmt.Sprintf("1 to %d (0 or absent: %d)", engine.MaxBins, engine.DefaultBins),
 			"each lane keeps a bin of counters, and a reading of every stage, per bin; a horizon shorter than the bins in nanoseconds gets fewer"},
 		[3]string{"a burst's `count`", "at least 1", "the arrivals are made one at a time, as the run reaches them"},
@@ -191,7 +192,7 @@ flag's name; nothing past these ranges reaches the engine. Flags that set scenar
 		[3]string{"`t_ns`", "a whole number of nanoseconds from 0 to less than 2^62", "as every time"},
 		[3]string{"`t`, decimal seconds", "at most 9 decimal places, less than 2^62 ns", "nanoseconds are the clock's resolution"},
 		[3]string{"`t`, RFC 3339", "less than 2^62 ns after the first row's time", "times are taken relative to the first row"},
-		[3]string{"rows", fmt.Sprintf("in time order, at most %d", int64(engine.MaxTraceRows)), "so that their permits add up exactly"},
+		[3]string{"rows", fmt.Sprintf("in time order, at most %d", int64(trace.MaxRows)), "so that their permits add up exactly"},
 		[3]string{"`permits`", fmt.Sprintf("1 to %d", engine.MaxPermits), "as a source's"},
 	)
 	p("## Scenario files\n\n")

@@ -21,7 +21,7 @@ shift || true
 targets=(
   "./scenarios FuzzLoad"        # scenarios.Load: YAML text → a scenario or a located refusal
   "./scenarios FuzzRun"         # text → load → validate → a short run of every lane
-  "./engine FuzzTraceReader"    # engine.NewTraceReader / Next on arbitrary bytes
+  "./trace FuzzReader"          # trace.NewReader / Next on arbitrary bytes
   "./limiters FuzzParseSpec"    # limiters.ParseSpec → Validate → New on a virtual clock
   "./sweep FuzzMergeCSV"        # sweep merge of two arbitrary shards: a row or a refusal naming the shard
   "./lessons FuzzLoad"          # lessons.LoadWithin: YAML text → a lesson that runs, or a located refusal

@@ -21,6 +21,7 @@ import (
 	"github.com/ratelab/ratelab/internal/linelimit"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
+	"github.com/ratelab/ratelab/trace"
 )
 
 func fitCommand(ctx context.Context, e *env, args []string) error {
@@ -308,13 +309,13 @@ func spool(ctx context.Context, stdin io.Reader) (path string, remove func(), er
 	remove = func() { f.Close(); os.Remove(f.Name()) }
 	in, stop := newCtxReader(ctx, stdin)
 	defer stop()
-	// Spooling stops at the first line the trace reader would refuse (engine.MaxTraceLine)
+	// Spooling stops at the first line the trace reader would refuse (trace.MaxLine)
 	// instead of filling the disk with what is not a trace (/dev/zero, an endless line).
-	if _, err := io.Copy(f, &linelimit.Reader{R: in, Max: engine.MaxTraceLine}); err != nil {
+	if _, err := io.Copy(f, &linelimit.Reader{R: in, Max: trace.MaxLine}); err != nil {
 		remove()
 		var long *linelimit.TooLongError
 		if errors.As(err, &long) {
-			err = fmt.Errorf("line %d: the line is longer than 1 MiB (%d bytes)", long.Line, engine.MaxTraceLine)
+			err = fmt.Errorf("line %d: the line is longer than 1 MiB (%d bytes)", long.Line, trace.MaxLine)
 		}
 		return "", nil, err
 	}

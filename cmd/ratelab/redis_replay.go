@@ -12,6 +12,7 @@ import (
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/redislimit"
+	"github.com/ratelab/ratelab/trace"
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
@@ -59,7 +60,7 @@ func (r *redisReplay) replay(ctx context.Context, in io.Reader, out io.Writer, n
 		return engine.ReplayStacks(in, out, names, built, clock)
 	}
 	var seen bytes.Buffer // what the reader took before the header told whether to pipeline
-	reader, err := engine.NewTraceReader(io.TeeReader(in, &seen))
+	reader, err := trace.NewReader(io.TeeReader(in, &seen))
 	if err == nil && reader.HasLatency() {
 		for i := range lanes {
 			if guarded[i] == nil {
@@ -74,7 +75,7 @@ func (r *redisReplay) replay(ctx context.Context, in io.Reader, out io.Writer, n
 // in-process and plain (see pipelineLanes), with the redis/ stages' decisions pipelined
 // replayDepth deep over one connection. Redis failures are the stages' policies', counted
 // by each Guarded as one at a time.
-func replayPipelined(ctx context.Context, reader *engine.TraceReader, readErr error, out io.Writer, names []string, guarded []*redislimit.Guarded, built []*engine.Stack, clock *virtualclock.Clock) (engine.ReplaySummary, error) {
+func replayPipelined(ctx context.Context, reader *trace.Reader, readErr error, out io.Writer, names []string, guarded []*redislimit.Guarded, built []*engine.Stack, clock *virtualclock.Clock) (engine.ReplaySummary, error) {
 	sum := engine.ReplaySummary{Stacks: names, Admitted: make([]int64, len(built)), Waits: make([]bool, len(built)),
 		Delayed: make([]int64, len(built)), MaxWait: make([]time.Duration, len(built))}
 	if readErr != nil {

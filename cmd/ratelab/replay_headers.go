@@ -12,6 +12,7 @@ import (
 	"github.com/ratelab/ratelab/engine"
 	ratelimitheaders "github.com/ratelab/ratelab/headers"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/trace"
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
@@ -22,7 +23,7 @@ import (
 // each lane "SPEC" (1 or 0), "SPEC RateLimit" and "SPEC Retry-After"; RateLimit-Policy, the
 // same for every row of an unkeyed lane, is printed once per lane on standard error.
 func replayHeaders(e *env, source string, input io.Reader, out io.Writer, lanes []replayLane) error {
-	rows, err := engine.NewTraceReader(input)
+	rows, err := trace.NewReader(input)
 	if err != nil {
 		return fmt.Errorf("%s: %w", source, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
+	"github.com/ratelab/ratelab/trace"
 	"github.com/ratelab/ratelab/translate"
 )
 
@@ -248,8 +249,11 @@ func traceScenario(path, name string, opt accesslog.Options) (*engine.Scenario, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	r, err := engine.NewTraceReader(in)
-	if err != nil {
+	// A log's requests are read as rows (trace.Rows), a CSV trace as its text.
+	var r interface{ Next() (trace.Row, error) }
+	if log := in.Log(); log != nil {
+		r = trace.NewRows(log)
+	} else if r, err = trace.NewReader(in); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	last, rows := time.Duration(-1), 0

@@ -1,4 +1,4 @@
-package engine
+package trace
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// TraceRow is one request of a recorded trace.
-type TraceRow struct {
+// Row is one request of a recorded trace.
+type Row struct {
 	Line    int           // 1-based line in the file (the header is line 1)
 	At      time.Duration // since the trace's start
 	Permits int
@@ -24,32 +24,10 @@ type TraceRow struct {
 	Latency time.Duration
 }
 
-// TraceReader streams a CSV trace: a header row, then one request per row, in time order.
-//
-// Columns (by header name; others are ignored):
-//   - t_ns: integer nanoseconds since the trace start, or
-//   - t: an RFC 3339 timestamp (times are taken relative to the first row) or decimal
-//     seconds since the start ("12.5");
-//   - permits (optional, default 1): a whole number from 1 to MaxPermits;
-//   - key (optional);
-//   - latency_ns (optional): the request's recorded latency once admitted, whole
-//     nanoseconds from 0 to MaxTime; with it, Replay completes each admitted request that
-//     much later and tells the stages that take feedback (the adaptive kinds).
-//
-// Each of these five names may appear once: a header naming one twice ("t_ns,permits,t_ns")
-// is refused, naming the column and both positions, rather than letting the last one win.
-//
-// Times must be less than MaxTime (2^62ns, about 146 years, after the start) and a trace
-// holds at most MaxTraceRows rows, so that its permits add up exactly in an int64. A line
-// may hold at most MaxTraceLine bytes. Memory does not depend on the trace's length: one
-// row is held at a time.
-//
-// Rows are read in one of three ways, all meaning the same thing. The plain layout, a header
-// of t_ns[,permits[,key]] and rows of bare digits (and a key with no spaces around it), is
-// parsed byte by byte, with no allocation per row. Any other row without a quote is split at
-// its commas; from the first line holding a quote (which may open a field spanning lines)
-// to the end, the trace is read by encoding/csv.
-type TraceReader struct {
+// Reader streams a CSV trace (see the package doc for the format): one row is held at a
+// time, so memory does not depend on the trace's length. Read rows with Next, NextRow or
+// Scan.
+type Reader struct {
 	src        lineReader
 	csv        *csv.Reader // the general reader, from the first line holding a quote on
 	csvLines   int         // lines before the csv reader's first line
@@ -64,7 +42,7 @@ type TraceReader struct {
 	last       time.Duration
 	rows       int64 // rows read
 	decoded    int64 // rows read by decode rather than on the plain path
-	maxRows    int64 // MaxTraceRows; lower in tests
+	maxRows    int64 // MaxRows; lower in tests
 	record     []string
 	cur        row // the last row read
 
@@ -78,7 +56,7 @@ type TraceReader struct {
 	keys      map[string]string // interned keys, at most maxInterned
 }
 
-// row is a row as next reads it: TraceRow without the key (see key) and, on the plain path,
+// row is a row as next reads it: Row without the key (see key) and, on the plain path,
 // with its text.
 type row struct {
 	line    int
@@ -92,15 +70,27 @@ type row struct {
 }
 
 // text is the row's own "t_ns,permits" or "t_ns" (see row.textEnd).
-func (t *TraceReader) text() []byte { return t.src.buf[t.src.start : t.src.start+t.cur.textEnd] }
+func (t *Reader) text() []byte { return t.src.buf[t.src.start : t.src.start+t.cur.textEnd] }
 
-// MaxTraceRows is the most rows a trace may hold: 2^32 rows of at most MaxPermits permits
+// MaxTime bounds a trace's times and latencies: each must be below 2^62ns, about 146 years
+// after the start, so that two of them add up without overflowing an int64 (engine.MaxTime
+// is the same bound).
+const MaxTime = time.Duration(1) << 62
+
+// MaxPermits is the most permits one row may ask for: 2^31−1, so that the permits of up to
+// MaxRows rows add up exactly in an int64 (engine.MaxPermits is the same bound).
+const MaxPermits = 1<<31 - 1
+
+// maxTimeText is how errors name MaxTime.
+const maxTimeText = "2^62ns (about 146 years)"
+
+// MaxRows is the most rows a trace may hold: 2^32 rows of at most MaxPermits permits
 // each add up to less than 2^63.
-const MaxTraceRows = 1 << 32
+const MaxRows = 1 << 32
 
-// MaxTraceLine is the most bytes a line of a trace may hold, its newline aside (a row of
+// MaxLine is the most bytes a line of a trace may hold, its newline aside (a row of
 // fields quoted across lines counts from its first line).
-const MaxTraceLine = 1 << 20
+const MaxLine = 1 << 20
 
 // maxInterned bounds the distinct keys Next shares a string for.
 const maxInterned = 4096
@@ -108,9 +98,9 @@ const maxInterned = 4096
 // outOfRange ends a time's error message.
 const outOfRange = "is out of range: times must be less than " + maxTimeText + " after the start"
 
-// NewTraceReader reads the header and prepares to stream rows.
-func NewTraceReader(r io.Reader) (*TraceReader, error) {
-	t := &TraceReader{timeCol: -1, permitsCol: -1, keyCol: -1, latencyCol: -1, maxRows: MaxTraceRows}
+// NewReader reads the header and prepares to stream rows.
+func NewReader(r io.Reader) (*Reader, error) {
+	t := &Reader{timeCol: -1, permitsCol: -1, keyCol: -1, latencyCol: -1, maxRows: MaxRows}
 	t.src.init(r)
 	var header []string
 	text, err := t.src.nextRow()
@@ -179,7 +169,7 @@ func NewTraceReader(r io.Reader) (*TraceReader, error) {
 }
 
 // startCSV hands the rest of the trace, from the start of the line just read, to encoding/csv.
-func (t *TraceReader) startCSV() {
+func (t *Reader) startCSV() {
 	t.csvLines = t.src.lines - 1
 	t.csv = csv.NewReader(&rowCapReader{r: t.src.rest(), line: t.csvLines, rowStart: t.csvLines})
 	t.csv.ReuseRecord = true
@@ -187,11 +177,11 @@ func (t *TraceReader) startCSV() {
 }
 
 // Next returns the next row, io.EOF at the end, or an error naming the line.
-func (t *TraceReader) Next() (TraceRow, error) {
+func (t *Reader) Next() (Row, error) {
 	if err := t.next(); err != nil {
-		return TraceRow{}, err
+		return Row{}, err
 	}
-	row := TraceRow{Line: t.cur.line, At: t.cur.at, Permits: t.cur.permits, Latency: t.cur.latency}
+	row := Row{Line: t.cur.line, At: t.cur.at, Permits: t.cur.permits, Latency: t.cur.latency}
 	if t.keyCol >= 0 {
 		row.Key = t.key()
 	}
@@ -199,10 +189,10 @@ func (t *TraceReader) Next() (TraceRow, error) {
 }
 
 // HasLatency reports whether the trace has a latency_ns column.
-func (t *TraceReader) HasLatency() bool { return t.latencyCol >= 0 }
+func (t *Reader) HasLatency() bool { return t.latencyCol >= 0 }
 
 // key is the last row's key, interned: a trace's few distinct keys cost one string each.
-func (t *TraceReader) key() string {
+func (t *Reader) key() string {
 	if t.keyIsText {
 		if k, ok := t.keys[t.keyText]; ok {
 			return k
@@ -216,7 +206,7 @@ func (t *TraceReader) key() string {
 	return t.intern(string(b))
 }
 
-func (t *TraceReader) intern(k string) string {
+func (t *Reader) intern(k string) string {
 	if t.keys == nil {
 		t.keys = make(map[string]string)
 	}
@@ -228,7 +218,7 @@ func (t *TraceReader) intern(k string) string {
 
 // next reads the next row into t.cur (see also key): Next without allocating on the plain
 // path.
-func (t *TraceReader) next() error {
+func (t *Reader) next() error {
 	if t.csv != nil {
 		return t.nextCSV()
 	}
@@ -288,7 +278,7 @@ const (
 // (none is the default, 1) and a key with no comma, no quote and nothing TrimSpace would trim,
 // ended by "\n" or "\r\n". A row that is plain is one decode reads the same; decode reads
 // every other (and says what is wrong with it).
-func (t *TraceReader) plainRow() int {
+func (t *Reader) plainRow() int {
 	l := &t.src
 	b := l.buf[l.r:l.w]
 	i, ns := 0, uint64(0) // 19 digits fit in a uint64
@@ -428,7 +418,7 @@ func special8(w uint64) uint64 {
 }
 
 // nextCSV reads a row with encoding/csv.
-func (t *TraceReader) nextCSV() error {
+func (t *Reader) nextCSV() error {
 	record, err := t.csv.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -449,7 +439,7 @@ func (t *TraceReader) nextCSV() error {
 }
 
 // decode reads a row's fields into t.cur: the general path, which says what every error is.
-func (t *TraceReader) decode(line int, record []string) error {
+func (t *Reader) decode(line int, record []string) error {
 	field := func(col int) string {
 		if col < 0 || col >= len(record) {
 			return ""
@@ -500,7 +490,7 @@ func (t *TraceReader) decode(line int, record []string) error {
 	return nil
 }
 
-func (t *TraceReader) parseTime(text string) (time.Duration, error) {
+func (t *Reader) parseTime(text string) (time.Duration, error) {
 	if t.nsColumn {
 		ns, err := strconv.ParseInt(text, 10, 64)
 		if (err == nil && ns >= int64(MaxTime)) || (errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(text, "-")) {
@@ -563,17 +553,17 @@ func parseDecimalSeconds(text string) (time.Duration, error) {
 	return 0, fmt.Errorf("t %s %s", text, outOfRange)
 }
 
-// lineTooLongError is a line, or a row quoted across lines, of more than MaxTraceLine bytes.
+// lineTooLongError is a line, or a row quoted across lines, of more than MaxLine bytes.
 type lineTooLongError struct{ msg string }
 
 func (e *lineTooLongError) Error() string { return e.msg }
 
 func lineTooLong(line int) error {
-	return &lineTooLongError{fmt.Sprintf("line %d: the line is longer than 1 MiB (%d bytes)", line, MaxTraceLine)}
+	return &lineTooLongError{fmt.Sprintf("line %d: the line is longer than 1 MiB (%d bytes)", line, MaxLine)}
 }
 
-// lineReader reads a trace's lines, at most MaxTraceLine bytes each, from a buffer that holds
-// one line at a time: 64 KiB, grown (to MaxTraceLine and a byte) only for a longer line.
+// lineReader reads a trace's lines, at most MaxLine bytes each, from a buffer that holds
+// one line at a time: 64 KiB, grown (to MaxLine and a byte) only for a longer line.
 type lineReader struct {
 	src   io.Reader
 	buf   []byte
@@ -609,7 +599,7 @@ func (l *lineReader) next() ([]byte, error) {
 			line := l.buf[l.r:end]
 			l.start, l.r, l.seen = l.r, end+1, 0
 			l.lines++
-			if len(line) > MaxTraceLine {
+			if len(line) > MaxLine {
 				return nil, lineTooLong(l.lines)
 			}
 			if n := len(line); n > 0 && line[n-1] == '\r' {
@@ -618,7 +608,7 @@ func (l *lineReader) next() ([]byte, error) {
 			return line, nil
 		}
 		l.seen = l.w - l.r
-		if l.seen > MaxTraceLine {
+		if l.seen > MaxLine {
 			return nil, lineTooLong(l.lines + 1)
 		}
 		if l.err != nil {
@@ -629,7 +619,7 @@ func (l *lineReader) next() ([]byte, error) {
 			l.start, l.r, l.seen = l.r, l.w, 0
 			l.lines++
 			if l.err != io.EOF {
-				return line, l.err // a read error part way through a line: see TraceReader.next
+				return line, l.err // a read error part way through a line: see Reader.next
 			}
 			if n := len(line); line[n-1] == '\r' {
 				line = line[:n-1]
@@ -641,14 +631,14 @@ func (l *lineReader) next() ([]byte, error) {
 }
 
 // fill reads more of the source after the unread bytes, first moving them to the front and,
-// if they fill the buffer, doubling it up to MaxTraceLine and a byte.
+// if they fill the buffer, doubling it up to MaxLine and a byte.
 func (l *lineReader) fill() {
 	if l.r > 0 {
 		l.w = copy(l.buf, l.buf[l.r:l.w])
 		l.r = 0
 	}
 	if l.w == len(l.buf) {
-		grown := make([]byte, min(2*len(l.buf), MaxTraceLine+1))
+		grown := make([]byte, min(2*len(l.buf), MaxLine+1))
 		copy(grown, l.buf)
 		l.buf = grown
 	}
@@ -683,7 +673,7 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// rowCapReader passes on its source up to the first row of more than MaxTraceLine bytes
+// rowCapReader passes on its source up to the first row of more than MaxLine bytes
 // (counting from where the row began, across newlines inside quotes), then fails with an error
 // naming the line: encoding/csv, which reads a whole row however long, never buffers more.
 type rowCapReader struct {
@@ -706,12 +696,12 @@ func (c *rowCapReader) Read(p []byte) (int, error) {
 			c.size, c.rowStart = 0, c.line
 			continue
 		}
-		if c.size++; c.size > MaxTraceLine { // the byte is on line c.line+1
+		if c.size++; c.size > MaxLine { // the byte is on line c.line+1
 			if c.rowStart == c.line {
 				c.err = lineTooLong(c.line + 1)
 			} else {
 				c.err = &lineTooLongError{fmt.Sprintf("line %d: the row that began on line %d is longer than 1 MiB (%d bytes): is a quote left open?",
-					c.line+1, c.rowStart+1, MaxTraceLine)}
+					c.line+1, c.rowStart+1, MaxLine)}
 			}
 			return i, c.err
 		}
