@@ -32,6 +32,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/outfile"
 )
 
 func main() {
@@ -68,11 +69,12 @@ func report(err error, w io.Writer) int {
 	}
 	fmt.Fprintln(w, "ratelab: "+err.Error())
 	var usage *usageError
+	var sameFile *outfile.SameFileError // an output that is an input: a command-line mistake
 	var stopped *interruptedError
 	switch {
 	case errors.As(err, &stopped):
 		return stopped.exitCode()
-	case errors.As(err, &usage):
+	case errors.As(err, &usage), errors.As(err, &sameFile):
 		return 2
 	}
 	return 1
@@ -169,7 +171,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // runEnv runs the command line in args with e's streams (a test sets a terminal's width).
 func runEnv(ctx context.Context, e *env, args []string) error {
-	err := dispatch(withInputs(ctx, e.stdout), e, args)
+	err := dispatch(outfile.WithInputs(ctx, e.stdout), e, args)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return &interruptedError{cause: context.Cause(ctx), err: err}
 	}

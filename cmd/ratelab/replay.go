@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/outfile"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/virtualclock"
 )
@@ -89,12 +90,12 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	var trace io.Reader = e.stdin
 	source := "standard input"
 	if *in == "-" {
-		err = noteStdin(ctx, "standard input (the trace)", e.stdin)
+		err = outfile.NoteStdin(ctx, "standard input (the trace)", e.stdin)
 	} else {
-		err = noteInput(ctx, "the trace --in "+quoteArg(*in), *in)
+		err = outfile.NoteInput(ctx, "the trace --in "+quoteArg(*in), *in)
 	}
 	if err == nil {
-		err = checkOutputs(ctx, output{"--out", *out})
+		err = outfile.Check(ctx, outfile.Output{Flag: "--out", Path: *out})
 	}
 	if err != nil {
 		return err
@@ -114,12 +115,12 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	// only: an interrupted replay leaves there the rows decided so far, never half a row.
 	lines := &wholeLines{w: e.stdout}
 	var w io.Writer = lines
-	var o *outFile
+	var o *outfile.File
 	if *out != "-" {
 		// Opened before the run so that a bad --out is refused before any work; a regular
 		// file is written beside the target and renamed at the end, so a failed or
 		// interrupted replay leaves nothing half-written at --out.
-		if o, err = createOutput(ctx, *out); err != nil {
+		if o, err = outfile.Create(ctx, *out); err != nil {
 			return fmt.Errorf("--out %w", err)
 		}
 		defer o.Abort()
