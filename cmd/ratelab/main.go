@@ -1,21 +1,3 @@
-// Command ratelab runs scripted traffic through rate limiters on a virtual clock and shows,
-// side by side, what each one admits.
-//
-//	ratelab                       the workbench (TUI on a terminal; the default scenario's table otherwise)
-//	ratelab run [SCENARIO|FILE|-] run a scenario and print one row per limiter
-//	ratelab list                  the scenarios and limiter kinds
-//	ratelab replay --in TRACE.csv replay a recorded trace through limiters
-//	ratelab fit --in TRACE.csv    the least limiter parameters that admit a trace
-//	ratelab sweep SCENARIO --vary token-bucket.capacity=1..100 [--vary …]
-//	                              a grid of limiter parameters: a table, CSV and heatmaps
-//	ratelab sweep merge A.csv B.csv …
-//	                              join a sweep's shards (--shard I/N) into one CSV
-//	ratelab translate 'rate=100/1s,burst=20'
-//	                              one intent in every library's terms, run and compared
-//	ratelab help [COMMAND]        usage; `ratelab COMMAND -h` too
-//
-// Exit codes: 0 ok, 1 failure, 2 usage error, 130 interrupted (143 terminated); every error
-// is one line on stderr.
 package main
 
 import (
