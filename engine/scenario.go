@@ -669,13 +669,14 @@ func (s Source) checkSine(field string) error {
 	return inRange(field+".period", s.Period)
 }
 
-// checkBursts: at least one burst, in time order, each of at least one request.
+// checkBursts: at least one burst, in time order, each of at least one request. Each burst
+// is checked with no field name first and named only when it fails: a name formatted for
+// every burst of a valid scenario was most of Validate's time (BenchmarkValidate).
 func (s Source) checkBursts(field string) error {
 	if len(s.Bursts) == 0 {
 		return fieldErr(field+".bursts", "at least one burst is required")
 	}
-	for i, b := range s.Bursts {
-		f := fmt.Sprintf("%s.bursts[%d]", field, i)
+	burst := func(f string, i int, b Burst) error {
 		if b.At < 0 {
 			return fieldErr(f+".at", "must not be negative, got %v", b.At)
 		}
@@ -692,20 +693,23 @@ func (s Source) checkBursts(field string) error {
 			return err
 		}
 		// The burst may end past MaxTime: its arrivals from there on are past the horizon.
-		if err := inRange(f+".spread", b.Spread); err != nil {
-			return err
+		return inRange(f+".spread", b.Spread)
+	}
+	for i, b := range s.Bursts {
+		if burst("", i, b) != nil {
+			return burst(fmt.Sprintf("%s.bursts[%d]", field, i), i, b)
 		}
 	}
 	return nil
 }
 
-// checkScript: at least one arrival, in time order, each of at least one permit.
+// checkScript: at least one arrival, in time order, each of at least one permit (named only
+// when it fails, as a burst is).
 func (s Source) checkScript(field string) error {
 	if len(s.Script) == 0 {
 		return fieldErr(field+".arrivals", "at least one arrival is required")
 	}
-	for i, a := range s.Script {
-		f := fmt.Sprintf("%s.arrivals[%d]", field, i)
+	arrival := func(f string, i int, a Arrival) error {
 		if a.At < 0 || (i > 0 && a.At < s.Script[i-1].At) {
 			return fieldErr(f+".at", "arrivals must be in time order and not negative")
 		}
@@ -715,8 +719,11 @@ func (s Source) checkScript(field string) error {
 		if a.Permits < 0 {
 			return fieldErr(f+".permits", "must be at least 1, got %d", a.Permits)
 		}
-		if err := permitsInRange(f+".permits", a.Permits); err != nil {
-			return err
+		return permitsInRange(f+".permits", a.Permits)
+	}
+	for i, a := range s.Script {
+		if arrival("", i, a) != nil {
+			return arrival(fmt.Sprintf("%s.arrivals[%d]", field, i), i, a)
 		}
 	}
 	return nil

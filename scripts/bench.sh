@@ -51,11 +51,11 @@ echo "bench.sh: $plot" >&2
 # same EVALSHA to the same server (skipped without redis-server / redis-benchmark).
 # One run of each pair at a time, as the cores above: a slow spell falls on both clients.
 rm -f "$out"/redis.txt
-echo "bench.sh: ./redislimit/ -bench 'RedisFloor/depth=(1|64)/' and ./cmd/ratelab/ -bench ReplayRedis, $count times -count 1" >&2
+echo "bench.sh: ./redislimit/ -bench 'RedisFloor/depth=(1|64)/' and ./redislimit/redislanes/ -bench ReplayRedis, $count times -count 1" >&2
 for _ in $(seq "$count"); do
 	sample_load
 	go test -run '^$' -bench 'RedisFloor/depth=(1|64)/' -benchmem -count 1 ./redislimit/ | tee -a "$out/redis.txt" | grep -E '^(FAIL|---)' >&2 || true
-	go test -run '^$' -bench 'ReplayRedis' -benchmem -count 1 ./cmd/ratelab/ | tee -a "$out/redis.txt" | grep -E '^(FAIL|---)' >&2 || true
+	go test -run '^$' -bench 'ReplayRedis' -benchmem -count 1 ./redislimit/redislanes/ | tee -a "$out/redis.txt" | grep -E '^(FAIL|---)' >&2 || true
 done
 # median ns/decision per benchmark, then each redislimit row's ratio to its redis-benchmark row
 awk '/^Benchmark/ { for (i = 2; i < NF; i++) if ($(i+1) == "ns/decision") v[$1] = v[$1] " " $i }

@@ -15,10 +15,13 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/goldenfile"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
 var update = flag.Bool("update", false, "rewrite tui/testdata/*.golden from the current views")
+
+var goldenFiles = goldenfile.Options{Update: update, Rerun: "go test ./tui"}
 
 func TestMain(m *testing.M) {
 	// Goldens are plain text: no colour, so a view must say everything in characters.
@@ -123,32 +126,14 @@ func mustContain(t *testing.T, view string, facts ...string) {
 }
 
 // golden compares view with testdata/name.golden, whose first lines (starting "# ") say the
-// guarantee it pins. -update rewrites it; a mismatch writes name.got beside it.
+// guarantee it pins. -update rewrites it; a mismatch writes name.golden.got beside it.
 func golden(t *testing.T, name, pins, view string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
 	var header strings.Builder
 	for _, l := range strings.Split(pins, "\n") {
 		header.WriteString("# " + l + "\n")
 	}
-	want := header.String() + view + "\n"
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./tui -update to create it)", err)
-	}
-	if string(got) != want {
-		_ = os.WriteFile(path[:len(path)-len(".golden")]+".got", []byte(want), 0o644)
-		t.Errorf("view differs from %s (written beside it as .got; -update accepts it)", path)
-	}
+	goldenfile.Compare(t, filepath.Join("testdata", name+".golden"), []byte(header.String()+view+"\n"), goldenFiles)
 }
 
 func TestBurstAfterIdleStepped80x24(t *testing.T) {

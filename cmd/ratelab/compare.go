@@ -7,6 +7,7 @@ import (
 	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/redislimit/redislanes"
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
@@ -14,7 +15,7 @@ import (
 // (open loop, on the log's arrival times, each key with its own limiter in a keyed stage, a
 // stage whose callers wait reserving), and prints, per lane, how often it agrees with the
 // decision production logged, and the first disagreements by line.
-func compareLog(e *env, source string, in *accesslog.Input, lanes []replayLane) error {
+func compareLog(e *env, source string, in *accesslog.Input, lanes []redislanes.Lane) error {
 	r := in.Log()
 	if r == nil {
 		return fmt.Errorf("%s: --compare needs an access log that records production's decisions (a CSV trace records none)", source)
@@ -22,13 +23,13 @@ func compareLog(e *env, source string, in *accesslog.Input, lanes []replayLane) 
 	clock := virtualclock.New()
 	models := make([]func(rec *accesslog.Record) bool, len(lanes))
 	for i, lane := range lanes {
-		stack, err := engine.NewStack(lane.specs, clock)
+		stack, err := engine.NewStack(lane.Specs, clock)
 		if err != nil {
-			return fmt.Errorf("--limiter %s: %w", quoteArg(lane.text), err)
+			return fmt.Errorf("--limiter %s: %w", quoteArg(lane.Text), err)
 		}
-		if stack.SetWaits(lane.specs, 0) {
+		if stack.SetWaits(lane.Specs, 0) {
 			if err := stack.CanReserve(); err != nil {
-				return fmt.Errorf("--limiter %s: %w", quoteArg(lane.text), err)
+				return fmt.Errorf("--limiter %s: %w", quoteArg(lane.Text), err)
 			}
 		}
 		models[i] = func(rec *accesslog.Record) bool {
@@ -60,7 +61,7 @@ func compareLog(e *env, source string, in *accesslog.Input, lanes []replayLane) 
 	}
 	for i, lane := range lanes {
 		c := cs[i+1]
-		fmt.Fprintf(e.stdout, "\n%s\n  %s\n", lane.text, c)
+		fmt.Fprintf(e.stdout, "\n%s\n  %s\n", lane.Text, c)
 		for _, d := range c.Disagreements {
 			model := "admitted"
 			if d.Logged == accesslog.Admitted {

@@ -19,6 +19,7 @@ import (
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/fit"
 	"github.com/ratelab/ratelab/internal/linelimit"
+	"github.com/ratelab/ratelab/internal/outfile"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
 	"github.com/ratelab/ratelab/trace"
@@ -128,7 +129,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 			return usageErrorf("fit: --seed and --horizon apply to a SCENARIO, not to a trace")
 		}
 		if *in == "-" {
-			if err := noteStdin(ctx, "standard input (the trace)", e.stdin); err != nil {
+			if err := outfile.NoteStdin(ctx, "standard input (the trace)", e.stdin); err != nil {
 				return err
 			}
 			readingStdin(e, "the trace")
@@ -139,7 +140,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 			defer remove()
 			src = fit.Log(path, "standard input", logOpt)
 		} else {
-			if err := noteInput(ctx, "the trace --in "+quoteArg(*in), *in); err != nil {
+			if err := outfile.NoteInput(ctx, "the trace --in "+quoteArg(*in), *in); err != nil {
 				return err
 			}
 			if err := checkChart(ctx, *chart); err != nil {

@@ -1,21 +1,3 @@
-// Command ratelab runs scripted traffic through rate limiters on a virtual clock and shows,
-// side by side, what each one admits.
-//
-//	ratelab                       the workbench (TUI on a terminal; the default scenario's table otherwise)
-//	ratelab run [SCENARIO|FILE|-] run a scenario and print one row per limiter
-//	ratelab list                  the scenarios and limiter kinds
-//	ratelab replay --in TRACE.csv replay a recorded trace through limiters
-//	ratelab fit --in TRACE.csv    the least limiter parameters that admit a trace
-//	ratelab sweep SCENARIO --vary token-bucket.capacity=1..100 [--vary …]
-//	                              a grid of limiter parameters: a table, CSV and heatmaps
-//	ratelab sweep merge A.csv B.csv …
-//	                              join a sweep's shards (--shard I/N) into one CSV
-//	ratelab translate 'rate=100/1s,burst=20'
-//	                              one intent in every library's terms, run and compared
-//	ratelab help [COMMAND]        usage; `ratelab COMMAND -h` too
-//
-// Exit codes: 0 ok, 1 failure, 2 usage error, 130 interrupted (143 terminated); every error
-// is one line on stderr.
 package main
 
 import (
@@ -32,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/outfile"
 )
 
 func main() {
@@ -68,11 +51,12 @@ func report(err error, w io.Writer) int {
 	}
 	fmt.Fprintln(w, "ratelab: "+err.Error())
 	var usage *usageError
+	var sameFile *outfile.SameFileError // an output that is an input: a command-line mistake
 	var stopped *interruptedError
 	switch {
 	case errors.As(err, &stopped):
 		return stopped.exitCode()
-	case errors.As(err, &usage):
+	case errors.As(err, &usage), errors.As(err, &sameFile):
 		return 2
 	}
 	return 1
@@ -169,7 +153,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // runEnv runs the command line in args with e's streams (a test sets a terminal's width).
 func runEnv(ctx context.Context, e *env, args []string) error {
-	err := dispatch(withInputs(ctx, e.stdout), e, args)
+	err := dispatch(outfile.WithInputs(ctx, e.stdout), e, args)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return &interruptedError{cause: context.Cause(ctx), err: err}
 	}

@@ -4,18 +4,20 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// internal/outfile's tests hold its guarantees (atomic replace, modes, links, FIFOs,
+// devices, cancelling); these check that the commands write through it, with the flag that
+// named the path in front of its errors.
 
 // A small trace and what replaying it through one leaky bucket writes.
 const (
@@ -55,7 +57,17 @@ func withUmask(mask int, f func()) {
 	f()
 }
 
-func TestOutputNewFileIs0644LessTheUmask(t *testing.T) {
+// mkfifo makes a FIFO in dir, or skips the test where there are none.
+func mkfifo(t *testing.T, dir, name string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	return path
+}
+
+func TestReplayAndPlotWriteNewFiles0644LessTheUmask(t *testing.T) {
 	dir := t.TempDir()
 	in := writeTrace(t, dir, smallTrace)
 	for _, mask := range []int{0o022, 0o077} {
@@ -76,62 +88,6 @@ func TestOutputNewFileIs0644LessTheUmask(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, fs.FileMode(0o644), info.Mode().Perm(), "a chart too")
 	})
-}
-
-func TestOutputReplacesARegularFileAtomicallyKeepingItsMode(t *testing.T) {
-	dir := t.TempDir()
-	in := writeTrace(t, dir, smallTrace)
-	out := filepath.Join(dir, "decisions.csv")
-	require.NoError(t, os.WriteFile(out, []byte("old content, longer than the new one will be ............................\n"), 0o600))
-	require.NoError(t, os.Chmod(out, 0o640))
-	before, err := os.Stat(out)
-	require.NoError(t, err)
-
-	require.NoError(t, replayTo(t, context.Background(), in, out))
-	after, err := os.Stat(out)
-	require.NoError(t, err)
-	got, err := os.ReadFile(out)
-	require.NoError(t, err)
-	assert.Equal(t, smallDecisions, string(got))
-	assert.Equal(t, fs.FileMode(0o640), after.Mode().Perm(), "the replaced file keeps its permissions")
-	assert.False(t, os.SameFile(before, after), "a new file renamed into place, not the old one rewritten")
-	assert.ElementsMatch(t, []string{"trace.csv", "decisions.csv"}, names(t, dir))
-}
-
-func TestOutputFollowsASymlinkAndKeepsIt(t *testing.T) {
-	dir := t.TempDir()
-	in := writeTrace(t, dir, smallTrace)
-	sub := filepath.Join(dir, "real")
-	require.NoError(t, os.Mkdir(sub, 0o755))
-	target := filepath.Join(sub, "decisions.csv")
-	require.NoError(t, os.WriteFile(target, []byte("old\n"), 0o644))
-	link := filepath.Join(dir, "link.csv")
-	require.NoError(t, os.Symlink(filepath.Join("real", "decisions.csv"), link))
-
-	require.NoError(t, replayTo(t, context.Background(), in, link))
-	info, err := os.Lstat(link)
-	require.NoError(t, err)
-	assert.True(t, info.Mode()&fs.ModeSymlink != 0, "the link is still a link")
-	dest, err := os.Readlink(link)
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join("real", "decisions.csv"), dest, "pointing where it did")
-	got, err := os.ReadFile(target)
-	require.NoError(t, err)
-	assert.Equal(t, smallDecisions, string(got), "its target was written")
-	assert.ElementsMatch(t, []string{"decisions.csv"}, names(t, sub), "no temporary file beside the target")
-
-	// A link to nothing is refused, and nothing is created at either end.
-	dangling := filepath.Join(dir, "dangling.csv")
-	require.NoError(t, os.Symlink(filepath.Join(dir, "nowhere.csv"), dangling))
-	err = replayTo(t, context.Background(), in, dangling)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "does not exist")
-	assert.NotContains(t, err.Error(), "\n")
-	_, err = os.Stat(filepath.Join(dir, "nowhere.csv"))
-	assert.ErrorIs(t, err, fs.ErrNotExist)
-	info, err = os.Lstat(dangling)
-	require.NoError(t, err)
-	assert.True(t, info.Mode()&fs.ModeSymlink != 0)
 }
 
 func TestOutputToADirectoryIsAClearError(t *testing.T) {
@@ -165,82 +121,6 @@ func TestOutputToADirectoryIsAClearError(t *testing.T) {
 	assert.Contains(t, err.Error(), "cold-start-warmup.svg: is a directory")
 }
 
-// mkfifo makes a FIFO in dir, or skips the test where there are none.
-func mkfifo(t *testing.T, dir, name string) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	return path
-}
-
-func TestOutputWritesThroughAFIFO(t *testing.T) {
-	dir := t.TempDir()
-	in := writeTrace(t, dir, smallTrace)
-	fifo := mkfifo(t, dir, "out.csv")
-	read := make(chan string, 1)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			read <- err.Error()
-			return
-		}
-		defer f.Close()
-		data, _ := io.ReadAll(f)
-		read <- string(data)
-	}()
-	require.NoError(t, replayTo(t, context.Background(), in, fifo))
-	select {
-	case got := <-read:
-		assert.Equal(t, smallDecisions, got, "the reader got every row")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the FIFO's reader got nothing")
-	}
-	info, err := os.Lstat(fifo)
-	require.NoError(t, err)
-	assert.True(t, info.Mode()&fs.ModeNamedPipe != 0, "still a FIFO, not replaced by a regular file")
-	assert.ElementsMatch(t, []string{"trace.csv", "out.csv"}, names(t, dir), "no temporary file")
-}
-
-func TestOutputToAFIFOWithNoReaderStopsOnCancel(t *testing.T) {
-	dir := t.TempDir()
-	in := writeTrace(t, dir, smallTrace)
-	fifo := mkfifo(t, dir, "out.csv")
-	t.Cleanup(func() { // let the abandoned open finish
-		if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
-			time.Sleep(10 * time.Millisecond)
-			f.Close()
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	err := replayTo(t, ctx, in, fifo)
-	require.Error(t, err)
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), 5*time.Second)
-	info, err := os.Lstat(fifo)
-	require.NoError(t, err)
-	assert.True(t, info.Mode()&fs.ModeNamedPipe != 0)
-}
-
-// A device node of our own (the null device, made in a temporary folder) is written through,
-// never replaced. Needs the right to make device nodes.
-func TestOutputWritesThroughADevice(t *testing.T) {
-	dir := t.TempDir()
-	in := writeTrace(t, dir, smallTrace)
-	dev := filepath.Join(dir, "null")
-	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, int(1<<8|3)); err != nil {
-		t.Skipf("mknod: %v", err)
-	}
-	require.NoError(t, replayTo(t, context.Background(), in, dev))
-	info, err := os.Lstat(dev)
-	require.NoError(t, err)
-	assert.True(t, info.Mode()&fs.ModeCharDevice != 0, "still a device")
-	assert.ElementsMatch(t, []string{"trace.csv", "null"}, names(t, dir))
-}
-
 func TestAFailedReplayLeavesTheOldFileAndNoTemporary(t *testing.T) {
 	dir := t.TempDir()
 	in := writeTrace(t, dir, "t_ns\n0\n5\n3\n")
@@ -254,63 +134,9 @@ func TestAFailedReplayLeavesTheOldFileAndNoTemporary(t *testing.T) {
 	assert.Equal(t, "old\n", string(got))
 	assert.ElementsMatch(t, []string{"trace.csv", "decisions.csv"}, names(t, dir))
 
-	// A folder that does not exist: one line naming the path.
+	// A folder that does not exist: one line naming the flag and the path.
 	err = replayTo(t, context.Background(), in, filepath.Join(dir, "missing", "out.csv"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "missing/out.csv: cannot create a file in")
 	assert.NotContains(t, err.Error(), ".tmp-", "the temporary name is ratelab's business")
-}
-
-func TestWriteOutputLeavesAnUnchangedFileUntouched(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "GALLERY.md")
-	require.NoError(t, writeOutput(context.Background(), path, []byte("same")))
-	before, err := os.Stat(path)
-	require.NoError(t, err)
-	require.NoError(t, writeOutput(context.Background(), path, []byte("same")))
-	after, err := os.Stat(path)
-	require.NoError(t, err)
-	assert.True(t, os.SameFile(before, after), "not rewritten")
-	require.NoError(t, writeOutput(context.Background(), path, []byte("other")))
-	got, _ := os.ReadFile(path)
-	assert.Equal(t, "other", string(got))
-}
-
-func TestAnAbortedOutputLeavesNothing(t *testing.T) {
-	dir := t.TempDir()
-	o, err := createOutput(context.Background(), filepath.Join(dir, "x.csv"))
-	require.NoError(t, err)
-	_, err = o.Write([]byte("partial"))
-	require.NoError(t, err)
-	require.Len(t, names(t, dir), 1, "the temporary file while writing")
-	o.Abort()
-	o.Abort()
-	assert.Empty(t, names(t, dir))
-	assert.Error(t, o.Commit(), "an aborted output cannot be committed")
-}
-
-// The system's name for an open file descriptor is written through, appending as the
-// descriptor would: `--out /dev/stdout >> log` adds to the log, it does not replace it.
-func TestOutputToAnOpenDescriptorsNameAppends(t *testing.T) {
-	dir := t.TempDir()
-	in := writeTrace(t, dir, smallTrace)
-	log := filepath.Join(dir, "log.csv")
-	f, err := os.OpenFile(log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	require.NoError(t, err)
-	defer f.Close()
-	_, err = f.WriteString("before\n")
-	require.NoError(t, err)
-	before, err := f.Stat()
-	require.NoError(t, err)
-	name := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
-	if _, err := os.Lstat(name); err != nil {
-		t.Skipf("no %s: %v", name, err)
-	}
-	require.NoError(t, replayTo(t, context.Background(), in, name))
-	after, err := os.Stat(log)
-	require.NoError(t, err)
-	assert.True(t, os.SameFile(before, after), "the same file, not replaced")
-	got, err := os.ReadFile(log)
-	require.NoError(t, err)
-	assert.Equal(t, "before\n"+smallDecisions, string(got))
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/outfile"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
 	"github.com/ratelab/ratelab/present"
@@ -120,7 +121,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs(ctx, plotPaths(*out, fileBase(sc, positional), charts, *replications, opt.format)...); err != nil {
+	if err := outfile.Check(ctx, plotPaths(*out, fileBase(sc, positional), charts, *replications, opt.format)...); err != nil {
 		return err
 	}
 	if replicated {
@@ -150,7 +151,7 @@ func plotCommand(ctx context.Context, e *env, args []string) error {
 		names = plots.Applicable(sc, res)
 	}
 	if !toStdout {
-		if err := ensureDir(*out); err != nil {
+		if err := outfile.EnsureDir(*out); err != nil {
 			return fmt.Errorf("--out %w", err)
 		}
 	}
@@ -205,7 +206,7 @@ func plotReplications(ctx context.Context, e *env, sc *engine.Scenario, k int, o
 		_, err := e.stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := ensureDir(out); err != nil {
+	if err := outfile.EnsureDir(out); err != nil {
 		return fmt.Errorf("--out %w", err)
 	}
 	path := filepath.Join(out, fmt.Sprintf("%s-rate-%dx.%s", base, k, opt.format))
@@ -277,17 +278,17 @@ func writeFigure(ctx context.Context, path string, fig *plots.Figure, opt plotOp
 	if err := fig.Write(&buf, opt.format, opt.width, opt.height); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return writeOutput(ctx, path, buf.Bytes())
+	return outfile.WriteFile(ctx, path, buf.Bytes())
 }
 
 // writeGallery runs every named scenario and writes dir/img/SCENARIO-CHART.EXT for each chart
 // that applies, and dir/GALLERY.md: each scenario's explanation, charts and results table.
 func writeGallery(ctx context.Context, e *env, dir string, names []string, opt plotOptions) error {
-	if err := ensureDir(dir); err != nil {
+	if err := outfile.EnsureDir(dir); err != nil {
 		return fmt.Errorf("--gallery %w", err)
 	}
 	img := filepath.Join(dir, "img")
-	if err := ensureDir(img); err != nil {
+	if err := outfile.EnsureDir(img); err != nil {
 		return err
 	}
 	var md strings.Builder
@@ -334,7 +335,7 @@ func writeGallery(ctx context.Context, e *env, dir string, names []string, opt p
 		writeMarkdownTable(&md, sc, res)
 	}
 	path := filepath.Join(dir, "GALLERY.md")
-	if err := writeOutput(ctx, path, []byte(md.String())); err != nil {
+	if err := outfile.WriteFile(ctx, path, []byte(md.String())); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, path)

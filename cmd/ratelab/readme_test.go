@@ -89,7 +89,7 @@ func TestReadmeScenarioFileExampleLoads(t *testing.T) {
 	assert.Equal(t, 5, strings.Count(out, "\n"))
 }
 
-var update = flag.Bool("update", false, "rewrite the kinds and families blocks from the registry")
+var update = flag.Bool("update", false, "rewrite the kinds and families blocks from the registry, and doc.go from the commands table")
 
 // The kinds table of docs/SPECS.md is the registry's: a kind added without it fails here.
 func TestReadmeKindsBlockIsTheRegistry(t *testing.T) {

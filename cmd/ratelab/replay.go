@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/outfile"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/redislimit/redislanes"
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
@@ -48,20 +50,20 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	if len(specs) == 0 {
 		return usageErrorf("replay: at least one --limiter SPEC is required")
 	}
-	var lanes []replayLane
+	var lanes []redislanes.Lane
 	remote := false
 	for _, text := range specs {
 		if name, _, named := splitLaneName(text); named {
 			return usageErrorf("replay: --limiter %s: replay names its columns by their specs; a lane cannot be named %q here", quoteArg(text), name)
 		}
-		lane, err := parseReplayLane(text)
+		lane, err := redislanes.ParseLane(text)
 		if err != nil {
 			return usageErrorf("--limiter: %v", err)
 		}
-		if lane.hasRemote() && rs.addr == "" {
+		if lane.HasRemote() && rs.addr == "" {
 			return usageErrorf("--limiter %s: a redis/ stage needs --redis ADDR", quoteArg(text))
 		}
-		remote = remote || lane.hasRemote()
+		remote = remote || lane.HasRemote()
 		lanes = append(lanes, lane)
 	}
 	if *withHeaders && (*compare || remote) {
@@ -78,7 +80,7 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if rs.addr != "" && !remote {
-		return usageErrorf("--redis %s: no --limiter has a redis/ stage (write one as redis/%s)", rs.addr, lanes[0].specs[0])
+		return usageErrorf("--redis %s: no --limiter has a redis/ stage (write one as redis/%s)", rs.addr, lanes[0].Specs[0])
 	}
 	if rs.timeout <= 0 {
 		return usageErrorf("--redis-timeout %s: must be positive", limiters.FormatDuration(rs.timeout))
@@ -89,12 +91,12 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	var trace io.Reader = e.stdin
 	source := "standard input"
 	if *in == "-" {
-		err = noteStdin(ctx, "standard input (the trace)", e.stdin)
+		err = outfile.NoteStdin(ctx, "standard input (the trace)", e.stdin)
 	} else {
-		err = noteInput(ctx, "the trace --in "+quoteArg(*in), *in)
+		err = outfile.NoteInput(ctx, "the trace --in "+quoteArg(*in), *in)
 	}
 	if err == nil {
-		err = checkOutputs(ctx, output{"--out", *out})
+		err = outfile.Check(ctx, outfile.Output{Flag: "--out", Path: *out})
 	}
 	if err != nil {
 		return err
@@ -114,12 +116,12 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	// only: an interrupted replay leaves there the rows decided so far, never half a row.
 	lines := &wholeLines{w: e.stdout}
 	var w io.Writer = lines
-	var o *outFile
+	var o *outfile.File
 	if *out != "-" {
 		// Opened before the run so that a bad --out is refused before any work; a regular
 		// file is written beside the target and renamed at the end, so a failed or
 		// interrupted replay leaves nothing half-written at --out.
-		if o, err = createOutput(ctx, *out); err != nil {
+		if o, err = outfile.Create(ctx, *out); err != nil {
 			return fmt.Errorf("--out %w", err)
 		}
 		defer o.Abort()
@@ -127,7 +129,7 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	}
 	// Without a redis/ stage, the stacks are built from their specs as always; with one, each
 	// lane is built here, its redis/ stages behind the failure policy.
-	var store *redisReplay
+	var store *redislanes.Replay
 	var sum engine.ReplaySummary
 	ctxInput, stop := newCtxReader(ctx, trace)
 	defer stop()
@@ -167,16 +169,16 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		clock := virtualclock.New()
 		names, built := make([]string, len(lanes)), make([]*engine.Stack, len(lanes))
 		for i, lane := range lanes {
-			names[i] = lane.name()
-			if built[i], err = store.build(ctx, i, lane, clock); err != nil {
+			names[i] = lane.Name()
+			if built[i], err = store.Build(ctx, i, lane, clock); err != nil {
 				return err
 			}
 		}
-		sum, err = store.replay(ctx, input, w, names, lanes, built, clock)
+		sum, err = store.Replay(ctx, input, w, names, lanes, built, clock)
 	} else {
 		stacks := make([][]limiters.Spec, len(lanes))
 		for i, lane := range lanes {
-			stacks[i] = lane.specs
+			stacks[i] = lane.Specs
 		}
 		sum, err = engine.Replay(input, w, stacks)
 	}
@@ -207,7 +209,7 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "  %-50s admitted %d (%.1f%%)%s\n", name, sum.Admitted[i], pct, waited)
 	}
 	if store != nil {
-		lines, err := store.failures()
+		lines, err := store.Failures()
 		for _, line := range lines {
 			fmt.Fprintln(e.stderr, line)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/ratelab/ratelab/engine"
 	ratelimitheaders "github.com/ratelab/ratelab/headers"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/redislimit/redislanes"
 	"github.com/ratelab/ratelab/trace"
 	"github.com/ratelab/ratelab/virtualclock"
 )
@@ -22,7 +23,7 @@ import (
 // with it: what httplimit sends for the same arrivals. Columns: t_ns, permits, key, then for
 // each lane "SPEC" (1 or 0), "SPEC RateLimit" and "SPEC Retry-After"; RateLimit-Policy, the
 // same for every row of an unkeyed lane, is printed once per lane on standard error.
-func replayHeaders(e *env, source string, input io.Reader, out io.Writer, lanes []replayLane) error {
+func replayHeaders(e *env, source string, input io.Reader, out io.Writer, lanes []redislanes.Lane) error {
 	rows, err := trace.NewReader(input)
 	if err != nil {
 		return fmt.Errorf("%s: %w", source, err)
@@ -35,17 +36,17 @@ func replayHeaders(e *env, source string, input io.Reader, out io.Writer, lanes 
 	built := make([]lane, len(lanes))
 	header := []string{"t_ns", "permits", "key"}
 	for i, l := range lanes {
-		stack, err := engine.NewStack(l.specs, clock)
+		stack, err := engine.NewStack(l.Specs, clock)
 		if err != nil {
-			return fmt.Errorf("--limiter %s: %w", quoteArg(l.text), err)
+			return fmt.Errorf("--limiter %s: %w", quoteArg(l.Text), err)
 		}
-		if stack.SetWaits(l.specs, 0) {
+		if stack.SetWaits(l.Specs, 0) {
 			if err := stack.CanReserve(); err != nil {
-				return fmt.Errorf("--limiter %s: %w", quoteArg(l.text), err)
+				return fmt.Errorf("--limiter %s: %w", quoteArg(l.Text), err)
 			}
 		}
-		built[i] = lane{stack, ratelimitheaders.Policies(l.specs)}
-		name := engine.StackString(l.specs)
+		built[i] = lane{stack, ratelimitheaders.Policies(l.Specs)}
+		name := engine.StackString(l.Specs)
 		header = append(header, name, name+" RateLimit", name+" Retry-After")
 	}
 	w := csv.NewWriter(out)
@@ -78,7 +79,7 @@ func replayHeaders(e *env, source string, input io.Reader, out io.Writer, lanes 
 				if slices.ContainsFunc(l.policies, func(p ratelimitheaders.Policy) bool { return p.Keyed }) {
 					perKey = " (pk: each request's key; this is the first's)"
 				}
-				fmt.Fprintf(e.stderr, "%s: RateLimit-Policy: %s%s\n", lanes[i].text, f.RateLimitPolicy, perKey)
+				fmt.Fprintf(e.stderr, "%s: RateLimit-Policy: %s%s\n", lanes[i].Text, f.RateLimitPolicy, perKey)
 			}
 			admitted := "0"
 			if d == limiters.Admitted {

@@ -14,6 +14,7 @@ import (
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/jsonout"
 	"github.com/ratelab/ratelab/limiters"
+	"github.com/ratelab/ratelab/redislimit/redislanes"
 	"github.com/ratelab/ratelab/scenarios"
 )
 
@@ -210,12 +211,12 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 	} else if err := checkBudgetJSON(e, sc); err != nil {
 		return err
 	}
-	var store *redisRun
+	var store *redislanes.Run
 	if rf.addr != "" {
 		if store, err = startRedisRun(ctx, sc, rf); err != nil {
 			return err
 		}
-		defer store.abandon(e.stderr) // a run that fails before finish still deletes its keys
+		defer store.Abandon(e.stderr) // a run that fails before Finish still deletes its keys
 	}
 	res, err := runWithProgress(ctx, e, sc)
 	if err != nil {
@@ -233,7 +234,7 @@ func runCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if store != nil {
-		lines, err := store.finish()
+		lines, err := store.Finish()
 		for _, line := range lines {
 			fmt.Fprintln(e.stderr, line)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/outfile"
 )
 
 // ratelab runs the CLI in-process with buffers for its streams.
@@ -30,9 +31,11 @@ func ratelab(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	return out.String(), errOut.String(), err
 }
 
+// isUsage is whether err exits 2: a usage error, or an output that is an input.
 func isUsage(err error) bool {
 	var u *usageError
-	return errors.As(err, &u)
+	var same *outfile.SameFileError
+	return errors.As(err, &u) || errors.As(err, &same)
 }
 
 func TestNoArgumentsOffTerminalPrintsTheDefaultTable(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ratelab/ratelab/engine"
 	"github.com/ratelab/ratelab/fit"
+	"github.com/ratelab/ratelab/internal/outfile"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
 	"github.com/ratelab/ratelab/sweep"
@@ -138,7 +139,7 @@ func sweepCommand(ctx context.Context, e *env, args []string) error {
 	if err := bf.apply(e); err != nil {
 		return err
 	}
-	if err := checkOutputs(ctx, sweepFigurePaths(o, metrics, fileBase(sc, positional))...); err != nil {
+	if err := outfile.Check(ctx, sweepFigurePaths(o, metrics, fileBase(sc, positional))...); err != nil {
 		return err
 	}
 	if err := checkSweepBudget(e, g, shard, shards); err != nil {
@@ -501,10 +502,10 @@ func sigmaFor(ctx context.Context, sc *engine.Scenario, res *sweep.Result) ([]fi
 // writeSweepFigures draws each metric to DIR/BASE-sweep-METRIC.EXT and names each file on
 // stderr (standard output holds the table or the CSV).
 func writeSweepFigures(ctx context.Context, e *env, o sweepOutput, metrics []sweep.Metric, res *sweep.Result, sigma []fit.Point, base string) error {
-	if err := checkOutputs(ctx, sweepFigurePaths(o, metrics, base)...); err != nil {
+	if err := outfile.Check(ctx, sweepFigurePaths(o, metrics, base)...); err != nil {
 		return err
 	}
-	if err := ensureDir(o.out); err != nil {
+	if err := outfile.EnsureDir(o.out); err != nil {
 		return fmt.Errorf("--out %w", err)
 	}
 	formats := []string{o.image}
@@ -522,7 +523,7 @@ func writeSweepFigures(ctx context.Context, e *env, o sweepOutput, metrics []swe
 				return err
 			}
 			path := filepath.Join(o.out, fmt.Sprintf("%s-%s.%s", base, plots.MetricFileName(m), format))
-			if err := writeOutput(ctx, path, buf.Bytes()); err != nil {
+			if err := outfile.WriteFile(ctx, path, buf.Bytes()); err != nil {
 				return err
 			}
 			fmt.Fprintln(e.stderr, path)

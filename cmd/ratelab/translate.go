@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratelab/ratelab/accesslog"
 	"github.com/ratelab/ratelab/engine"
+	"github.com/ratelab/ratelab/internal/outfile"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/plots"
 	"github.com/ratelab/ratelab/trace"
@@ -118,11 +119,11 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 		}
 	case *in != "":
 		path, name := *in, *in
-		if err := noteInput(ctx, "the trace --in "+quoteArg(*in), *in); err != nil {
+		if err := outfile.NoteInput(ctx, "the trace --in "+quoteArg(*in), *in); err != nil {
 			return err
 		}
 		if *in == "-" {
-			if err := noteStdin(ctx, "standard input (the trace)", e.stdin); err != nil {
+			if err := outfile.NoteStdin(ctx, "standard input (the trace)", e.stdin); err != nil {
 				return err
 			}
 			readingStdin(e, "the trace")

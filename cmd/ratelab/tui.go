@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/ratelab/ratelab/internal/outfile"
 	"github.com/ratelab/ratelab/limiters"
 	"github.com/ratelab/ratelab/tui"
 )
@@ -33,7 +34,7 @@ func tuiCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *record != "" {
-		if err := checkOutputs(ctx, output{"--record", *record}); err != nil {
+		if err := outfile.Check(ctx, outfile.Output{Flag: "--record", Path: *record}); err != nil {
 			return err
 		}
 		var cols, rows int
@@ -46,7 +47,7 @@ func tuiCommand(ctx context.Context, e *env, args []string) error {
 		if *record == "-" {
 			return tui.Record(ctx, sc, cols, rows, e.stdout)
 		}
-		o, err := createOutput(ctx, *record)
+		o, err := outfile.Create(ctx, *record)
 		if err != nil {
 			return fmt.Errorf("--record %w", err)
 		}

@@ -1,4 +1,37 @@
-package main
+// Package outfile writes ratelab's output files so that a reader never sees half of one and
+// no input is ever destroyed. Every file a command writes goes through Create (or WriteFile,
+// for bytes written at once), and what a path names decides how it is written:
+//
+//   - nothing yet: a new file, created 0644 less the umask (0644 under umask 022, 0600 under
+//     077), written to a temporary file beside its final name and renamed into place when
+//     complete (rename(2) within one directory is atomic: a reader sees the old file or the
+//     whole new one, never a part);
+//   - a regular file: replaced the same way, keeping its permission bits (0640 stays 0640);
+//     a WriteFile of exactly the bytes it holds leaves it untouched (same inode, same mtime);
+//   - a symbolic link: followed; its target is replaced as above, beside the target, and the
+//     link stays a link. A link to nothing is refused: no file is created where a link
+//     points. The system's names for open streams (/dev/stdout, /dev/stderr, /dev/fd/N,
+//     /proc/self/fd/N) are written through, appending as the stream itself would, so
+//     `--out /dev/stdout >> log` adds to the log;
+//   - a device, a FIFO or a socket: opened and written in place, never replaced. Opening a
+//     FIFO waits for a reader; cancelling the context ends the wait and any blocked write;
+//   - a directory: refused ("is a directory; give the path of a file").
+//
+// The temporary file is ".NAME.tmp-PID-N" (N counts this process's temporaries from 1), in
+// the target's directory so that the rename never crosses a file system, with a leading dot
+// so that a listing does not show it. A write that fails, is aborted or is cancelled removes
+// it: nothing half-written appears at the path and nothing is left beside it. Only a process
+// killed between creating and renaming it (SIGKILL, a power cut) can leave one behind, under
+// that name, for the user to delete; the file at the path is then still the old one.
+//
+// "-" is standard output and not a path: the commands write it themselves, and Check lets it
+// pass. Errors are one line that starts with the path the user gave ("out.csv: permission
+// denied"), without the temporary's name.
+//
+// The input guard (inputs.go) is the other half: a command notes every file it reads
+// (NoteInput, NoteStdin) in a context made by WithInputs, and Check, called up front for each
+// output a command names and again by Create, refuses to write over any of them.
+package outfile
 
 import (
 	"bytes"
@@ -12,30 +45,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/ratelab/ratelab/plots"
 )
 
-// Every file ratelab writes goes through createOutput (or writeOutput, for a file written at
-// once), so what a path names decides how it is written, never the other way round:
-//
-//   - nothing yet: a new file, created 0644 before the umask, written beside its final name
-//     and renamed into place when complete;
-//   - a regular file: replaced the same way, keeping its permission bits; an unchanged
-//     writeOutput leaves it untouched;
-//   - a symbolic link: followed; its target is written as above and the link stays a link. A
-//     link to nothing is refused (ratelab does not create files where a link points). The
-//     system's names for open streams (/dev/stdout, /dev/fd/1) write to the stream;
-//   - a device, a FIFO or a socket: opened and written in place, like standard output; it is
-//     never replaced;
-//   - a directory: refused.
-//
-// A write that fails or is cancelled removes its temporary file: nothing half-written appears
-// at the path and nothing is left beside it.
-
-// outFile is an output being written. Close it with Commit when complete or Abort otherwise;
+// File is an output being written. Close it with Commit when complete or Abort otherwise;
 // Abort after Commit does nothing, so `defer o.Abort()` is always safe.
-type outFile struct {
+type File struct {
 	f       *os.File
 	path    string // what the user named
 	target  string // the file replaced when committing: path, or its symlink's target
@@ -45,17 +59,17 @@ type outFile struct {
 	settled bool
 }
 
-// createOutput opens path for writing. ctx cancels a write in place that blocks (a FIFO
+// Create opens path for writing. ctx cancels a write in place that blocks (a FIFO
 // nobody reads, or nobody has opened yet).
-func createOutput(ctx context.Context, path string) (*outFile, error) {
-	if err := checkOutputs(ctx, output{path: path}); err != nil {
+func Create(ctx context.Context, path string) (*File, error) {
+	if err := Check(ctx, Output{Path: path}); err != nil {
 		return nil, err
 	}
-	r, err := resolveOutput(path)
+	r, err := resolve(path)
 	if err != nil {
 		return nil, err
 	}
-	o := &outFile{path: path, target: r.target, ctx: ctx}
+	o := &File{path: path, target: r.target, ctx: ctx}
 	if r.through {
 		if o.f, err = openThrough(ctx, path, r.append); err != nil {
 			return nil, err
@@ -79,7 +93,7 @@ func createOutput(ctx context.Context, path string) (*outFile, error) {
 	return o, nil
 }
 
-func (o *outFile) Write(p []byte) (int, error) {
+func (o *File) Write(p []byte) (int, error) {
 	n, err := o.f.Write(p)
 	if err != nil && o.ctx.Err() != nil {
 		return n, o.ctx.Err()
@@ -89,7 +103,7 @@ func (o *outFile) Write(p []byte) (int, error) {
 
 // Commit completes the output: closes it and, when it was written beside its final name,
 // renames it into place.
-func (o *outFile) Commit() error {
+func (o *File) Commit() error {
 	if o.settled {
 		return errors.New(o.path + ": output already closed")
 	}
@@ -109,7 +123,7 @@ func (o *outFile) Commit() error {
 		return nil
 	}
 	// Between resolving the path and now, something else may have been put there: replace
-	// only a regular file or nothing, as resolveOutput decided.
+	// only a regular file or nothing, as resolve decided.
 	if info, err := os.Lstat(o.target); err == nil && !info.Mode().IsRegular() {
 		os.Remove(o.tmp)
 		return fmt.Errorf("%s: became %s while ratelab wrote it; not replacing it", o.path, describeMode(info.Mode()))
@@ -123,7 +137,7 @@ func (o *outFile) Commit() error {
 
 // Abort abandons the output: the temporary file is removed, a file written in place is
 // closed as it is.
-func (o *outFile) Abort() {
+func (o *File) Abort() {
 	if o.settled {
 		return
 	}
@@ -137,15 +151,15 @@ func (o *outFile) Abort() {
 	}
 }
 
-// writeOutput writes data to path as createOutput does; a regular file that already holds
+// WriteFile writes data to path as Create does; a regular file that already holds
 // exactly data is left untouched.
-func writeOutput(ctx context.Context, path string, data []byte) error {
-	if r, err := resolveOutput(path); err == nil && r.replaces {
+func WriteFile(ctx context.Context, path string, data []byte) error {
+	if r, err := resolve(path); err == nil && r.replaces {
 		if old, err := os.ReadFile(r.target); err == nil && bytes.Equal(old, data) {
 			return nil
 		}
 	}
-	o, err := createOutput(ctx, path)
+	o, err := Create(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -165,8 +179,8 @@ type resolved struct {
 	append   bool        // writing through to a regular file: at its end, as its stream does
 }
 
-// resolveOutput decides how path is written (see the top of this file).
-func resolveOutput(path string) (resolved, error) {
+// resolve decides how path is written (see the package doc).
+func resolve(path string) (resolved, error) {
 	link, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return resolved{target: path}, nil // a new file (a missing folder is reported when creating it)
@@ -275,9 +289,9 @@ func createTemp(target string) (*os.File, error) {
 	}
 }
 
-// ensureDir makes dir and its parents, as os.MkdirAll does, with an error that says what
+// EnsureDir makes dir and its parents, as os.MkdirAll does, with an error that says what
 // is in the way.
-func ensureDir(dir string) error {
+func EnsureDir(dir string) error {
 	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
 		return fmt.Errorf("%s: is %s, not a directory", dir, describeMode(info.Mode()))
 	}
@@ -313,59 +327,4 @@ func describeMode(m fs.FileMode) string {
 		return "a device"
 	}
 	return "something other than a regular file"
-}
-
-// chartFormat is the format a --chart FILE is written in, told by its name: SVG for .svg, PNG
-// for .png or a name without an extension (and for -, standard output), in any case. Any other
-// extension is refused before the run, so that a file's name never says one format while its
-// bytes are another (out.gif held PNG bytes).
-func chartFormat(path string) (string, error) {
-	if path == "-" {
-		return "png", nil
-	}
-	switch ext := filepath.Ext(path); strings.ToLower(ext) {
-	case ".svg":
-		return "svg", nil
-	case ".png", "":
-		return "png", nil
-	default:
-		return "", usageErrorf("--chart %s: ratelab does not write %s files; name the chart .png (PNG) or .svg (SVG)", quoteArg(path), quoteArg(ext))
-	}
-}
-
-// checkChart refuses a --chart path before the run: one that is an input (checkOutputs, the
-// graver mistake, said first), then one whose extension is not a format written.
-func checkChart(ctx context.Context, path string) error {
-	if err := checkOutputs(ctx, output{"--chart", path}); err != nil {
-		return err
-	}
-	if path == "" {
-		return nil
-	}
-	_, err := chartFormat(path)
-	return err
-}
-
-// writeChart writes fig to path for a --chart flag in chartFormat's format, at the default
-// width; - is standard output.
-func writeChart(ctx context.Context, e *env, path string, fig *plots.Figure) error {
-	kind, err := chartFormat(path)
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := fig.Write(&buf, kind, plots.DefaultWidth, 0); err != nil {
-		return fmt.Errorf("--chart %s: %w", path, err)
-	}
-	if path == "-" {
-		if err := refuseTerminal(e, "--chart", "FILE", path); err != nil {
-			return err
-		}
-		_, err := e.stdout.Write(buf.Bytes())
-		return err
-	}
-	if err := writeOutput(ctx, path, buf.Bytes()); err != nil {
-		return fmt.Errorf("--chart %w", err)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package redislanes
 
 import (
 	"bytes"
@@ -16,6 +16,113 @@ import (
 	"github.com/ratelab/ratelab/virtualclock"
 )
 
+// ReplayOptions say where a replay's redis/ stages keep their state and what they answer
+// when Redis does not.
+type ReplayOptions struct {
+	Addr      string               // named in Failures' error
+	KeyPrefix string               // each redis/ stage's key is KeyPrefix + lane + ":" + stage + ":" + spec
+	Timeout   time.Duration        // the longest a stage waits for Redis per decision (and to empty its key)
+	OnFailure limiters.FailureMode // what a stage answers when Redis gives no decision in time
+}
+
+// Replay holds what the redis/ stages of a replay share: the client and every guarded
+// stage, to report their failures.
+type Replay struct {
+	options ReplayOptions
+	client  *redislimit.Client
+	guarded []*redislimit.Guarded
+	lanes   []int // guarded[i] is a stage of lane lanes[i]
+}
+
+// NewReplay is a replay whose redis/ stages decide through client, which Close closes.
+func NewReplay(client *redislimit.Client, options ReplayOptions) *Replay {
+	return &Replay{options: options, client: client}
+}
+
+// Build makes a lane's stack: in-process stages on the replay's virtual clock, redis/ stages
+// keyed PREFIX + lane + ":" + stage + ":" + spec, on the trace's times (the caller's clock),
+// emptied first so that the replay starts from fresh limiters as the in-process ones do.
+func (r *Replay) Build(ctx context.Context, index int, lane Lane, clock limiters.Clock) (*engine.Stack, error) {
+	mode := r.options.OnFailure
+	if !lane.HasRemote() {
+		// A lane without a redis/ stage is built as every other replay's is (a keys(…) stage
+		// becomes its table there).
+		st, err := engine.NewStack(lane.Specs, clock)
+		if err != nil {
+			return nil, fmt.Errorf("limiter %d: %w", index+1, err)
+		}
+		if st.SetWaits(lane.Specs, 0) {
+			if err := st.CanReserve(); err != nil {
+				return nil, fmt.Errorf("limiter %d: %w", index+1, err)
+			}
+		}
+		return st, nil
+	}
+	stages := make([]limiters.Limiter, len(lane.Specs))
+	for k, spec := range lane.Specs {
+		local, err := spec.New(clock)
+		if err != nil {
+			return nil, fmt.Errorf("limiter %d: %w", index+1, err)
+		}
+		if !lane.Remote[k] {
+			stages[k] = local
+			continue
+		}
+		key := r.options.KeyPrefix + strconv.Itoa(index+1) + ":" + strconv.Itoa(k+1) + ":" + spec.String()
+		remote, err := redislimit.New(r.client, key, spec, redislimit.Options{Clock: redislimit.CallerClock})
+		if err != nil {
+			return nil, fmt.Errorf("limiter %d: %w", index+1, err)
+		}
+		resetCtx, cancel := context.WithTimeout(ctx, r.options.Timeout)
+		err = remote.Reset(resetCtx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		policy := limiters.FailurePolicy{Mode: mode, Timeout: r.options.Timeout}
+		if mode == limiters.FailLocal {
+			policy.Local = local
+		}
+		g, err := redislimit.NewGuarded(remote, policy)
+		if err != nil {
+			return nil, err
+		}
+		r.guarded, r.lanes = append(r.guarded, g), append(r.lanes, index)
+		stages[k] = g
+	}
+	st := engine.StackOf(stages)
+	if st.SetWaits(lane.Specs, 0) { // an in-process stage whose callers wait decides by reservation
+		if err := st.CanReserve(); err != nil {
+			return nil, fmt.Errorf("limiter %d: %w", index+1, err)
+		}
+	}
+	return st, nil
+}
+
+// Failures is one line per redis/ stage the store failed, and an error when any did.
+func (r *Replay) Failures() (lines []string, err error) {
+	var total int64
+	var first error
+	for i, g := range r.guarded {
+		n, e := g.Failures()
+		if n == 0 {
+			continue
+		}
+		total += n
+		if first == nil {
+			first = e
+		}
+		lines = append(lines, fmt.Sprintf("  limiter %d: %d decisions Redis did not make, decided %s instead", r.lanes[i]+1, n, g.Policy().Mode))
+	}
+	if total > 0 {
+		err = fmt.Errorf("--redis %s: %d decisions failed; the first: %v", r.options.Addr, total, first)
+	}
+	return lines, err
+}
+
+// Close closes the client.
+func (r *Replay) Close() error { return r.client.Close() }
+
 // replayDepth is how many EVALSHAs replay --redis keeps on the wire at once: rows are read,
 // up to 64 decisions written in one write, then the 64 replies read in order, and the rows
 // written out in trace order. Redis runs a pipeline in the order sent, so every decision is
@@ -30,16 +137,16 @@ const replayDepth = 64
 // decisions do not depend on Redis's, so they are made as the rows are read). Any other lane
 // (a redis/ stage in a stack, whose later stages depend on its answer; a wait) is replayed a
 // row at a time by engine.ReplayStacks. guarded[i] is lane i's redis/ stage, or nil.
-func (r *redisReplay) pipelineLanes(lanes []replayLane, built []*engine.Stack) (guarded []*redislimit.Guarded, ok bool) {
+func (r *Replay) pipelineLanes(lanes []Lane, built []*engine.Stack) (guarded []*redislimit.Guarded, ok bool) {
 	guarded = make([]*redislimit.Guarded, len(lanes))
 	for i, lane := range lanes {
-		if built[i].SetWaits(lane.specs, 0) || built[i].Keyed() {
+		if built[i].SetWaits(lane.Specs, 0) || built[i].Keyed() {
 			return nil, false
 		}
-		if !lane.hasRemote() {
+		if !lane.HasRemote() {
 			continue
 		}
-		if len(lane.specs) != 1 {
+		if len(lane.Specs) != 1 {
 			return nil, false
 		}
 		for k, g := range r.guarded {
@@ -51,10 +158,12 @@ func (r *redisReplay) pipelineLanes(lanes []replayLane, built []*engine.Stack) (
 	return guarded, true
 }
 
-// replay is replay --redis: pipelined when pipelineLanes allows (and the trace has no
+// Replay replays the trace in through the lanes built (by Build, in order) and writes the
+// decisions to out, as engine.ReplayStacks does (the same bytes, by the same writes):
+// pipelined when pipelineLanes allows (and the trace has no
 // latency_ns column, which an in-process lane would hear), else engine.ReplayStacks. Either
 // writes the same bytes.
-func (r *redisReplay) replay(ctx context.Context, in io.Reader, out io.Writer, names []string, lanes []replayLane, built []*engine.Stack, clock *virtualclock.Clock) (engine.ReplaySummary, error) {
+func (r *Replay) Replay(ctx context.Context, in io.Reader, out io.Writer, names []string, lanes []Lane, built []*engine.Stack, clock *virtualclock.Clock) (engine.ReplaySummary, error) {
 	guarded, ok := r.pipelineLanes(lanes, built)
 	if !ok {
 		return engine.ReplayStacks(in, out, names, built, clock)
