@@ -127,9 +127,9 @@ func (r *Replay) Close() error { return r.client.Close() }
 // up to 64 decisions written in one write, then the 64 replies read in order, and the rows
 // written out in trace order. Redis runs a pipeline in the order sent, so every decision is
 // the one a row at a time would get (TestReplayRedisPipelinedSameBytes). A replay of 6,400
-// rows runs at 1.59× the rate of redis-benchmark -P 64 sending the same EVALSHA (median of
-// six interleaved pairs, 0.99–2.92, 2 shared cores at load 14–18); a row at a time it ran at
-// 0.26× (BenchmarkReplayRedis).
+// rows runs at 0.98× the rate of redis-benchmark -P 64 sending the same EVALSHA (17.5 µs a
+// decision, 16.7–18.5, against 17.1, 16.3–17.4: medians of six on an idle 2-core EPYC,
+// docs/FLEET.md); a row at a time it ran at 0.24× (BenchmarkReplayRedis).
 const replayDepth = 64
 
 // pipelineLanes reports whether the replay's lanes can be decided a batch of rows at a time:
