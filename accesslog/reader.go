@@ -146,6 +146,7 @@ type Reader struct {
 	scratch    []byte
 	clf, iso   clfCache
 	spread     bool
+	clfFast    bool // decode may take decodeCLF (clfRoles)
 
 	slots      []slot
 	free       []int32
@@ -527,6 +528,9 @@ func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
 	if r.refused, err = parseStatuses(opt.RefusedStatus); err != nil {
 		return nil, err
 	}
+	if nf, ok := f.(*nginxFormat); ok {
+		r.clfFast = clfRoles(nf, &r.ro)
+	}
 	r.directives, _ = f.(directiver)
 	r.noticer, _ = f.(noticer)
 	if hf, ok := f.(*harFormat); ok && in != nil {
@@ -600,6 +604,9 @@ func (r *Reader) valueElse(line []byte, i int) []byte {
 
 // decode reads a line into s: its stamp, duration, key, permits, status and decision.
 func (r *Reader) decode(n int, line []byte, s *slot, full bool) error {
+	if r.clfFast && !full && r.decodeCLF(n, line, s) {
+		return nil
+	}
 	fail := func(col int, msg string) error {
 		return &LineError{Line: n, Col: col, Format: r.f.label(), Msg: msg}
 	}
