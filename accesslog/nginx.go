@@ -325,8 +325,8 @@ type clfFields struct {
 
 // parseCLFPrefix is parse of a clfPrefix format up to $status, written out (see splitCLF).
 func (f *nginxFormat) parseCLFPrefix(line []byte, vals []span) bool {
-	c, ok := splitCLF(line)
-	if !ok {
+	var c clfFields
+	if !splitCLF(line, &c) {
 		return false
 	}
 	vals[0] = span{start: 0, end: int32(c.addrEnd)}
@@ -347,43 +347,67 @@ const clfStampLen = 26
 // the line, finding later occurrences or the column to name, so what is accepted or refused,
 // and the spans, are parse's own. A line of a combined log takes 4 searches and 4 compares
 // here, where the loop paid about 25 ns more for its items' dispatch.
-func splitCLF(line []byte) (c clfFields, ok bool) {
+func splitCLF(line []byte, c *clfFields) bool {
 	const lo3 = 0xFFFFFF
 	// $remote_addr, then " - "
-	a := bytes.IndexByte(line, ' ')
+	a := indexSpace(line)
 	if a < 0 || len(line)-a < 8 || binary.LittleEndian.Uint64(line[a:])&lo3 != ' '|'-'<<8|' '<<16 {
-		return c, false
+		return false
 	}
-	// $remote_user, then " ["
+	// $remote_user, then " [": mostly "-"
 	u := a + 3
-	b := bytes.IndexByte(line[u:], ' ')
-	if b < 0 {
-		return c, false
+	b := u + 1
+	if line[u] != '-' || line[b] != ' ' {
+		if b = bytes.IndexByte(line[u:], ' '); b < 0 {
+			return false
+		}
+		b += u
 	}
-	b += u
 	// " [" then the 26 bytes of $time_local, then `] "`
 	t := b + 2
 	if len(line)-b < 2+clfStampLen+3+8 || line[b+1] != '[' ||
 		binary.LittleEndian.Uint32(line[t+clfStampLen-1:])>>8 != ']'|' '<<8|'"'<<16 {
-		return c, false
+		return false
 	}
 	// "$request", then `" `
 	r := t + clfStampLen + 3
 	q := bytes.IndexByte(line[r:], '"')
 	if q < 0 {
-		return c, false
+		return false
 	}
 	q += r
-	if q+1 >= len(line) || line[q+1] != ' ' {
-		return c, false
+	if q+5 >= len(line) || line[q+1] != ' ' {
+		return false
 	}
-	// $status, then " "
+	// $status, then " ": mostly 3 bytes, none of them a space
 	st := q + 2
-	e := bytes.IndexByte(line[st:], ' ')
-	if e < 0 {
-		return c, false
+	e := st + 3
+	if line[e] != ' ' || line[st] == ' ' || line[st+1] == ' ' || line[st+2] == ' ' {
+		if e = bytes.IndexByte(line[st:], ' '); e < 0 {
+			return false
+		}
+		e += st
 	}
-	return clfFields{addrEnd: a, userStart: u, userEnd: b, time: t, reqStart: r, reqEnd: q, statusStart: st, statusEnd: st + e}, true
+	*c = clfFields{addrEnd: a, userStart: u, userEnd: b, time: t, reqStart: r, reqEnd: q, statusStart: st, statusEnd: e}
+	return true
+}
+
+// indexSpace is bytes.IndexByte(b, ' ') for a field of a few bytes (an address): its first
+// 16 bytes a word at a time (x ^ ' '·0x01… has a zero byte where b has a space, and
+// (y − 0x01…) &^ y & 0x80… marks the first), and bytes.IndexByte past them.
+func indexSpace(b []byte) int {
+	const lo, hi, spaces = 0x0101010101010101, 0x8080808080808080, 0x2020202020202020
+	off := 0
+	for ; off < 16 && off+8 <= len(b); off += 8 {
+		x := binary.LittleEndian.Uint64(b[off:]) ^ spaces
+		if m := (x - lo) &^ x & hi; m != 0 {
+			return off + bits.TrailingZeros64(m)/8
+		}
+	}
+	if i := bytes.IndexByte(b[off:], ' '); i >= 0 {
+		return off + i
+	}
+	return -1
 }
 
 // clfRoles is whether a reader of format f with roles ro may decode with decodeCLF: f begins
@@ -400,8 +424,8 @@ func clfRoles(f *nginxFormat, ro *roles) bool {
 // key copied once. It reports false, having changed nothing decode would not, when the line
 // is not one it reads straight (then decode reads it, and names what does not fit).
 func (r *Reader) decodeCLF(n int, line []byte, s *slot) bool {
-	c, ok := splitCLF(line)
-	if !ok {
+	var c clfFields
+	if !splitCLF(line, &c) {
 		return false
 	}
 	tv := line[c.time : c.time+clfStampLen]

@@ -148,3 +148,17 @@ func FuzzDecodeCLF(f *testing.F) {
 		_ = decodeBoth(t, fast, slow, n, []byte(line))
 	})
 }
+
+// indexSpace finds what bytes.IndexByte finds, for random bytes of 0 to 40 from a small
+// alphabet: spaces at every offset of either word it reads and past them.
+func TestIndexSpaceIsIndexByte(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	alphabet := []byte(" .1a\x80\xff\x00\x21\x1f")
+	for range 200000 {
+		b := make([]byte, rng.IntN(41))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		require.Equal(t, bytes.IndexByte(b, ' '), indexSpace(b), "%q", b)
+	}
+}
