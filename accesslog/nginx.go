@@ -446,8 +446,11 @@ func (r *Reader) decodeCLF(n int, line []byte, s *slot) bool {
 	s.key = append(s.key[:0], line[:c.addrEnd]...)
 	s.permits = 1
 	s.status = 0
-	if c.statusEnd-c.statusStart == 3 {
-		s.status = max(num(line[c.statusStart:], 3), 0)
+	if c.statusEnd-c.statusStart == 3 { // num, written out: three digits or 0
+		d0, d1, d2 := line[c.statusStart]-'0', line[c.statusStart+1]-'0', line[c.statusStart+2]-'0'
+		if d0 <= 9 && d1 <= 9 && d2 <= 9 {
+			s.status = int(d0)*100 + int(d1)*10 + int(d2)
+		}
 	}
 	s.decision = DecisionNone
 	s.line = n
