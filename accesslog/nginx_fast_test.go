@@ -162,3 +162,29 @@ func TestIndexSpaceIsIndexByte(t *testing.T) {
 		require.Equal(t, bytes.IndexByte(b, ' '), indexSpace(b), "%q", b)
 	}
 }
+
+// plainKey is true only of keys that csvKey returns as they are, and of every key of 8 bytes
+// or more made of printable ASCII other than a space: random keys of 0 to 24 bytes from an
+// alphabet of printable bytes and the bytes around its edges (0x20, 0x21, 0x7F, 0x80, \r).
+func TestPlainKeyIsCSVKeyUnchanged(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 17))
+	alphabet := []byte("a1.:\x20\x21\x7e\x7f\x80\xff\r\n\x00")
+	var r Reader
+	for range 200000 {
+		key := make([]byte, rng.IntN(25))
+		for i := range key {
+			key[i] = alphabet[rng.IntN(len(alphabet))]
+			if rng.IntN(3) > 0 {
+				key[i] = alphabet[rng.IntN(5)]
+			}
+		}
+		printable := len(key) >= 8
+		for _, c := range key {
+			printable = printable && c > ' ' && c < 0x80
+		}
+		require.Equal(t, printable, plainKey(key), "%q", key)
+		if plainKey(key) {
+			require.Equal(t, key, r.csvKey(bytes.Clone(key)), "%q", key)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,9 @@ func (r *Reader) csvKey(key []byte) []byte {
 	if n == 0 {
 		return key
 	}
+	if plainKey(key) {
+		return key
+	}
 	if first, last := key[0], key[n-1]; first > ' ' && first < 0x80 && last > ' ' && last < 0x80 && !hasCR(key) {
 		return key
 	}
@@ -66,6 +70,31 @@ func (r *Reader) csvKey(key []byte) []byte {
 		key = r.keyBuf
 	}
 	return bytes.TrimSpace(key)
+}
+
+// plainKey is whether every byte of key, of 8 bytes or more, is printable ASCII other than a
+// space (0x21 to 0x7F), so that csvKey returns it as it is: tested 8 bytes at a time, the
+// words at 0, 8, … and the last 8 (y − 0x21·0x01… &^ y & 0x80… marks a byte below 0x21,
+// y & 0x80… one of 0x80 or more), where hasCR's loop paid a compare and a branch a byte. A
+// shorter key is false, left to csvKey's own test.
+func plainKey(key []byte) bool {
+	const lo21, hi = 0x2121212121212121, 0x8080808080808080
+	n := len(key)
+	if n < 8 {
+		return false
+	}
+	for off := 0; ; off += 8 {
+		if off > n-8 {
+			off = n - 8
+		}
+		w := binary.LittleEndian.Uint64(key[off:])
+		if ((w-lo21)&^w|w)&hi != 0 {
+			return false
+		}
+		if off == n-8 {
+			return true
+		}
+	}
 }
 
 // hasCR is whether key holds a '\r': a loop over a key's few bytes, not a call to
