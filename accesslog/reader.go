@@ -148,11 +148,12 @@ type Reader struct {
 	spread     bool
 	clfFast    bool // decode may take decodeCLF (clfRoles)
 
-	slots      []slot
+	dec        slot  // the line being read
+	slots      []row // the queue's rows, at q's indexes
 	free       []int32
 	q          []int32 // slots in arrival order, from qh on
 	qh         int
-	group      []int32 // --spread: the rows of the current stamp
+	group      []grouped // --spread: the rows of the current stamp
 	groupStamp int64
 	window     int64
 	windowSet  bool
@@ -180,14 +181,16 @@ type Reader struct {
 	firstStamp, lastStamp                     int64
 }
 
+// slot is what decode reads of a line: its stamp and the stamp's unit, its duration (< 0:
+// not logged), and what a row (the queue's) keeps.
 type slot struct {
-	at, stamp, dur int64 // dur < 0: not logged
-	unit           int64
-	line           int
-	permits        int
-	status         int
-	decision       Decision
-	key            []byte
+	stamp, dur int64
+	unit       int64
+	line       int
+	permits    int
+	status     int
+	decision   Decision
+	key        []byte
 }
 
 // Input is a log (or a CSV trace) as the CSV trace engine.TraceReader reads: a header
