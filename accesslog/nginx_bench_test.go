@@ -19,16 +19,20 @@ package accesslog_test
 // interleaved with the code before the change): csv-fast-path 81 (76-88), nginx-combined
 // 207 (200-211), 0.39 (0.37-0.42); before it, 79 (78-80) and 354 (345-366), 0.22 (0.22-0.23).
 // Before the log was read as rows (and the CSV loop decided plain stacks in place) they were
-// 95 (94-95) and 562 (560-571), 0.17. The change: a combined (or common) line's fields up to
-// $status are split straight (splitCLF: the address's space a word at a time, "-" and a
-// 3-digit status checked in place, bytes.IndexByte for the request's closing quote), its
-// stamp compared with the last line's, its key copied once (decodeCLF; any line it does not
-// read straight goes through the general parser, so what is refused, and how, is unchanged);
-// csvKey passes a printable key a word at a time; the window queues 48-byte rows, not 88-byte
-// slots. The target is not met. What is left (BenchmarkNginxStages, same run, medians):
-// finding the line 48 ns (about half of it copying 158 bytes a row into bufio's buffer, 7 times
-// the CSV's bytes), splitting and decoding it 67, the reorder window and NextRow 61 (a
-// second of rows, 10,000, held and released: 480 KB of rows written and read back), the
+// 95 (94-95) and 562 (560-571), 0.17. In instructions a row, which load does not change
+// (valgrind --tool=cachegrind, GOMAXPROCS=1, 4 runs less 1): csv-fast-path 640,
+// nginx-combined 1355, 0.47; before, 645 and 2187, 0.29. The rest of the gap in time is
+// mostly memory traffic: a combined line is 158 bytes, 7 times its CSV row.
+//
+// The change: a combined (or common) line's fields up to $status are split straight
+// (splitCLF: the address's space a word at a time, "-" and a 3-digit status checked in place,
+// bytes.IndexByte for the request's closing quote), its stamp compared with the last line's,
+// its key copied once (decodeCLF; a line it does not read straight goes through the general
+// parser, so what is refused, and how, is unchanged); csvKey passes a printable key a word at
+// a time; the window queues 48-byte rows, not 88-byte slots. The target is not met. What is
+// left (BenchmarkNginxStages, same run, medians): finding the line 48 ns (about half of it
+// copying the line into bufio's buffer), splitting and decoding it 67, the reorder window and
+// NextRow 61 (a second of rows, 10,000, held and released: 480 KB written and read back), the
 // replay itself 31.
 
 import (
