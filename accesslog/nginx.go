@@ -29,7 +29,10 @@ type nginxFormat struct {
 	deriveMethod bool
 	derivePath   bool
 	absent       []span // every field absent: what parse starts from
-	primed       *span  // the first span of the slice parse last reset, for a parse that stops early
+	// clfPrefix: the format begins as combined and common do (clfPrefixText), so a parse that
+	// stops at $status may take parseCLFPrefix's straight path.
+	clfPrefix bool
+	primed    *span // the first span of the slice parse last reset, for a parse that stops early
 }
 
 type nginxItem struct {
@@ -151,6 +154,9 @@ func compileNginx(name, text string) (*nginxFormat, error) {
 	if len(f.fields) == 0 {
 		return nil, fmt.Errorf("log format %q has no $variable", text)
 	}
+	// (the literal after $status exactly " ", and $status searched for, not a suffix)
+	f.clfPrefix = strings.HasPrefix(text, clfPrefixText) && len(f.items) > clfStatusItem+2 &&
+		f.items[clfStatusItem].kind == itemSearch && string(f.items[clfStatusItem+1].lit) == " "
 	f.fields = append(f.fields, "method", "path")
 	f.used = make([]bool, len(f.fields))
 	f.last = -1
@@ -226,6 +232,9 @@ func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
 			f.primed = &vals[0]
 		}
 	}
+	if !full && f.clfPrefix && f.last == clfStatusItem && !f.derived() && f.parseCLFPrefix(line, vals) {
+		return 0, ""
+	}
 	pos := 0
 	last := len(f.items) - 1
 	if !full {
@@ -298,6 +307,154 @@ func (f *nginxFormat) parse(line []byte, vals []span, full bool) (int, string) {
 		f.split(line, vals)
 	}
 	return 0, ""
+}
+
+// clfPrefixText is how combined and common begin: parseCLFPrefix reads these fields.
+const clfPrefixText = `$remote_addr - $remote_user [$time_local] "$request" $status `
+
+// clfStatusItem is the index of $status's item in a format that begins with clfPrefixText
+// (its fields are 0 to 4: remote_addr, remote_user, time_local, request, status).
+const clfStatusItem = 8
+
+// clfFields are the fields of a line parseCLFPrefix read: $remote_addr is line[:addrEnd],
+// $remote_user line[userStart:userEnd], $time_local the 26 bytes at time, $request
+// line[reqStart:reqEnd], $status line[statusStart:statusEnd].
+type clfFields struct {
+	addrEnd, userStart, userEnd, time, reqStart, reqEnd, statusStart, statusEnd int
+}
+
+// parseCLFPrefix is parse of a clfPrefix format up to $status, written out (see splitCLF).
+func (f *nginxFormat) parseCLFPrefix(line []byte, vals []span) bool {
+	var c clfFields
+	if !splitCLF(line, &c) {
+		return false
+	}
+	vals[0] = span{start: 0, end: int32(c.addrEnd)}
+	vals[1] = span{start: int32(c.userStart), end: int32(c.userEnd)}
+	vals[2] = span{start: int32(c.time), end: int32(c.time + clfStampLen)}
+	vals[3] = span{start: int32(c.reqStart), end: int32(c.reqEnd)}
+	vals[4] = span{start: int32(c.statusStart), end: int32(c.statusEnd)}
+	return true
+}
+
+// clfStampLen is the width of $time_local, "02/Dec/2026:18:03:19 +0000".
+const clfStampLen = 26
+
+// splitCLF splits a line that begins as clfPrefixText says, up to $status: each field's end
+// is the first byte of the literal after it, found by bytes.IndexByte, and that literal is
+// then checked whole. ok is false when that first byte does not begin the literal (a '"'
+// inside $request before its closing `" `) or the line does not fit: parse's loop then reads
+// the line, finding later occurrences or the column to name, so what is accepted or refused,
+// and the spans, are parse's own. A line of a combined log takes 4 searches and 4 compares
+// here, where the loop paid about 25 ns more for its items' dispatch.
+func splitCLF(line []byte, c *clfFields) bool {
+	const lo3 = 0xFFFFFF
+	// $remote_addr, then " - "
+	a := indexSpace(line)
+	if a < 0 || len(line)-a < 8 || binary.LittleEndian.Uint64(line[a:])&lo3 != ' '|'-'<<8|' '<<16 {
+		return false
+	}
+	// $remote_user, then " [": mostly "-"
+	u := a + 3
+	b := u + 1
+	if line[u] != '-' || line[b] != ' ' {
+		if b = bytes.IndexByte(line[u:], ' '); b < 0 {
+			return false
+		}
+		b += u
+	}
+	// " [" then the 26 bytes of $time_local, then `] "`
+	t := b + 2
+	if len(line)-b < 2+clfStampLen+3+8 || line[b+1] != '[' ||
+		binary.LittleEndian.Uint32(line[t+clfStampLen-1:])>>8 != ']'|' '<<8|'"'<<16 {
+		return false
+	}
+	// "$request", then `" `
+	r := t + clfStampLen + 3
+	q := bytes.IndexByte(line[r:], '"')
+	if q < 0 {
+		return false
+	}
+	q += r
+	if q+5 >= len(line) || line[q+1] != ' ' {
+		return false
+	}
+	// $status, then " ": mostly 3 bytes, none of them a space
+	st := q + 2
+	e := st + 3
+	if line[e] != ' ' || line[st] == ' ' || line[st+1] == ' ' || line[st+2] == ' ' {
+		if e = bytes.IndexByte(line[st:], ' '); e < 0 {
+			return false
+		}
+		e += st
+	}
+	*c = clfFields{addrEnd: a, userStart: u, userEnd: b, time: t, reqStart: r, reqEnd: q, statusStart: st, statusEnd: e}
+	return true
+}
+
+// indexSpace is bytes.IndexByte(b, ' ') for a field of a few bytes (an address): its first
+// 16 bytes a word at a time (x ^ ' '·0x01… has a zero byte where b has a space, and
+// (y − 0x01…) &^ y & 0x80… marks the first), and bytes.IndexByte past them.
+func indexSpace(b []byte) int {
+	const lo, hi, spaces = 0x0101010101010101, 0x8080808080808080, 0x2020202020202020
+	off := 0
+	for ; off < 16 && off+8 <= len(b); off += 8 {
+		x := binary.LittleEndian.Uint64(b[off:]) ^ spaces
+		if m := (x - lo) &^ x & hi; m != 0 {
+			return off + bits.TrailingZeros64(m)/8
+		}
+	}
+	if i := bytes.IndexByte(b[off:], ' '); i >= 0 {
+		return off + i
+	}
+	return -1
+}
+
+// clfRoles is whether a reader of format f with roles ro may decode with decodeCLF: f begins
+// as combined does, parse would stop at $status, and the roles are combined's defaults (time
+// $time_local, key $remote_addr, status $status; no duration, permits, decision or zone).
+func clfRoles(f *nginxFormat, ro *roles) bool {
+	return f.clfPrefix && f.last == clfStatusItem && !f.derived() &&
+		ro.time == 2 && ro.timeKind == timeCLF && len(ro.key) == 1 && ro.key[0] == 0 && ro.status == 4 &&
+		ro.dur < 0 && ro.permits < 0 && ro.decision < 0 && ro.zone < 0 && ro.clock < 0
+}
+
+// decodeCLF is decode of a line of a clfRoles reader, written out: the fields split by
+// splitCLF, the stamp compared with the last one read (most lines share their second), the
+// key copied once. It reports false, having changed nothing decode would not, when the line
+// is not one it reads straight (then decode reads it, and names what does not fit).
+func (r *Reader) decodeCLF(n int, line []byte, s *slot) bool {
+	var c clfFields
+	if !splitCLF(line, &c) {
+		return false
+	}
+	tv := line[c.time : c.time+clfStampLen]
+	cache := &r.clf
+	var stamp, unit int64
+	if cache.lastValid && cache.lastLen == clfStampLen && cache.lastZone == [5]byte{} && cache.sameAsLast(tv) {
+		stamp, unit = cache.lastNs, cache.lastUnit
+	} else {
+		var msg string
+		if stamp, unit, msg = cache.parse(tv, nil); msg != "" {
+			return false
+		}
+	}
+	if tv[clfStampLen-6] != ' ' { // no zone: ".fraction" fills the 26 bytes (see decode)
+		r.zoneless++
+	}
+	s.stamp, s.unit, s.dur = stamp, unit, -1
+	s.key = append(s.key[:0], line[:c.addrEnd]...)
+	s.permits = 1
+	s.status = 0
+	if c.statusEnd-c.statusStart == 3 { // num, written out: three digits or 0
+		d0, d1, d2 := line[c.statusStart]-'0', line[c.statusStart+1]-'0', line[c.statusStart+2]-'0'
+		if d0 <= 9 && d1 <= 9 && d2 <= 9 {
+			s.status = int(d0)*100 + int(d1)*10 + int(d2)
+		}
+	}
+	s.decision = DecisionNone
+	s.line = n
+	return true
 }
 
 // derived is whether method or path is read from $request.

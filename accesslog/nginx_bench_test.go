@@ -15,12 +15,25 @@ package accesslog_test
 //	BenchmarkNginxCombinedVsCSV/path=nginx-combined   the combined log of the same requests
 //
 // The ratio of their rows/s is the log's cost; the issue asks for at least 0.5. On 2 shared
-// cores at load 8, in CPU ns a row (median, min-max of 6 in one run): csv-fast-path 76
-// (75-77), nginx-combined 346 (344-347), 0.22. Before the log was read as rows (and the CSV
-// loop decided plain stacks in place) they were 95 (94-95) and 562 (560-571), 0.17. What is
-// left is reading the log (BenchmarkNginxStages): on the same machine, finding the line
-// costs about 45 ns, splitting its fields up to $status about 95, the rest of decoding
-// (stamp, key, status) about 80 and the reorder window about 55.
+// cores at load 5 (an AMD EPYC VM), in CPU ns a row (median, min-max of 6 runs, each path
+// interleaved with the code before the change): csv-fast-path 81 (76-88), nginx-combined
+// 207 (200-211), 0.39 (0.37-0.42); before it, 79 (78-80) and 354 (345-366), 0.22 (0.22-0.23).
+// Before the log was read as rows (and the CSV loop decided plain stacks in place) they were
+// 95 (94-95) and 562 (560-571), 0.17. In instructions a row, which load does not change
+// (valgrind --tool=cachegrind, GOMAXPROCS=1, 4 runs less 1): csv-fast-path 640,
+// nginx-combined 1355, 0.47; before, 645 and 2187, 0.29. The rest of the gap in time is
+// mostly memory traffic: a combined line is 158 bytes, 7 times its CSV row.
+//
+// The change: a combined (or common) line's fields up to $status are split straight
+// (splitCLF: the address's space a word at a time, "-" and a 3-digit status checked in place,
+// bytes.IndexByte for the request's closing quote), its stamp compared with the last line's,
+// its key copied once (decodeCLF; a line it does not read straight goes through the general
+// parser, so what is refused, and how, is unchanged); csvKey passes a printable key a word at
+// a time; the window queues 48-byte rows, not 88-byte slots. The target is not met. What is
+// left (BenchmarkNginxStages, same run, medians): finding the line 48 ns (about half of it
+// copying the line into bufio's buffer), splitting and decoding it 67, the reorder window and
+// NextRow 61 (a second of rows, 10,000, held and released: 480 KB written and read back), the
+// replay itself 31.
 
 import (
 	"bytes"

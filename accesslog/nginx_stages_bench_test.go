@@ -30,10 +30,13 @@ const nginxStagesRows = 1 << 18
 
 // nginxStagesLog is an nginx combined log of nginxStagesRows requests, 10,000 a second, from
 // 300 clients.
-func nginxStagesLog() []byte {
+func nginxStagesLog() []byte { return nginxStagesLogRows(nginxStagesRows) }
+
+// nginxStagesLogRows is nginxStagesLog's first rows lines.
+func nginxStagesLogRows(rows int) []byte {
 	var buf bytes.Buffer
 	start := time.Date(2026, 12, 2, 18, 3, 19, 0, time.UTC)
-	for i := range nginxStagesRows {
+	for i := range rows {
 		stamp := start.Add(time.Duration(i/10000) * time.Second).Format("02/Jan/2006:15:04:05 -0700")
 		fmt.Fprintf(&buf, `10.0.%d.%d - - [%s] "GET /api/items/%d HTTP/1.1" 200 %d "-" "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0"`+"\n",
 			i%300/100, i%100, stamp, i*7919%1000, 200+i%800)

@@ -146,12 +146,14 @@ type Reader struct {
 	scratch    []byte
 	clf, iso   clfCache
 	spread     bool
+	clfFast    bool // decode may take decodeCLF (clfRoles)
 
-	slots      []slot
+	dec        slot  // the line being read
+	slots      []row // the queue's rows, at q's indexes
 	free       []int32
 	q          []int32 // slots in arrival order, from qh on
 	qh         int
-	group      []int32 // --spread: the rows of the current stamp
+	group      []grouped // --spread: the rows of the current stamp
 	groupStamp int64
 	window     int64
 	windowSet  bool
@@ -179,14 +181,16 @@ type Reader struct {
 	firstStamp, lastStamp                     int64
 }
 
+// slot is what decode reads of a line: its stamp and the stamp's unit, its duration (< 0:
+// not logged), and what a row (the queue's) keeps.
 type slot struct {
-	at, stamp, dur int64 // dur < 0: not logged
-	unit           int64
-	line           int
-	permits        int
-	status         int
-	decision       Decision
-	key            []byte
+	stamp, dur int64
+	unit       int64
+	line       int
+	permits    int
+	status     int
+	decision   Decision
+	key        []byte
 }
 
 // Input is a log (or a CSV trace) as the CSV trace trace.Reader reads: a header
@@ -527,6 +531,9 @@ func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
 	if r.refused, err = parseStatuses(opt.RefusedStatus); err != nil {
 		return nil, err
 	}
+	if nf, ok := f.(*nginxFormat); ok {
+		r.clfFast = clfRoles(nf, &r.ro)
+	}
 	r.directives, _ = f.(directiver)
 	r.noticer, _ = f.(noticer)
 	if hf, ok := f.(*harFormat); ok && in != nil {
@@ -600,6 +607,9 @@ func (r *Reader) valueElse(line []byte, i int) []byte {
 
 // decode reads a line into s: its stamp, duration, key, permits, status and decision.
 func (r *Reader) decode(n int, line []byte, s *slot, full bool) error {
+	if r.clfFast && !full && r.decodeCLF(n, line, s) {
+		return nil
+	}
 	fail := func(col int, msg string) error {
 		return &LineError{Line: n, Col: col, Format: r.f.label(), Msg: msg}
 	}
