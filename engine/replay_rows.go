@@ -15,9 +15,10 @@ import (
 // (accesslog.Reader) is replayed without being written as "t_ns,permits,key" text and parsed
 // again. A CSV trace's trace.Reader is one too.
 //
-// Read that way (with the log reader's own savings made with it), an nginx combined log
-// replays through a token bucket in 346 CPU ns a row (344-347) where it took 562 (560-571)
-// through its CSV text (BenchmarkNginxCombinedVsCSV in accesslog, 2 shared cores at load 8).
+// Read that way, with the log reader's own fast path for combined lines, an nginx combined
+// log replays through a token bucket in 207 CPU ns a row (200-211), 0.39 of the CSV trace's
+// rows a second (81 ns), where it took 562 through its CSV text (BenchmarkNginxCombinedVsCSV
+// in accesslog, 6 interleaved runs, 2 shared cores at load 5).
 type RowReader = trace.RowReader
 
 // ReplayRows is Replay of rows rather than of CSV text: the same decisions and the same
