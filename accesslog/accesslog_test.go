@@ -60,6 +60,44 @@ func TestNginxFormatArrivalIsStampLessRequestTime(t *testing.T) {
 	require.Equal(t, "t_ns,permits,key\n0,1,10.0.0.1\n200000000,1,10.0.0.2\n1000000000,1,10.0.0.1\n", out)
 }
 
+// Read as rows (Reader.NextRow, as replay and fit read a log), each row names its own line of
+// the log (RowLine), the line Next's Record gives: rows come out in arrival order, so the 1st
+// row here is the log's line 2 and the 2nd its line 1.
+func TestRowLineIsTheLogsLine(t *testing.T) {
+	format := "nginx:$remote_addr $msec $request_time $status"
+	log := "10.0.0.2 1700000000.300 0.100 200\n" + // arrived at .200
+		"10.0.0.1 1700000000.500 0.500 200\n" + // arrived at .000
+		"10.0.0.1 1700000001.000 0.000 503\n"
+	var lines []int
+	for _, rows := range []bool{false, true} {
+		in, err := Open(strings.NewReader(log), Options{Format: format})
+		require.NoError(t, err)
+		var got []int
+		for {
+			var err error
+			if rows {
+				_, _, _, _, err = in.Log().NextRow()
+				if err == nil {
+					got = append(got, in.Log().RowLine())
+				}
+			} else {
+				var rec *Record
+				rec, err = in.Log().Next()
+				if err == nil {
+					got = append(got, rec.Line)
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+		}
+		lines = append(lines, got...)
+		require.Equal(t, []int{2, 1, 3}, got, "read as rows: %v", rows)
+	}
+	require.Len(t, lines, 6)
+}
+
 // --key picks another field, --permits charges a numeric one.
 func TestKeyAndPermitsFields(t *testing.T) {
 	out, _ := csvOf(t, combined, Options{Key: "request_method", Permits: "body_bytes_sent"})

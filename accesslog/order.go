@@ -39,8 +39,14 @@ func (r *Reader) NextRow() (at time.Duration, permits int, key []byte, latency t
 	if err != nil {
 		return 0, 0, nil, 0, err
 	}
+	r.rowLine = s.line
 	return time.Duration(s.at - r.base), int(s.permits), r.csvKey(s.key), 0, nil
 }
+
+// RowLine is the log line of the row NextRow last returned (trace.LineReader), so that an
+// error about that row names the line of the log it was read from: rows come out in arrival
+// order, not the log's, so the n-th row is not the log's line n + 1.
+func (r *Reader) RowLine() int { return r.rowLine }
 
 // Columns says what NextRow's rows carry (engine.RowReader): a key, and no latency.
 func (r *Reader) Columns() (key, latency bool) { return true, false }

@@ -132,9 +132,10 @@ const maxPermits = 1<<31 - 1
 
 // Reader reads a log's requests in arrival order.
 type Reader struct {
-	in  *bufio.Reader
-	src *harSource // a HAR's entries, each made a line; nil for a log of lines
-	f   format
+	rowLine int // the line of the row NextRow last returned (RowLine)
+	in      *bufio.Reader
+	src     *harSource // a HAR's entries, each made a line; nil for a log of lines
+	f       format
 	// f's optional interfaces, asserted once rather than per line
 	directives directiver
 	noticer    noticer

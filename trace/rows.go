@@ -95,12 +95,25 @@ type Rows struct {
 	rows           int64
 	last           time.Duration
 	keys           map[string]string
+	lines          LineReader // src, when it names its own lines
+}
+
+// LineReader is a RowReader that knows the line of its own input each row came from (an
+// access log: accesslog.Reader). Rows then names that line in a row's Line and its errors,
+// rather than the line the row would have in CSV text: a log's rows are put in arrival order,
+// and lines the log skips (a health check, a blank line) are not rows, so the 1000th row may
+// be the log's line 1007.
+type LineReader interface {
+	RowReader
+	// RowLine is the 1-based line of the row NextRow last returned.
+	RowLine() int
 }
 
 // NewRows reads src's rows as a CSV trace's.
 func NewRows(src RowReader) *Rows {
 	r := &Rows{src: src}
 	r.keyed, r.latency = src.Columns()
+	r.lines, _ = src.(LineReader)
 	return r
 }
 
@@ -111,6 +124,9 @@ func (r *Rows) Next() (Row, error) {
 		return Row{}, err
 	}
 	line := int(min(r.rows+2, 1<<62)) // the header is line 1
+	if r.lines != nil {
+		line = r.lines.RowLine()
+	}
 	switch {
 	case r.rows >= MaxRows:
 		return Row{}, fmt.Errorf("line %d: a trace holds at most %d requests (so that their permits add up exactly)", line, int64(MaxRows))

@@ -146,3 +146,43 @@ func TestRowsPassTheSourcesErrorAndInternKeys(t *testing.T) {
 }
 
 func unsafeData(s string) *byte { return unsafe.StringData(s) }
+
+// linedRows is a sliceRows that names each row's line of its own input (a LineReader), as
+// an access log does: line[i] for the i-th row.
+type linedRows struct {
+	sliceRows
+	lines []int
+	n     int
+}
+
+func (l *linedRows) NextRow() (time.Duration, int, []byte, time.Duration, error) {
+	at, permits, key, latency, err := l.sliceRows.NextRow()
+	if err == nil {
+		l.n++
+	}
+	return at, permits, key, latency, err
+}
+
+func (l *linedRows) RowLine() int { return l.lines[l.n-1] }
+
+// A LineReader's rows carry its own lines, and an error about a row names the input's line,
+// not the line the row would have in CSV text (the 3rd row is line 4 there, line 31 here).
+func TestRowsNameALineReadersOwnLines(t *testing.T) {
+	src := &linedRows{sliceRows: sliceRows{rows: []Row{{At: 0, Permits: 1}, {At: 5, Permits: 2}, {At: 3, Permits: 1}}}, lines: []int{2, 17, 31}}
+	rows := NewRows(src)
+	for _, want := range []int{2, 17} {
+		row, err := rows.Next()
+		require.NoError(t, err)
+		require.Equal(t, want, row.Line)
+	}
+	_, err := rows.Next()
+	require.EqualError(t, err, "line 31: time 3ns is before the previous row's 5ns: rows must be in time order")
+
+	plain := NewRows(&sliceRows{rows: []Row{{At: 0, Permits: 1}, {At: 5, Permits: 2}, {At: 3, Permits: 1}}})
+	for range 2 {
+		_, err := plain.Next()
+		require.NoError(t, err)
+	}
+	_, err = plain.Next()
+	require.EqualError(t, err, "line 4: time 3ns is before the previous row's 5ns: rows must be in time order")
+}
