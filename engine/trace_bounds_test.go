@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,28 +51,7 @@ func TestTraceRefusesALineLongerThanTheCap(t *testing.T) {
 // The heap does not grow with the trace's length, on any path; on the plain path, neither
 // do the allocations (none per row), for Replay and for Next (whose keys are interned).
 func TestTraceMemoryIsFlat(t *testing.T) {
-	keys := make([]string, 100)
-	for i := range keys {
-		keys[i] = "tenant-" + strconv.Itoa(i)
-	}
-	// The generator allocates nothing per row itself.
-	plain := func(b []byte, i int, at int64) []byte {
-		b = strconv.AppendInt(b, at, 10)
-		b = append(b, ',', byte('1'+i%3), ',')
-		return append(append(b, keys[i%100]...), '\n')
-	}
-	quoted := func(b []byte, i int, at int64) []byte {
-		b = strconv.AppendInt(b, at, 10)
-		b = append(b, ',', byte('1'+i%3), ',', '"')
-		return append(append(b, keys[i%100]...), '"', '\n')
-	}
-	seconds := func(b []byte, i int, at int64) []byte {
-		b = strconv.AppendInt(b, at/1e9, 10)
-		b = strconv.AppendInt(b, 1e9+at%1e9, 10) // "1" and nine digits: the "1" becomes "."
-		b[len(b)-10] = '.'
-		b = append(b, ',', byte('1'+i%3), ',')
-		return append(append(b, keys[i%100]...), '\n')
-	}
+	plain, quoted, seconds := tracegen.KeyedRows() // none allocates per row
 	rows := 1_000_000
 	if testing.Short() || raceDetector {
 		rows = 200_000

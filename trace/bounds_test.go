@@ -81,27 +81,10 @@ func TestTraceReadsALineOfTheCap(t *testing.T) {
 // The heap does not grow with the trace's length, on any path; on the plain path, neither
 // do the allocations (none per row), for Next (whose keys are interned; engine tests Replay the same way).
 func TestTraceMemoryIsFlat(t *testing.T) {
-	keys := make([]string, 100)
+	plain, quoted, seconds := tracegen.KeyedRows() // none allocates per row
+	keys := make([]string, 100) // the keys they write, made before the rows are counted
 	for i := range keys {
 		keys[i] = "tenant-" + strconv.Itoa(i)
-	}
-	// The generator allocates nothing per row itself.
-	plain := func(b []byte, i int, at int64) []byte {
-		b = strconv.AppendInt(b, at, 10)
-		b = append(b, ',', byte('1'+i%3), ',')
-		return append(append(b, keys[i%100]...), '\n')
-	}
-	quoted := func(b []byte, i int, at int64) []byte {
-		b = strconv.AppendInt(b, at, 10)
-		b = append(b, ',', byte('1'+i%3), ',', '"')
-		return append(append(b, keys[i%100]...), '"', '\n')
-	}
-	seconds := func(b []byte, i int, at int64) []byte {
-		b = strconv.AppendInt(b, at/1e9, 10)
-		b = strconv.AppendInt(b, 1e9+at%1e9, 10) // "1" and nine digits: the "1" becomes "."
-		b[len(b)-10] = '.'
-		b = append(b, ',', byte('1'+i%3), ',')
-		return append(append(b, keys[i%100]...), '\n')
 	}
 	rows := 1_000_000
 	if testing.Short() || raceDetector {

@@ -302,3 +302,32 @@ func (g *Generated) Read(p []byte) (int, error) {
 	g.pending = g.pending[:copy(g.pending, g.pending[n:])]
 	return n, nil
 }
+
+// KeyedRows are the three row writers the flat-memory tests read at length (a Generated's
+// Format), each row i at time at with 1 to 3 permits and one of 100 keys "tenant-N", written
+// without allocating: plain ("at,n,tenant-7", the reader's fast path), quoted ("at,n,\"tenant-7\"",
+// the CSV path) and seconds ("12.000000345,n,tenant-7", the general path).
+func KeyedRows() (plain, quoted, seconds func(b []byte, i int, at int64) []byte) {
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = "tenant-" + strconv.Itoa(i)
+	}
+	plain = func(b []byte, i int, at int64) []byte {
+		b = strconv.AppendInt(b, at, 10)
+		b = append(b, ',', byte('1'+i%3), ',')
+		return append(append(b, keys[i%100]...), '\n')
+	}
+	quoted = func(b []byte, i int, at int64) []byte {
+		b = strconv.AppendInt(b, at, 10)
+		b = append(b, ',', byte('1'+i%3), ',', '"')
+		return append(append(b, keys[i%100]...), '"', '\n')
+	}
+	seconds = func(b []byte, i int, at int64) []byte {
+		b = strconv.AppendInt(b, at/1e9, 10)
+		b = strconv.AppendInt(b, 1e9+at%1e9, 10) // "1" and nine digits: the "1" becomes "."
+		b[len(b)-10] = '.'
+		b = append(b, ',', byte('1'+i%3), ',')
+		return append(append(b, keys[i%100]...), '\n')
+	}
+	return plain, quoted, seconds
+}
