@@ -82,7 +82,7 @@ func TestTraceReadsALineOfTheCap(t *testing.T) {
 // do the allocations (none per row), for Next (whose keys are interned; engine tests Replay the same way).
 func TestTraceMemoryIsFlat(t *testing.T) {
 	plain, quoted, seconds := tracegen.KeyedRows() // none allocates per row
-	keys := make([]string, 100) // the keys they write, made before the rows are counted
+	keys := make([]string, 100)                    // the keys they write, made before the rows are counted
 	for i := range keys {
 		keys[i] = "tenant-" + strconv.Itoa(i)
 	}
