@@ -5,7 +5,6 @@ package trace
 // not grow with the trace.
 
 import (
-	"fmt"
 	"io"
 	"runtime"
 	"strconv"
@@ -18,31 +17,14 @@ import (
 )
 
 func TestTraceRefusesALineLongerThanTheCap(t *testing.T) {
-	long := "line %d: the line is longer than 1 MiB (1048576 bytes)"
-	for _, tc := range []struct {
-		name, prefix, tail, want string
-		rows                     int // read before the error
-	}{
-		{"plain path, digits", "t_ns,permits\n1,1\n", "1", fmt.Sprintf(long, 3), 1},
-		{"plain path, key", "t_ns,permits,key\n1,1,a\n2,1,", "k", fmt.Sprintf(long, 3), 1},
-		{"plain path, blank line first", "t_ns\n1\n\n\n", "1", fmt.Sprintf(long, 5), 1},
-		{"general path", "t,permits\n1,1\n2,1,", "x", fmt.Sprintf(long, 3), 1},
-		{"header", "", "t", fmt.Sprintf(long, 1), 0},
-		{"csv path: a quoted header", `"t_ns",permits` + "\n1,1\n", "1", fmt.Sprintf(long, 3), 1},
-		{"csv path: a quoted field", "t_ns,key\n1,a\n2,\"", "a", fmt.Sprintf(long, 3), 1},
-		{"csv path: a quote left open", "t_ns,key\n1,a\n2,\"", "a\n", "line 524289: the row that began on line 3 is longer " +
-			"than 1 MiB (1048576 bytes): is a quote left open?", 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			{
-				src := &tracegen.EndlessTail{Prefix: tc.prefix, Tail: tc.tail}
-				res := readWith(func() (nexter, error) { return NewReader(src) })
-				err, rows := res.err, len(res.rows)
-				require.Error(t, err)
-				assert.Equal(t, tc.want, err.Error())
-				assert.Equal(t, tc.rows, rows)
-				assert.Less(t, src.N, int64(MaxLine+256<<10), "read %d bytes", src.N)
-			}
+	for _, tc := range tracegen.LongLines() {
+		t.Run(tc.Name, func(t *testing.T) {
+			src := &tracegen.EndlessTail{Prefix: tc.Prefix, Tail: tc.Tail}
+			res := readWith(func() (nexter, error) { return NewReader(src) })
+			require.Error(t, res.err)
+			assert.Equal(t, tc.Want, res.err.Error())
+			assert.Equal(t, tc.Rows, len(res.rows))
+			assert.Less(t, src.N, int64(MaxLine+256<<10), "read %d bytes", src.N)
 		})
 	}
 }

@@ -331,3 +331,27 @@ func KeyedRows() (plain, quoted, seconds func(b []byte, i int, at int64) []byte)
 	}
 	return plain, quoted, seconds
 }
+
+// LongLine is a trace whose line passes the reader's 1 MiB cap (trace.MaxLine): Prefix,
+// then Tail repeated for ever (an EndlessTail), the error Want, after Rows rows read.
+type LongLine struct {
+	Name, Prefix, Tail, Want string
+	Rows                     int
+}
+
+// LongLines are the cases both trace's reader and engine.Replay must refuse with one line
+// naming where the long line began, on every path of the reader (plain, general, CSV).
+func LongLines() []LongLine {
+	long := "line %d: the line is longer than 1 MiB (1048576 bytes)"
+	return []LongLine{
+		{"plain path, digits", "t_ns,permits\n1,1\n", "1", fmt.Sprintf(long, 3), 1},
+		{"plain path, key", "t_ns,permits,key\n1,1,a\n2,1,", "k", fmt.Sprintf(long, 3), 1},
+		{"plain path, blank line first", "t_ns\n1\n\n\n", "1", fmt.Sprintf(long, 5), 1},
+		{"general path", "t,permits\n1,1\n2,1,", "x", fmt.Sprintf(long, 3), 1},
+		{"header", "", "t", fmt.Sprintf(long, 1), 0},
+		{"csv path: a quoted header", `"t_ns",permits` + "\n1,1\n", "1", fmt.Sprintf(long, 3), 1},
+		{"csv path: a quoted field", "t_ns,key\n1,a\n2,\"", "a", fmt.Sprintf(long, 3), 1},
+		{"csv path: a quote left open", "t_ns,key\n1,a\n2,\"", "a\n", "line 524289: the row that began on line 3 is longer " +
+			"than 1 MiB (1048576 bytes): is a quote left open?", 1},
+	}
+}
