@@ -29,8 +29,10 @@ func TestValidateAllocatesNothingPerArrival(t *testing.T) {
 	small, large := scriptedScenario(t, 10), scriptedScenario(t, 10_000)
 	require.NoError(t, small.Validate())
 	require.NoError(t, large.Validate())
-	assert.Equal(t, testing.AllocsPerRun(20, func() { _ = small.Validate() }), testing.AllocsPerRun(20, func() { _ = large.Validate() }),
-		"10,000 arrivals and bursts allocate what 10 do")
+	// Within 2 of each other rather than equal: under -race an allocation now and then is the
+	// runtime's, not Validate's (10 against 11 once in CI); naming every entry cost 99,499.
+	smallAllocs, largeAllocs := testing.AllocsPerRun(20, func() { _ = small.Validate() }), testing.AllocsPerRun(20, func() { _ = large.Validate() })
+	assert.LessOrEqual(t, largeAllocs, smallAllocs+2, "10,000 arrivals and bursts allocate what 10 do (%v against %v)", largeAllocs, smallAllocs)
 }
 
 // Naming a failing entry only when it fails keeps every message: the field is the entry's.
