@@ -16,7 +16,8 @@ import (
 // (26 bytes too), a stamp that does not parse, statuses of 2 to 4 characters, the line
 // ending anywhere.
 var clfPieces = [][]string{
-	{"10.0.1.23", "::1", "", "a b", "a - b", `"`, "10.0.0.1 "},
+	{"10.0.1.23", "::1", "", "a b", "a - b", `"`, "10.0.0.1 ", "10.0.0.1\t", "\x80.0.0.1", "10.0.0.\x7f",
+		"2001:db8::ff00:42:8329", "255.255.255.255", "0123456789abcdef", "0123456789abcdefg", "a"},
 	{" - ", " -  ", "- ", " ", " -", " - - "},
 	{"-", "frank", "", "a b", "a [b", " ["},
 	{" [", "[", " [ ", "  ["},
@@ -57,10 +58,37 @@ func decodeBoth(t testing.TB, fast, slow *Reader, n int, line []byte) (ok bool) 
 	es := slow.decode(n, line, &ss, false)
 	require.Equal(t, fmt.Sprint(es), fmt.Sprint(ef), "%q", line)
 	if es == nil {
+		requirePlainIsExact(t, fast, n, line)
+		require.False(t, ss.plain)
+		sf.plain = false
+		require.Equal(t, string(ss.key), string(sf.key), "%q", line) // an empty key may be nil
+		ss.key, sf.key = nil, nil
 		require.Equal(t, ss, sf, "%q", line)
 	}
 	require.Equal(t, slow.zoneless, fast.zoneless, "%q", line)
 	return es == nil
+}
+
+// requirePlainIsExact: plain is the straight path's note that csvKey returns the key as it
+// is (the loop leaves the key to csvKey): when decodeCLF reads the line, plain is true exactly
+// when the key is 1 to 16 bytes of 0x21 to 0x7F (and the line has 16 bytes to copy it from
+// as two words), and csvKey then returns it unchanged.
+func requirePlainIsExact(t testing.TB, fast *Reader, n int, line []byte) {
+	s := slot{key: make([]byte, 0, 64)} // as the reader's decoder's
+	zoneless := fast.zoneless
+	defer func() { fast.zoneless = zoneless }()
+	if !fast.clfFast || !fast.decodeCLF(n, line, &s) {
+		return
+	}
+	printable := len(s.key) > 0 && len(s.key) <= 16 && len(line) >= 16
+	for _, c := range s.key {
+		printable = printable && c > ' ' && c < 0x80
+	}
+	require.Equal(t, printable, s.plain, "plain %q", line)
+	if s.plain {
+		var r Reader
+		require.Equal(t, s.key, r.csvKey(bytes.Clone(s.key)), "%q", line)
+	}
 }
 
 // clfReaders are two readers of format: one that decodes straight where it can (decodeCLF and

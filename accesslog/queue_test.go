@@ -95,7 +95,8 @@ func sortedQueueOrder(stamps, durs []int64, lines []int, keys []string, statuses
 // rows reordered and late, on 400 random logs of nginx $msec stamps written at completion
 // ($request_time, sometimes "-"): stamps that stand still, step on, and jump back further
 // than the window; a default window and named ones from 1ms to 10s; --spread uniform; a few
-// logs longer than the default window's prefix. Read by Next and by NextRow alike.
+// logs longer than the default window's prefix; keys of 7 to 15 bytes and, one in 8, of 23
+// to 28 (kept apart from the row). Read by Next and by NextRow alike.
 func TestQueueOrdersAsOneSortedQueue(t *testing.T) {
 	const format = "nginx:$remote_addr $msec $request_time $status"
 	rng := rand.New(rand.NewPCG(21, 3))
@@ -126,6 +127,9 @@ func TestQueueOrdersAsOneSortedQueue(t *testing.T) {
 			}
 			line++
 			keys[k] = fmt.Sprintf("10.0.%d.%d", rng.IntN(3), rng.IntN(256))
+			if rng.IntN(8) == 0 { // longer than a row's 16 bytes of key
+				keys[k] = fmt.Sprintf("2001:db8:85a3::8a2e:%x:%x", rng.IntN(3), rng.IntN(1<<16))
+			}
 			statuses[k] = 200 + 229*rng.IntN(2)
 			stamps[k], lines[k] = ms*int64(time.Millisecond), line
 			dur := "-"

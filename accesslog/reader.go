@@ -149,8 +149,10 @@ type Reader struct {
 	spread     bool
 	clfFast    bool // decode may take decodeCLF (clfRoles)
 
-	dec        slot  // the line being read
-	slots      []row // the queue's rows, at q's indexes
+	dec        slot     // the line being read
+	slots      []row    // the queue's rows, at q's indexes
+	longKeys   [][]byte // the keys of slots longer than a row's keyBuf (keepLongKey)
+	curKey     []byte   // the key of the row nextSlot last returned
 	free       []int32
 	q          []int32 // slots in arrival order, from qh on
 	qh         int
@@ -192,6 +194,7 @@ type slot struct {
 	status     int
 	decision   Decision
 	key        []byte
+	plain      bool // key is printable ASCII other than a space, as csvKey returns it (clfKey)
 }
 
 // Input is a log (or a CSV trace) as the CSV trace trace.Reader reads: a header
@@ -522,6 +525,7 @@ func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
 	}
 	r := &Reader{in: in, f: f, ro: ro, vals: make([]span, f.nfields()), cur: -1, spread: opt.Spread == "uniform",
 		unit: int64(time.Hour)}
+	r.dec.key = make([]byte, 0, 64) // at least a row's keyBuf, which takes its first 16 bytes whole
 	if opt.Reorder > 0 {
 		r.window, r.windowSet = int64(opt.Reorder), true
 	}
@@ -683,7 +687,7 @@ func (r *Reader) decode(n int, line []byte, s *slot, full bool) error {
 			s.dur = d // -1: none measured (ALB's processing times all -1)
 		}
 	}
-	s.key = s.key[:0]
+	s.key, s.plain = s.key[:0], false
 	for k, i := range ro.key {
 		if k > 0 {
 			s.key = append(s.key, ' ')
