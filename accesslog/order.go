@@ -121,15 +121,16 @@ func hasCR(key []byte) bool {
 // nextSlot is the row of the next request in arrival order (see Next), valid until the next
 // call.
 func (r *Reader) nextSlot() (*row, error) {
-	if r.cur >= 0 {
-		r.free = append(r.free, r.cur)
-		r.cur = -1
+	if r.curLong >= 0 {
+		r.longFree = append(r.longFree, r.curLong)
+		r.curLong = -1
 	}
 	for {
-		if r.qh < len(r.q) && (r.eof || r.windowSet && r.slots[r.q[r.qh]].at <= r.watermark-r.window) {
-			return r.pop()
-		}
-		if r.eof {
+		if r.qh < len(r.q) {
+			if h := &r.q[r.qh]; r.eof || r.windowSet && h.at <= r.watermark-r.window {
+				return r.pop(h)
+			}
+		} else if r.eof {
 			return nil, io.EOF
 		}
 		line, err := r.readLine()
@@ -183,24 +184,16 @@ func (r *Reader) nextSlot() (*row, error) {
 		if s.dur < 0 && r.ro.dur >= 0 {
 			r.noDur++
 		}
-		// The row to queue: what is read of it later.
-		i := r.alloc()
-		w := &r.slots[i]
-		w.line, w.permits, w.status, w.decision, w.plain = s.line, int32(s.permits), int32(s.status), s.decision, s.plain
-		if len(s.key) <= 16 && cap(s.key) >= 16 {
-			w.keyBuf, w.keyLen = [16]byte(s.key[:16]), uint8(len(s.key))
-		} else {
-			r.keepLongKey(w, i, s.key)
-		}
 		if r.spread {
 			if len(r.group) > 0 && s.stamp != r.groupStamp {
 				r.flushGroup()
 			}
 			r.groupStamp = s.stamp
-			r.group = append(r.group, grouped{row: i, stamp: s.stamp, unit: s.unit, dur: s.dur})
+			r.group = append(r.group, grouped{stamp: s.stamp, unit: s.unit, dur: s.dur})
+			r.keep(&r.group[len(r.group)-1].row, s)
 			continue
 		}
-		r.place(i, s.stamp, s.dur)
+		r.keep(r.place(s.line, s.stamp, s.dur), s)
 	}
 }
 
@@ -215,52 +208,60 @@ type row struct {
 	line     int
 	permits  int32
 	status   int32
+	long     int32 // the key's index in longKeys when keyLen is longKey
 	decision Decision
 	plain    bool  // key is as csvKey returns it (slot.plain)
-	keyLen   uint8 // key is keyBuf[:keyLen], or longKeys[the row's index] when keyLen is longKey
+	keyLen   uint8 // key is keyBuf[:keyLen], or longKeys[long] when keyLen is longKey
 	keyBuf   [16]byte
 }
 
 // longKey is the keyLen of a row whose key is longer than keyBuf.
 const longKey = 255
 
-// keepLongKey keeps key, longer than keyBuf, for row w of slot i, in longKeys[i].
-func (r *Reader) keepLongKey(w *row, i int32, key []byte) {
-	w.keyLen = longKey
-	if n := int(i) + 1; len(r.longKeys) < n {
-		r.longKeys = append(r.longKeys, make([][]byte, n-len(r.longKeys))...)
+// keep fills row w, placed, with what the decoder s read (all but its arrival).
+func (r *Reader) keep(w *row, s *slot) {
+	w.line, w.permits, w.status, w.decision, w.plain = s.line, int32(s.permits), int32(s.status), s.decision, s.plain
+	if len(s.key) <= 16 && cap(s.key) >= 16 {
+		w.keyBuf, w.keyLen = [16]byte(s.key[:16]), uint8(len(s.key))
+		return
 	}
-	r.longKeys[i] = append(r.longKeys[i][:0], key...)
+	// A key longer than keyBuf: in a buffer of longKeys, free again once its row has been
+	// returned (curLong).
+	w.keyLen = longKey
+	if n := len(r.longFree); n > 0 {
+		w.long = r.longFree[n-1]
+		r.longFree = r.longFree[:n-1]
+	} else {
+		w.long = int32(len(r.longKeys))
+		r.longKeys = append(r.longKeys, nil)
+	}
+	r.longKeys[w.long] = append(r.longKeys[w.long][:0], s.key...)
 }
 
 // grouped is a row of --spread's current stamp, with what placing it needs.
 type grouped struct {
-	row              int32
+	row              row
 	stamp, unit, dur int64
-}
-
-func (r *Reader) alloc() int32 {
-	if n := len(r.free); n > 0 {
-		i := r.free[n-1]
-		r.free = r.free[:n-1]
-		return i
-	}
-	r.slots = append(r.slots, row{})
-	return int32(len(r.slots) - 1)
 }
 
 // flushGroup places the rows of one stamp, the i-th of n at i/n of the stamp's tick.
 func (r *Reader) flushGroup() {
 	n := int64(len(r.group))
-	for k, g := range r.group {
-		r.place(g.row, g.stamp+int64(k)*g.unit/n, g.dur)
+	for k := range r.group {
+		g := &r.group[k]
+		w := r.place(g.row.line, g.stamp+int64(k)*g.unit/n, g.dur)
+		at := w.at
+		*w = g.row
+		w.at = at
 	}
 	r.group = r.group[:0]
 }
 
-// place queues row i, stamped at stamp (spread or not), its duration dur (< 0: not logged).
-func (r *Reader) place(i int32, stamp, dur int64) {
-	s := &r.slots[i]
+// place queues a row of line, stamped at stamp (spread or not), its duration dur (< 0: not
+// logged), and returns it, its arrival set, for the caller to fill. Rows are queued by value
+// in q, sorted by arrival, a row after any row of the same time (rows are in the file's order
+// otherwise); most go at the end.
+func (r *Reader) place(line int, stamp, dur int64) *row {
 	at, written := stamp, stamp
 	if dur >= 0 {
 		if r.ro.completion {
@@ -280,31 +281,30 @@ func (r *Reader) place(i int32, stamp, dur int64) {
 		at = r.lastOut
 		r.late++
 		if len(r.lateLines) < 5 {
-			r.lateLines = append(r.lateLines, s.line)
+			r.lateLines = append(r.lateLines, line)
 		}
-	}
-	s.at = at
-	// Insert by arrival, after any row of the same time (rows are in the file's order
-	// otherwise); most rows go at the end or near it.
-	k := len(r.q)
-	for k > r.qh && r.slots[r.q[k-1]].at > at {
-		k--
-	}
-	if k < len(r.q) {
-		r.reordered++
 	}
 	if r.qh > 0 && r.qh >= len(r.q)/2 { // move the queue to the front of its array
 		m := copy(r.q, r.q[r.qh:])
-		k -= r.qh
 		r.q, r.qh = r.q[:m], 0
 	}
-	if k == len(r.q) { // in order: the common case
-		r.q = append(r.q, i)
-		return
+	n := len(r.q)
+	if n < cap(r.q) {
+		r.q = r.q[:n+1]
+	} else {
+		r.q = append(r.q, row{})
 	}
-	r.q = append(r.q, 0)
-	copy(r.q[k+1:], r.q[k:])
-	r.q[k] = i
+	k := n
+	if k > r.qh && r.q[k-1].at > at { // out of order: after any row of the same time
+		for k > r.qh && r.q[k-1].at > at {
+			k--
+		}
+		r.reordered++
+		copy(r.q[k+1:], r.q[k:n])
+	}
+	w := &r.q[k]
+	w.at = at
+	return w
 }
 
 // setWindow fixes the default window once the prefix is read: its longest duration plus 1s.
@@ -314,24 +314,22 @@ func (r *Reader) setWindow() {
 	}
 }
 
-func (r *Reader) pop() (*row, error) {
-	i := r.q[r.qh]
+// pop takes h, the queue's first row.
+func (r *Reader) pop(h *row) (*row, error) {
 	r.qh++
-	s := &r.slots[i]
 	if !r.out {
-		r.base, r.out = s.at, true
+		r.base, r.out = h.at, true
 	}
-	r.lastOut = s.at
-	r.cur = i
-	if s.keyLen != longKey {
-		r.curKey = s.keyBuf[:s.keyLen]
+	r.lastOut = h.at
+	if h.keyLen != longKey {
+		r.curKey = h.keyBuf[:h.keyLen]
 	} else {
-		r.curKey = r.longKeys[i]
+		r.curKey, r.curLong = r.longKeys[h.long], h.long
 	}
-	if s.at-r.base >= 1<<62 {
-		return nil, fmt.Errorf("line %d: the request arrives more than 2^62ns (146 years) after the first", s.line)
+	if h.at-r.base >= 1<<62 {
+		return nil, fmt.Errorf("line %d: the request arrives more than 2^62ns (146 years) after the first", h.line)
 	}
-	return s, nil
+	return h, nil
 }
 
 // Start is the instant of the first arrival, the zero of every Record's At, once Next has

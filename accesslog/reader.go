@@ -143,19 +143,22 @@ type Reader struct {
 	how        string // "detected" or "named"
 	vals       []span
 	line       int
-	long       []byte // a line longer than the buffer
+	lines      []byte // read from in: the lines from lh to lt (readLine)
+	lh, lt     int
+	linesErr   error // what in's last Read returned, once the lines before it are read
+	zeroReads  int   // Reads in a row that returned nothing and no error
 	scratch    []byte
 	clf, iso   clfCache
 	spread     bool
 	clfFast    bool // decode may take decodeCLF (clfRoles)
 
-	dec        slot     // the line being read
-	slots      []row    // the queue's rows, at q's indexes
-	longKeys   [][]byte // the keys of slots longer than a row's keyBuf (keepLongKey)
-	curKey     []byte   // the key of the row nextSlot last returned
-	free       []int32
-	q          []int32 // slots in arrival order, from qh on
+	dec        slot  // the line being read
+	q          []row // the queue: rows in arrival order, from qh on
 	qh         int
+	longKeys   [][]byte  // the keys of rows longer than a row's keyBuf (keep)
+	longFree   []int32   // longKeys not held by a row
+	curLong    int32     // the longKeys of the row nextSlot last returned, or -1
+	curKey     []byte    // the key of the row nextSlot last returned
 	group      []grouped // --spread: the rows of the current stamp
 	groupStamp int64
 	window     int64
@@ -167,7 +170,6 @@ type Reader struct {
 	base       int64
 	out        bool
 	eof        bool
-	cur        int32
 	rec        Record
 	keyBuf     []byte // NextRow's key, when it differs from the slot's (csvKey)
 
@@ -523,7 +525,7 @@ func newReader(in *bufio.Reader, opt Options) (*Reader, error) {
 			f.need(i)
 		}
 	}
-	r := &Reader{in: in, f: f, ro: ro, vals: make([]span, f.nfields()), cur: -1, spread: opt.Spread == "uniform",
+	r := &Reader{in: in, f: f, ro: ro, vals: make([]span, f.nfields()), curLong: -1, spread: opt.Spread == "uniform",
 		unit: int64(time.Hour)}
 	r.dec.key = make([]byte, 0, 64) // at least a row's keyBuf, which takes its first 16 bytes whole
 	if opt.Reorder > 0 {
@@ -563,32 +565,65 @@ func (r *Reader) readLine() ([]byte, error) {
 		}
 		return b, err
 	}
-	b, err := r.in.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		r.long = append(r.long[:0], b...)
-		for err == bufio.ErrBufferFull {
-			if len(r.long) > maxLine {
-				return nil, fmt.Errorf("line %d: the line is longer than 1 MiB (%d bytes)", r.line+1, maxLine)
-			}
-			b, err = r.in.ReadSlice('\n')
-			r.long = append(r.long, b...)
+	for {
+		var b []byte
+		if i := bytes.IndexByte(r.lines[r.lh:r.lt], '\n'); i >= 0 {
+			b = r.lines[r.lh : r.lh+i]
+			r.lh += i + 1
+		} else if r.lt-r.lh > maxLine+1 { // too long even if a "\r\n" came next
+			return nil, r.longLine()
+		} else if err := r.linesErr; err == nil {
+			r.fill()
+			continue
+		} else if err != io.EOF || r.lh == r.lt {
+			return nil, err
+		} else { // the last line, with no newline
+			b = r.lines[r.lh:r.lt]
+			r.lh = r.lt
 		}
-		b = r.long
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+		if len(b) > maxLine {
+			return nil, r.longLine()
+		}
+		r.line++
+		return b, nil
 	}
-	if len(b) == 0 && err != nil {
-		return nil, err
+}
+
+// longLine is the error of a line longer than maxLine, the next one.
+func (r *Reader) longLine() error {
+	return fmt.Errorf("line %d: the line is longer than 1 MiB (%d bytes)", r.line+1, maxLine)
+}
+
+// linesRead is the most readLine asks of in at once: bufio.Reader reads into a buffer of its
+// own size or more (64 KiB) straight from the source, with no copy through its own.
+const linesRead = 64 << 10
+
+// fill reads more of in after the line begun at lh, moved to the front (lines grows only
+// for a line longer than it already holds, up to maxLine).
+func (r *Reader) fill() {
+	if r.lh > 0 {
+		r.lt = copy(r.lines, r.lines[r.lh:r.lt])
+		r.lh = 0
 	}
-	if err != nil && err != io.EOF {
-		return nil, err
+	if len(r.lines)-r.lt < linesRead {
+		r.lines = append(r.lines[:r.lt], make([]byte, max(len(r.lines), 2*linesRead))...)
+		r.lines = r.lines[:cap(r.lines)]
 	}
-	r.line++
-	if n := len(b); n > 0 && b[n-1] == '\n' { // bytes.TrimSuffix, without its call to bytes.Equal per line
-		b = b[:n-1]
+	n, err := r.in.Read(r.lines[r.lt:])
+	r.lt += n
+	switch {
+	case err != nil:
+		r.linesErr = err
+	case n > 0:
+		r.zeroReads = 0
+	default:
+		if r.zeroReads++; r.zeroReads >= 100 {
+			r.linesErr = io.ErrNoProgress
+		}
 	}
-	if n := len(b); n > 0 && b[n-1] == '\r' {
-		b = b[:n-1]
-	}
-	return b, nil
 }
 
 // value is field i's text in line (a JSON string unescaped), or nil when absent.
