@@ -23,6 +23,7 @@ var clfPieces = [][]string{
 	{" [", "[", " [ ", "  ["},
 	{"02/Dec/2026:18:03:19 +0000", "02/Dec/2026:18:03:20 +0000", "02/Dec/2026:18:03:19 -0700",
 		"02/Dec/2026:18:03:19.12345", "02/Dex/2026:18:03:19 +0000", "02/Dec/2026:18:03:19 +000",
+		"02/Dec/2026:18:03:19 +0030", "02/Dec/2026:18:03:19 +0001", "12/Dec/2026:18:03:19 +0000",
 		"02/Dec/2026:18:03:19+0000 ", "02/Dec/2026:18:03:99 +0000"},
 	{`] "`, `]"`, `] `, `]  "`},
 	{"GET /api/items/1 HTTP/1.1", "", `GET /a"b HTTP/1.1`, `GET /a" HTTP/1.1`, "-", `x"`},
@@ -53,7 +54,9 @@ func clfLine(rng *rand.Rand) []byte {
 // decode's, in two readers of format, and requires the same slot, the same error and the same
 // counts of zone-less stamps. ok is whether the line was read.
 func decodeBoth(t testing.TB, fast, slow *Reader, n int, line []byte) (ok bool) {
-	var sf, ss slot
+	// Each with a key buffer as the reader's decoder's (64 bytes), which the straight path
+	// needs to take a line.
+	sf, ss := slot{key: make([]byte, 0, 64)}, slot{key: make([]byte, 0, 64)}
 	ef := fast.decode(n, line, &sf, false)
 	es := slow.decode(n, line, &ss, false)
 	require.Equal(t, fmt.Sprint(es), fmt.Sprint(ef), "%q", line)
@@ -77,7 +80,7 @@ func requirePlainIsExact(t testing.TB, fast *Reader, n int, line []byte) {
 	s := slot{key: make([]byte, 0, 64)} // as the reader's decoder's
 	zoneless := fast.zoneless
 	defer func() { fast.zoneless = zoneless }()
-	if !fast.clfFast || !fast.decodeCLF(n, line, &s) {
+	if !fast.clfFast || !fast.decodeCombined(n, line, &s) {
 		return
 	}
 	printable := len(s.key) > 0 && len(s.key) <= 16 && len(line) >= 16
@@ -151,7 +154,7 @@ func TestDecodeCLFOnlyForCombinedRoles(t *testing.T) {
 }
 
 // The straight path is taken by the lines of a combined log (not only tried): a reader of
-// the benchmark's lines decodes them all straight.
+// the benchmark's lines decodes them all straight, and all but the first in one pass.
 func TestDecodeCLFTakesCombinedLines(t *testing.T) {
 	rd, err := newReader(nil, Options{Format: "combined"})
 	require.NoError(t, err)
@@ -159,6 +162,14 @@ func TestDecodeCLFTakesCombinedLines(t *testing.T) {
 		var s slot
 		require.True(t, rd.decodeCLF(i+1, line, &s), "%q", line)
 	}
+	// And decodeCombined reads them itself, but for the first (which reads the stamp), when
+	// its slot has the reader's key buffer.
+	rd, err = newReader(nil, Options{Format: "combined"})
+	require.NoError(t, err)
+	for i, line := range bytes.Split(bytes.TrimSpace(nginxStagesLogRows(2000)), []byte{'\n'}) {
+		require.True(t, rd.decodeCombined(i+1, line, &rd.dec), "%q", line)
+	}
+	require.Equal(t, int64(1999), rd.combinedLines)
 	require.True(t, strings.HasPrefix(nginxCombined, clfPrefixText))
 	require.True(t, strings.HasPrefix(nginxCommon, clfPrefixText))
 }

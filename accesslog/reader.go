@@ -151,6 +151,8 @@ type Reader struct {
 	clf, iso   clfCache
 	spread     bool
 	clfFast    bool // decode may take decodeCLF (clfRoles)
+	// lines decodeCombined read itself, without decodeCLF (TestDecodeCLFTakesCombinedLines)
+	combinedLines int64
 
 	dec        slot  // the line being read
 	q          []row // the queue: rows in arrival order, from qh on
@@ -647,7 +649,7 @@ func (r *Reader) valueElse(line []byte, i int) []byte {
 
 // decode reads a line into s: its stamp, duration, key, permits, status and decision.
 func (r *Reader) decode(n int, line []byte, s *slot, full bool) error {
-	if r.clfFast && !full && r.decodeCLF(n, line, s) {
+	if r.clfFast && !full && r.decodeCombined(n, line, s) {
 		return nil
 	}
 	fail := func(col int, msg string) error {
