@@ -15,25 +15,25 @@ package accesslog_test
 //	BenchmarkNginxCombinedVsCSV/path=nginx-combined   the combined log of the same requests
 //
 // The ratio of their rows/s is the log's cost; the issue asks for at least 0.5. On 2 shared
-// cores at load 5 (an AMD EPYC VM), in CPU ns a row (median, min-max of 6 runs, each path
-// interleaved with the code before the change): csv-fast-path 81 (76-88), nginx-combined
-// 207 (200-211), 0.39 (0.37-0.42); before it, 79 (78-80) and 354 (345-366), 0.22 (0.22-0.23).
-// Before the log was read as rows (and the CSV loop decided plain stacks in place) they were
-// 95 (94-95) and 562 (560-571), 0.17. In instructions a row, which load does not change
-// (valgrind --tool=cachegrind, GOMAXPROCS=1, 4 runs less 1): csv-fast-path 640,
-// nginx-combined 1355, 0.47; before, 645 and 2187, 0.29. The rest of the gap in time is
-// mostly memory traffic: a combined line is 158 bytes, 7 times its CSV row.
+// cores (an AMD EPYC VM, load 0.8-1.2), in CPU ns a row, 8 runs of this test binary, median
+// (min-max): csv-fast-path 77.8 (76.9-82.6), nginx-combined 138 (137-155), the ratio of each
+// run's pair 0.56 (0.50-0.59). In instructions a row, which load does not change (valgrind
+// --tool=cachegrind, GOMAXPROCS=1, 4 runs less 1): csv-fast-path 652, nginx-combined 1,004,
+// 0.65.
 //
-// The change: a combined (or common) line's fields up to $status are split straight
-// (splitCLF: the address's space a word at a time, "-" and a 3-digit status checked in place,
-// bytes.IndexByte for the request's closing quote), its stamp compared with the last line's,
-// its key copied once (decodeCLF; a line it does not read straight goes through the general
-// parser, so what is refused, and how, is unchanged); csvKey passes a printable key a word at
-// a time; the window queues 48-byte rows, not 88-byte slots. The target is not met. What is
-// left (BenchmarkNginxStages, same run, medians): finding the line 48 ns (about half of it
-// copying the line into bufio's buffer), splitting and decoding it 67, the reorder window and
-// NextRow 61 (a second of rows, 10,000, held and released: 480 KB written and read back), the
-// replay itself 31.
+// How it got there (each step measured against the one before, interleaved): the log read as
+// rows instead of as the CSV text it stands for, 562 ns a row -> 354; splitCLF and decodeCLF,
+// fields split straight and the key copied once, -> 207 (0.39); rows queued by value with no
+// pointer (no key buffer per row: 11,154 allocations an Open -> 122), the address copied as
+// two words and marked plain so that csvKey is skipped, readLine over a buffer of its own,
+// -> about 200 (1,216 instructions); decodeCombined, the usual line read in one pass (the
+// address's space found in the two words of its key, " - - [" as one word, the stamp compared
+// as four, a 3-byte status) -> 143 (1,004 instructions). The last step gained 30% of the time
+// for 17% of the instructions: splitCLF's searches (an address of 7 to 15 bytes, a request of
+// any length) were branches the processor mispredicted. What is left (BenchmarkNginxStages):
+// finding the lines, about 42 ns (the log is 158 bytes a line, 7 times its CSV row, read from
+// memory: copying it alone is 15 ns a row here), decoding 35, the reorder window (a second of
+// rows, 10,000, held and released) and NextRow 35, the replay itself about 30.
 
 import (
 	"bytes"
