@@ -87,3 +87,31 @@ func BenchmarkFit(b *testing.B) {
 		report(b, cpu0)
 	})
 }
+
+// BenchmarkFitSteps fits BenchmarkFit's trace with grids of 12, 24 and 48 rates (--steps):
+// the difference is the curve's cost per rate, in CPU ns a row and a rate.
+//
+//	go test -c -o /tmp/fit.test ./fit/
+//	for i in 1 2 3 4 5 6; do /tmp/fit.test -test.run '^$' -test.bench 'FitSteps' -test.benchtime 1x; done
+func BenchmarkFitSteps(b *testing.B) {
+	if testing.Short() {
+		b.Skip("10M rows")
+	}
+	const rows = 10_000_000
+	path := writeBenchTrace(b, rows)
+	for _, steps := range []int{12, 24, 48} {
+		b.Run("steps="+strconv.Itoa(steps), func(b *testing.B) {
+			cpu0 := processCPU()
+			for range b.N {
+				rep, err := Fit(context.Background(), File(path, "bench.csv"), Options{RefusePPM: 10000, Steps: steps})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rep.Stats.Requests != rows {
+					b.Fatal(rep.Stats.Requests)
+				}
+			}
+			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(rows*b.N), "cpu-ns/row")
+		})
+	}
+}
