@@ -897,8 +897,9 @@ func (s *segments) sort() {
 // at least floor (curveOver) stops before it. The knee's refinement asks, round after round,
 // for rates in a narrower bracket above a point evaluated in the round before, where the
 // grid's segments, cut at a rate further below, bound them loosely: with 12 steps on the
-// 10M-row benchmark trace the grid point below the knee is the trace's mean, where the bucket
-// is full in 12 places, and every rate of every round ran over the whole trace.
+// 10M-row benchmark trace the grid point below the knee is the trace's mean, which cuts the
+// trace into 12 segments, and every rate of every round ran over the whole trace (steps=12 in
+// BenchmarkFitSteps: 287-296 CPU ns a row before recut, 191-204 with it).
 func (t *table) recut(s *segments, rate limiters.Rate, floor, minRows int64) *segments {
 	T := int64(rate.Interval())
 	out := &segments{interval: T}
