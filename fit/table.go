@@ -239,11 +239,12 @@ func loadStats(ctx context.Context, src Source, maxBytes int64, acc *statsAccumu
 }
 
 // statsAccumulator is statistics' computation one row at a time, over a table being loaded;
-// the peak is taken from the table once it is loaded (table.peak).
+// the peak is taken from the table once it is loaded (table.peak). One counter counts both
+// windows: the sliding window's slots, and the aligned window they make up (the fixed
+// window's; statistics, reading the source again, counts it apart).
 type statsAccumulator struct {
 	st      Stats
 	window  int64
-	fixed   *slotCounter
 	sliding *slotCounter
 	instant int64
 	last    time.Duration
@@ -251,7 +252,7 @@ type statsAccumulator struct {
 
 func newStatsAccumulator(window time.Duration, slots int) *statsAccumulator {
 	return &statsAccumulator{st: Stats{Window: window, Slots: slots, MinGap: -1}, window: int64(window),
-		fixed: newSlotCounter(window, 1), sliding: newSlotCounter(window, slots), last: -1}
+		sliding: newSlotCounter(window, slots), last: -1}
 }
 
 // add is the row just stored as the table's last: n permits at now.
@@ -274,7 +275,6 @@ func (a *statsAccumulator) add(now int64, n int) {
 	st.Requests++
 	st.Permits += int64(n)
 	st.MaxRequest = max(st.MaxRequest, n)
-	a.fixed.add(now, int64(n))
 	a.sliding.add(now, int64(n))
 }
 
@@ -291,7 +291,7 @@ func (a *statsAccumulator) stats(t *table) (Stats, error) {
 		st.MeanPerSec = float64(st.Permits) / span.Seconds()
 	}
 	st.PeakPerSec = float64(st.Peak) / time.Duration(a.window).Seconds()
-	st.FixedLimit, st.FixedAt = a.fixed.max, time.Duration(a.fixed.maxAt)
+	st.FixedLimit, st.FixedAt = a.sliding.alignedMax, time.Duration(a.sliding.alignedMaxAt)
 	st.SlidingLimit, st.SlidingAt = a.sliding.max, time.Duration(a.sliding.maxAt)
 	return st, nil
 }
