@@ -28,7 +28,7 @@
 // The input is read once, into columns of 12 bytes a row (28 with keys; table.go), computing
 // its statistics on the way (the peak from the columns after); every later pass runs over the
 // columns: σ for every rate of a grid (a 2048-row block at a time, each rate in its own loop;
-// the grid's lower half over every row, about 1.7 ns a rate and a row, its upper half over
+// the grid's lower half over every row, 1.7-1.9 ns a rate and a row, its upper half over
 // the segments of the trace that can hold the worst burst: on the 10M-row benchmark trace 48
 // rates cost 0.58 ns a row more per rate than 24, 5.8 ms of CPU a rate); the knee's
 // refinement over such segments too, cut again near the knee as it narrows; the relaxed
