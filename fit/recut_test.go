@@ -59,3 +59,19 @@ func TestCurveOverRecutSegmentsIsTheCurve(t *testing.T) {
 	}
 	require.Greater(t, pieces, segs, "recut cut nothing")
 }
+
+// A spec asked twice of the table's replay (replayed once) answers as it does asked once.
+func TestTableReplayOfARepeatedSpec(t *testing.T) {
+	rng := rand.New(rand.NewPCG(24, 24))
+	reqs := randomTrace(rng, 3000, 2_000_000, 3)
+	tb, err := load(context.Background(), Text("t.csv", csvOf(reqs)), nil, DefaultMaxMemory,
+		func(*table, *trace.Row, uint32) error { return nil })
+	require.NoError(t, err)
+	a, b := "token-bucket:capacity=3,rate=400/1s", "fixed-window:limit=5,window=10ms"
+	once, err := tb.replay(context.Background(), []string{a, b})
+	require.NoError(t, err)
+	twice, err := tb.replay(context.Background(), []string{a, b, a, b, a})
+	require.NoError(t, err)
+	require.Equal(t, []Replayed{once[0], once[1], once[0], once[1], once[0]}, twice)
+	require.Less(t, once[0].Admitted, int64(len(reqs)), "nothing refused: the test tells nothing")
+}
