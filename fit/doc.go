@@ -26,11 +26,12 @@
 // (8 permits − 15ms·100/s), which no integer capacity can be.
 //
 // The input is read once, into columns of 12 bytes a row (28 with keys; table.go), computing
-// its statistics on the way; every later pass runs over the columns: σ for every rate of a
-// grid (a 2048-row block at a time, each rate in its own loop; the grid's lower half over
-// every row, about 2.3 ns a rate and a row, its upper half over the segments of the trace
-// that can hold the worst burst: on the 10M-row benchmark trace 48 rates cost 310-317 ms of
-// CPU more than 24, 13 ms a rate); the knee's refinement over such segments too; the relaxed
+// its statistics on the way (the peak from the columns after); every later pass runs over the
+// columns: σ for every rate of a grid (a 2048-row block at a time, each rate in its own loop;
+// the grid's lower half over every row, 1.7-1.9 ns a rate and a row, its upper half over
+// the segments of the trace that can hold the worst burst: on the 10M-row benchmark trace 48
+// rates cost 0.58 ns a row more per rate than 24, 5.8 ms of CPU a rate); the knee's
+// refinement over such segments too, cut again near the knee as it narrows; the relaxed
 // question, the smallest capacity that refuses at most a fraction of the permits, a search
 // over capacities (in batches, each replaying only the segments where a bucket of that
 // capacity refuses something, until it refuses more than allowed); and the confirmation, a

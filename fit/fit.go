@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ratelab/ratelab/limiters"
-	"github.com/ratelab/ratelab/trace"
 )
 
 // Options say which rates to fit and what to answer.
@@ -38,10 +37,7 @@ func firstPass(ctx context.Context, src Source, opt Options, slots int) (Stats, 
 		maxMemory = DefaultMaxMemory
 	}
 	acc := newStatsAccumulator(opt.Window, slots)
-	t, err := load(ctx, src, nil, maxMemory, func(t *table, row *trace.Row, _ uint32) error {
-		acc.add(t, row)
-		return nil
-	})
+	t, err := loadStats(ctx, src, maxMemory, acc)
 	if errors.Is(err, errTooLarge) {
 		st, err := statistics(ctx, src, opt.Window, slots)
 		return st, streamed{src}, err
@@ -49,7 +45,7 @@ func firstPass(ctx context.Context, src Source, opt Options, slots int) (Stats, 
 	if err != nil {
 		return Stats{}, nil, err
 	}
-	st, err := acc.stats(src.Name())
+	st, err := acc.stats(t)
 	return st, t, err
 }
 

@@ -106,7 +106,15 @@ func relax(ctx context.Context, read passes, p Point, total, ppm int64) (Relaxed
 				caps = append(caps, c)
 			}
 		}
-		refused, requests, err := read.refusals(ctx, p.Rate, caps, limit)
+		refusals := read.refusals
+		if t, ok := read.(*table); ok {
+			// Only the batch's first capacity within the target is read below: the later
+			// ones (each refusing what a full count over its segments finds) go uncounted.
+			refusals = func(ctx context.Context, rate limiters.Rate, caps []int64, limit int64) ([]int64, []int64, error) {
+				return t.refusalsUntil(ctx, rate, caps, limit, true)
+			}
+		}
+		refused, requests, err := refusals(ctx, p.Rate, caps, limit)
 		if err != nil {
 			return r, err
 		}

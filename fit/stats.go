@@ -60,6 +60,10 @@ type slotCounter struct {
 	total      int64
 	max        int64
 	maxAt      int64
+	// aligned is the permits in the clock-aligned window of all the slots, [kW, (k+1)W),
+	// that the last request is in: what a fixed window of the same length counts, its most
+	// alignedMax, first at alignedMaxAt.
+	aligned, alignedMax, alignedMaxAt int64
 }
 
 func newSlotCounter(window time.Duration, slots int) *slotCounter {
@@ -71,6 +75,9 @@ func (c *slotCounter) add(now, n int64) {
 	if c.cur < 0 || now >= c.curEnd {
 		g := now / c.slotLength
 		s := int64(len(c.ring))
+		if c.cur < 0 || g/s != c.cur/s { // a new aligned window (slot indices are never negative)
+			c.aligned = 0
+		}
 		if c.cur < 0 || g-c.cur >= s {
 			clear(c.ring)
 			c.total = 0
@@ -86,6 +93,10 @@ func (c *slotCounter) add(now, n int64) {
 	c.total += n
 	if c.total > c.max {
 		c.max, c.maxAt = c.total, now
+	}
+	c.aligned += n
+	if c.aligned > c.alignedMax {
+		c.alignedMax, c.alignedMaxAt = c.aligned, now
 	}
 }
 

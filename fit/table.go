@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"time"
@@ -61,7 +62,9 @@ type table struct {
 	rows       int64
 	permits    int64 // their sum
 	maxPermits int64 // the largest request
-	keys       []string
+	// chunkPermits is the permits before each chunk (table.permitsBefore).
+	chunkPermits []int64
+	keys         []string
 	// refusalSegments are the segments of the rate refusals was last asked about.
 	refusalSegments *segments
 }
@@ -69,8 +72,24 @@ type table struct {
 // atOf is the time of row i.
 func (t *table) atOf(i int64) int64 { return t.chunks[i/chunkRows].at[i%chunkRows] }
 
-// permitsOf is the permits of row i.
-func (t *table) permitsOf(i int64) int64 { return int64(t.chunks[i/chunkRows].permits[i%chunkRows]) }
+// newChunk is a new last chunk, empty.
+func (t *table) newChunk() *chunk {
+	t.chunks = append(t.chunks, chunk{at: make([]int64, 0, chunkRows), permits: make([]uint32, 0, chunkRows)})
+	t.chunkPermits = append(t.chunkPermits, t.permits)
+	return &t.chunks[len(t.chunks)-1]
+}
+
+// permitsBefore is the permits of the rows before row i (at most a chunk's worth added).
+func (t *table) permitsBefore(i int64) int64 {
+	if i >= t.rows {
+		return t.permits
+	}
+	sum := t.chunkPermits[i/chunkRows]
+	for _, n := range t.chunks[i/chunkRows].permits[:i%chunkRows] {
+		sum += int64(n)
+	}
+	return sum
+}
 
 // load reads src into a table, calling visit with each row and its key id (0 unkeyed) after
 // it is stored; keys, when not nil, interns the keys. It stops with errTooLarge once the
@@ -86,8 +105,7 @@ func load(ctx context.Context, src Source, keys *interner, maxBytes int64,
 			return errTooLarge
 		}
 		if cur == nil || len(cur.at) == chunkRows {
-			t.chunks = append(t.chunks, chunk{at: make([]int64, 0, chunkRows), permits: make([]uint32, 0, chunkRows)})
-			cur = &t.chunks[len(t.chunks)-1]
+			cur = t.newChunk()
 			if keyed {
 				cur.key = make([]uint32, 0, chunkRows)
 			}
@@ -167,70 +185,159 @@ func (in *interner) id(row *trace.Row) (uint32, error) {
 	return k, nil
 }
 
-// statsAccumulator is statistics' computation one row at a time, over a table being loaded:
-// the peak's trailing edge is an index into the table rather than a second reader.
+// loadStats is load for a fit's first pass: the table, with its statistics taken on the way
+// (acc; the peak after, from the columns). A CSV trace without keys is read through
+// trace.Reader's Scan, At and Permits, a call a row, instead of a Row built and copied by Next
+// and handed to a visitor: the same rows and errors.
+func loadStats(ctx context.Context, src Source, maxBytes int64, acc *statsAccumulator) (*table, error) {
+	rows, closer, err := src.Open()
+	if err != nil {
+		return nil, err
+	}
+	r, plain := rows.(*trace.Reader)
+	if plain {
+		key, _ := r.Columns()
+		plain = !key
+	}
+	if !plain {
+		closer.Close()
+		return load(ctx, src, nil, maxBytes, func(_ *table, row *trace.Row, _ uint32) error {
+			acc.add(int64(row.At), row.Permits)
+			return nil
+		})
+	}
+	defer closer.Close()
+	t := &table{name: src.Name()}
+	maxRows := maxBytes / bytesPerRow(false)
+	var cur *chunk
+	for n := 1; ; n++ {
+		if err := r.Scan(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return t, nil
+			}
+			return nil, fmt.Errorf("%s: %w", src.Name(), err)
+		}
+		if t.rows >= maxRows {
+			return nil, errTooLarge
+		}
+		if cur == nil || len(cur.at) == chunkRows {
+			cur = t.newChunk()
+		}
+		at, p := int64(r.At()), r.Permits()
+		cur.at = append(cur.at, at)
+		cur.permits = append(cur.permits, uint32(p))
+		t.rows++
+		t.permits += int64(p)
+		t.maxPermits = max(t.maxPermits, int64(p))
+		acc.add(at, p)
+		if n&(1<<14-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// statsAccumulator is statistics' computation one row at a time, over a table being loaded;
+// the peak is taken from the table once it is loaded (table.peak). One counter counts both
+// windows: the sliding window's slots, and the aligned window they make up (the fixed
+// window's; statistics, reading the source again, counts it apart).
 type statsAccumulator struct {
-	st       Stats
-	window   int64
-	fixed    *slotCounter
-	sliding  *slotCounter
-	behind   int64 // the first row inside the peak's window
-	inWindow int64
-	instant  int64
-	last     time.Duration
+	st      Stats
+	window  int64
+	sliding *slotCounter
+	instant int64
+	last    time.Duration
 }
 
 func newStatsAccumulator(window time.Duration, slots int) *statsAccumulator {
 	return &statsAccumulator{st: Stats{Window: window, Slots: slots, MinGap: -1}, window: int64(window),
-		fixed: newSlotCounter(window, 1), sliding: newSlotCounter(window, slots), last: -1}
+		sliding: newSlotCounter(window, slots), last: -1}
 }
 
-// add is the row just stored as the table's last.
-func (a *statsAccumulator) add(t *table, row *trace.Row) {
+// add is the row just stored as the table's last: n permits at now.
+func (a *statsAccumulator) add(now int64, n int) {
 	st := &a.st
-	n := int64(row.Permits)
+	at := time.Duration(now)
 	if st.Requests == 0 {
-		st.First = row.At
-	} else if gap := row.At - a.last; st.MinGap < 0 || gap < st.MinGap {
+		st.First = at
+	} else if gap := at - a.last; st.MinGap < 0 || gap < st.MinGap {
 		st.MinGap = gap
 	}
-	if row.At != a.last {
+	if at != a.last {
 		a.instant = 0
 	}
-	a.instant += n
+	a.instant += int64(n)
 	if a.instant > st.MaxInstant {
-		st.MaxInstant, st.MaxInstantAt = a.instant, row.At
+		st.MaxInstant, st.MaxInstantAt = a.instant, at
 	}
-	a.last = row.At
+	a.last = at
 	st.Requests++
-	st.Permits += n
-	st.MaxRequest = max(st.MaxRequest, row.Permits)
-	a.fixed.add(int64(row.At), n)
-	a.sliding.add(int64(row.At), n)
-	// The peak window is (row.At − W, row.At]: the trailing edge drops what is older.
-	a.inWindow += n
-	for limit := int64(row.At) - a.window; t.atOf(a.behind) <= limit; a.behind++ {
-		a.inWindow -= t.permitsOf(a.behind)
-	}
-	if a.inWindow > st.Peak {
-		st.Peak, st.PeakAt = a.inWindow, row.At
-	}
+	st.Permits += int64(n)
+	st.MaxRequest = max(st.MaxRequest, n)
+	a.sliding.add(now, int64(n))
 }
 
-// stats is the finished statistics (statistics' answer for the same rows).
-func (a *statsAccumulator) stats(name string) (Stats, error) {
+// stats is the finished statistics of t (statistics' answer for the same rows).
+func (a *statsAccumulator) stats(t *table) (Stats, error) {
 	st := a.st
 	st.Last = a.last
 	if st.Requests == 0 {
-		return st, fmt.Errorf("%s: no requests: there is nothing to fit", name)
+		return st, fmt.Errorf("%s: no requests: there is nothing to fit", t.name)
 	}
+	peak, peakAt := t.peak(a.window)
+	st.Peak, st.PeakAt = peak, time.Duration(peakAt)
 	if span := st.Span(); span > 0 {
 		st.MeanPerSec = float64(st.Permits) / span.Seconds()
 	}
 	st.PeakPerSec = float64(st.Peak) / time.Duration(a.window).Seconds()
-	st.FixedLimit, st.FixedAt = a.fixed.max, time.Duration(a.fixed.maxAt)
+	st.FixedLimit, st.FixedAt = a.sliding.alignedMax, time.Duration(a.sliding.alignedMaxAt)
 	st.SlidingLimit, st.SlidingAt = a.sliding.max, time.Duration(a.sliding.maxAt)
 	return st, nil
+}
+
+// peak is the most permits in a window (t − window, t] ending at a request's t, and the first
+// such t: two cursors over the columns, a merge of the rows entering the window (front) and
+// leaving it (behind). Each step either drops the row behind, when it is at or before
+// front's time − window, or adds the row in front: 2 steps a row, each taken by a mask
+// rather than a branch (how many rows leave as one enters is a coin toss).
+func (t *table) peak(window int64) (peak, peakAt int64) {
+	var in int64
+	front, behind, i, bi := 0, 0, 0, 0 // chunk, and index in it
+	for front < len(t.chunks) {
+		f, b := &t.chunks[front], &t.chunks[behind]
+		i, bi, in, peak, peakAt = peakSteps(f.at, f.permits, b.at, b.permits, i, bi, in, peak, peakAt, window)
+		if i == len(f.at) {
+			front, i = front+1, 0
+		}
+		if bi == len(b.at) {
+			behind, bi = behind+1, 0
+		}
+	}
+	return peak, peakAt
+}
+
+// peakSteps is peak's steps while front (at[i]) and behind (behindAt[bi]) stay in their chunks.
+func peakSteps(at []int64, permits []uint32, behindAt []int64, behindPermits []uint32, i, bi int, in, peak, peakAt, window int64) (int, int, int64, int64, int64) {
+	permits = permits[:len(at)]
+	behindPermits = behindPermits[:len(behindAt)]
+	for i < len(at) && bi < len(behindAt) {
+		now := at[i]
+		// behind ≤ front, and the row in front is never at or before its time − window:
+		// behind stays within the rows before front.
+		drop := 0
+		if behindAt[bi] <= now-window {
+			drop = 1
+		}
+		mask := -int64(drop) // all ones when the row behind leaves
+		in += int64(permits[i])&^mask - int64(behindPermits[bi])&mask
+		bi += drop
+		i += 1 - drop
+		if in > peak {
+			peak, peakAt = in, now
+		}
+	}
+	return i, bi, in, peak, peakAt
 }
 
 // passes are the reads a fit makes after its first: over a table, or (a trace too large to
@@ -278,23 +385,24 @@ func (t *table) curve(ctx context.Context, rates []limiters.Rate) ([]Point, erro
 			state[k].dead = true
 		}
 	}
-	for _, ch := range t.chunks {
+	for ci, ch := range t.chunks {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		for lo := 0; lo < len(ch.at); lo += blockRows {
 			hi := min(lo+blockRows, len(ch.at))
 			at, permits := ch.at[lo:hi], ch.permits[lo:hi]
+			base := int64(ci)*chunkRows + int64(lo)
 			for k := range state {
 				if !state[k].dead {
-					state[k].run(c.interval[k], at, permits)
+					state[k].run(c.interval[k], at, permits, base)
 				}
 			}
 		}
 	}
 	for k, s := range state {
-		c.tat[k], c.need[k], c.start[k], c.startSum[k] = s.tat, s.need, s.start, s.startSum
-		c.from[k], c.to[k], c.fromSum[k], c.toSum[k] = s.from, s.to, s.fromSum, s.toSum
+		c.tat[k], c.need[k] = s.tat, s.need
+		c.from[k], c.to[k], c.fromSum[k], c.toSum[k] = t.worst(s)
 		if s.dead {
 			c.need[k] = -1
 		}
@@ -316,43 +424,51 @@ func (t *table) curve(ctx context.Context, rates []limiters.Rate) ([]Point, erro
 // blockRows is the rows a pass over the table takes at a time: 2048 (24 KiB of columns).
 const blockRows = 2048
 
-// rateState is one rate's state in curve (curve's columns at index k).
+// rateState is one rate's state in curve (curve's columns at index k), its busy periods
+// and worst need by row (table.worst turns them into times and permits).
 type rateState struct {
-	tat, need, start, startSum, from, to, fromSum, toSum, sum int64
-	dead                                                      bool // need passed 2⁶²
+	tat, need int64
+	start     int64 // the row the current busy period began at
+	// fromRow and toRow are the worst need's busy period's first row and its own row.
+	fromRow, toRow int64
+	dead           bool // need passed 2⁶²
 }
 
-// run takes the rate over a block of rows. Invariant while it lives: 0 ≤ backlog ≤ need ≤
-// 2⁶², and n·T ≤ 2⁶² (n ≤ maxN), so TAT = max(TAT, now) + n·T < 2⁶⁴ fits a uint64. The
-// loop carries TAT alone (a compare, a conditional move and an add a row); the need, the
-// busy period's start and the largest need hang off it.
-func (s *rateState) run(T int64, at []int64, permits []uint32) {
-	tat, need, start, startSum, sum := uint64(s.tat), s.need, s.start, s.startSum, s.sum
+// run takes the rate over a block of rows, the table's rows base … base+len(at)−1.
+// Invariant while it lives: 0 ≤ backlog ≤ need ≤ 2⁶², and n·T ≤ 2⁶² (n ≤ maxN), so TAT =
+// max(TAT, now) + n·T < 2⁶⁴ fits a uint64. The loop carries TAT (a compare, a conditional
+// move and an add a row) and the busy period's first row (a conditional move); the largest
+// need hangs off TAT, and the permits before a row are counted only for the worst one's
+// (table.worst), so that the loop's state stays in registers.
+func (s *rateState) run(T int64, at []int64, permits []uint32, base int64) {
+	tat, need, start := uint64(s.tat), s.need, s.start
 	permits = permits[:len(at)]
 	for i, now := range at {
-		n := int64(permits[i])
-		before := sum
-		sum += n
-		// Branch-free (conditional moves): whether the bucket is full is a coin toss at
+		// Branch-free (a conditional move): whether the bucket is full is a coin toss at
 		// rates near the trace's.
-		full := tat <= uint64(now)
-		if full {
-			start = now // the bucket is full: a new busy period
+		if tat <= uint64(now) {
+			start = base + int64(i) // the bucket is full: a new busy period
 		}
-		if full {
-			startSum = before
-		}
-		tat = max(tat, uint64(now)) + uint64(n*T)
+		tat = max(tat, uint64(now)) + uint64(int64(permits[i])*T)
 		if d := tat - uint64(now); d > uint64(need) {
 			if d > uint64(maxTolerance) {
 				s.dead = true
 				return
 			}
 			need = int64(d)
-			s.from, s.to, s.fromSum, s.toSum = start, now, startSum, sum
+			s.fromRow, s.toRow = start, base+int64(i)
 		}
 	}
-	s.tat, s.need, s.start, s.startSum, s.sum = int64(tat), need, start, startSum, sum
+	s.tat, s.need, s.start = int64(tat), need, start
+}
+
+// worst is s's worst burst as curve holds it: its busy period's start and end times and the
+// permits before each (the end's own included); zeros before any row.
+func (t *table) worst(s rateState) (from, to, fromSum, toSum int64) {
+	if s.need <= 0 {
+		return 0, 0, 0, 0
+	}
+	return t.atOf(s.fromRow), t.atOf(s.toRow), t.permitsBefore(s.fromRow), t.permitsBefore(s.toRow + 1)
 }
 
 // refusals runs token buckets of rate and each capacity over the table, in the arithmetic of
@@ -362,11 +478,22 @@ func (s *rateState) run(T int64, at []int64, permits []uint32) {
 // full where each segment begins (its TAT is at most the unbounded one's); so only the
 // segments bounded above C·T are replayed, each from a full bucket.
 func (t *table) refusals(ctx context.Context, rate limiters.Rate, capacities []int64, limit int64) ([]int64, []int64, error) {
+	return t.refusalsUntil(ctx, rate, capacities, limit, false)
+}
+
+// refusalsUntil is refusals, and when untilWithin, the capacities after the first whose
+// refusals are within limit (counted in full: at most limit) are not counted at all: relax
+// takes the first capacity within the target of a batch and reads no later one.
+func (t *table) refusalsUntil(ctx context.Context, rate limiters.Rate, capacities []int64, limit int64, untilWithin bool) ([]int64, []int64, error) {
 	T := int64(rate.Interval())
 	if t.refusalSegments == nil || t.refusalSegments.interval != T {
 		t.refusalSegments = t.segmentsAt(rate, segmentRows)
 	}
 	seg := t.refusalSegments
+	var segOrder []int
+	if seg != nil {
+		segOrder = seg.order
+	}
 	permits, requests := make([]int64, len(capacities)), make([]int64, len(capacities))
 	for j, capacity := range capacities {
 		if err := ctx.Err(); err != nil {
@@ -375,9 +502,8 @@ func (t *table) refusals(ctx context.Context, rate limiters.Rate, capacities []i
 		tolerance := capacity * T
 		if seg == nil {
 			permits[j], requests[j] = t.refusalsIn(T, capacity, tolerance, 0, t.rows)
-			continue
 		}
-		for _, g := range seg.order {
+		for _, g := range segOrder {
 			if seg.bound[g] <= tolerance {
 				break // this segment and every later one in the order refuse nothing
 			}
@@ -391,6 +517,9 @@ func (t *table) refusals(ctx context.Context, rate limiters.Rate, capacities []i
 			if limit >= 0 && permits[j] > limit {
 				break // more than limit: the caller needs no more
 			}
+		}
+		if untilWithin && limit >= 0 && permits[j] <= limit {
+			break
 		}
 	}
 	return permits, requests, nil
@@ -438,6 +567,12 @@ func (t *table) refusalsIn(T, capacity, tolerance, from, to int64) (refused, ref
 func (t *table) replay(ctx context.Context, specs []string) ([]Replayed, error) {
 	out := make([]Replayed, len(specs))
 	for i, text := range specs {
+		if j := slices.Index(specs[:i], text); j >= 0 {
+			// The same spec again (the relaxed capacity can be σ, or σ − 1): the same
+			// decisions, replayed once.
+			out[i] = out[j]
+			continue
+		}
 		clock, stacks, got, err := newStacks([]string{text})
 		if err != nil {
 			return nil, err
@@ -696,7 +831,6 @@ func (g *byClient) needs(ctx context.Context, intervals, tat, need []int64) erro
 type segments struct {
 	interval int64
 	start    []int64 // the row a segment begins at (its bucket full there)
-	sum      []int64 // the permits before it
 	bound    []int64 // its largest need at interval
 	order    []int   // segment indices by falling bound, then by start
 }
@@ -704,41 +838,92 @@ type segments struct {
 // segmentRows is the fewest rows a segment spans (except the last): 4096.
 const segmentRows = 4096
 
-// segmentsAt cuts the table at rate's full buckets, segments of at least minRows rows; nil when a need passes 2⁶² at it (or a
-// request alone could), where bounds would not hold.
+// segmentsAt cuts the table at rate's full buckets, segments of at least minRows rows; nil
+// when a need passes 2⁶² at it (or a request alone could), where bounds would not hold.
 func (t *table) segmentsAt(rate limiters.Rate, minRows int64) *segments {
 	T := int64(rate.Interval())
 	if t.maxPermits > maxTolerance/T {
 		return nil
 	}
 	s := &segments{interval: T}
-	var tat, sum, row, bound int64
-	for _, ch := range t.chunks {
-		for i, now := range ch.at {
-			n := int64(ch.permits[i])
-			if tat <= now && (len(s.start) == 0 || row-s.start[len(s.start)-1] >= minRows) {
-				if len(s.start) > 0 {
-					s.bound = append(s.bound, bound)
-				}
-				s.start, s.sum, bound = append(s.start, row), append(s.sum, sum), 0
+	if !t.cut(s, T, 0, t.rows, minRows) {
+		return nil
+	}
+	s.sort()
+	return s
+}
+
+// cut appends to s the segments of rows [from, to) at interval T, from a full bucket at
+// from: cut where the bucket is full again, at least minRows rows apart, each with its
+// largest need. False when a need passes 2⁶².
+func (t *table) cut(s *segments, T, from, to, minRows int64) bool {
+	var tat, bound int64
+	s.start = append(s.start, from)
+	next := from + minRows // the first row that may begin the next segment
+	for row := from; row < to; {
+		ch := &t.chunks[row/chunkRows]
+		lo := row % chunkRows
+		hi := min(int64(len(ch.at)), lo+(to-row))
+		at, permits := ch.at[lo:hi], ch.permits[lo:hi]
+		permits = permits[:len(at)]
+		for i, now := range at {
+			// The row count first: whether the bucket is full is a coin toss, the count
+			// is not.
+			if r := row + int64(i); r >= next && tat <= now {
+				s.bound = append(s.bound, bound)
+				s.start, bound = append(s.start, r), 0
+				next = r + minRows
 			}
-			d := max(tat-now, 0) + n*T
+			d := max(tat-now, 0) + int64(permits[i])*T
 			if d > maxTolerance {
-				return nil
+				return false
 			}
 			bound = max(bound, d)
 			tat = now + d
-			sum += n
-			row++
 		}
+		row += hi - lo
 	}
 	s.bound = append(s.bound, bound)
+	return true
+}
+
+// sort orders s's segments by falling bound, then by start.
+func (s *segments) sort() {
 	s.order = make([]int, len(s.start))
 	for i := range s.order {
 		s.order[i] = i
 	}
 	slices.SortStableFunc(s.order, func(a, b int) int { return cmp.Compare(s.bound[b], s.bound[a]) })
-	return s
+}
+
+// recut is s cut again at rate, at or above s's own (interval at most s.interval): a bucket
+// full at s's rate is full at rate, so each segment is cut on its own from a full bucket at
+// its start, and its pieces' bounds are rate's needs, at most the segment's bound. A segment
+// whose bound is below floor keeps it, uncut: a pass over segments for rates whose need is
+// at least floor (curveOver) stops before it. The knee's refinement asks, round after round,
+// for rates in a narrower bracket above a point evaluated in the round before, where the
+// grid's segments, cut at a rate further below, bound them loosely: with 12 steps on the
+// 10M-row benchmark trace the grid point below the knee is the trace's mean, which cuts the
+// trace into 12 segments, and every rate of every round ran over the whole trace (steps=12 in
+// BenchmarkFitSteps: 287-296 CPU ns a row before recut, 191-204 with it).
+func (t *table) recut(s *segments, rate limiters.Rate, floor, minRows int64) *segments {
+	T := int64(rate.Interval())
+	out := &segments{interval: T}
+	for g, from := range s.start {
+		to := t.rows
+		if g+1 < len(s.start) {
+			to = s.start[g+1]
+		}
+		if s.bound[g] < floor {
+			out.start, out.bound = append(out.start, from), append(out.bound, s.bound[g])
+			continue
+		}
+		if !t.cut(out, T, from, to, minRows) {
+			return nil
+		}
+	}
+	out.sort()
+	return out
 }
 
 // curveOver is σ at each of rates, every one at or above s's rate (interval ≤ s.interval,
@@ -761,7 +946,7 @@ func (t *table) curveOver(ctx context.Context, s *segments, rates []limiters.Rat
 			if g+1 < len(s.start) {
 				end = s.start[g+1]
 			}
-			got := rateState{sum: s.sum[g]}
+			got := rateState{start: s.start[g]}
 			t.runRows(&got, T, s.start[g], end)
 			// The sequential pass keeps the first need that is the largest: an earlier
 			// segment wins a tie.
@@ -769,7 +954,8 @@ func (t *table) curveOver(ctx context.Context, s *segments, rates []limiters.Rat
 				best, bestStart = got, s.start[g]
 			}
 		}
-		c.need[k], c.from[k], c.to[k], c.fromSum[k], c.toSum[k] = best.need, best.from, best.to, best.fromSum, best.toSum
+		c.need[k] = best.need
+		c.from[k], c.to[k], c.fromSum[k], c.toSum[k] = t.worst(best)
 	}
 	c.sum = t.permits
 	return c.points(), nil
@@ -782,7 +968,7 @@ func (t *table) runRows(s *rateState, T int64, from, to int64) {
 		ch := &t.chunks[from/chunkRows]
 		lo := from % chunkRows
 		hi := min(int64(len(ch.at)), lo+(to-from))
-		s.run(T, ch.at[lo:hi], ch.permits[lo:hi])
+		s.run(T, ch.at[lo:hi], ch.permits[lo:hi], from)
 		from += hi - lo
 	}
 }
@@ -794,10 +980,12 @@ func (t *table) runRows(s *rateState, T int64, from, to int64) {
 func (t *table) refiner(ctx context.Context, grid []Point) func([]limiters.Rate) ([]Point, error) {
 	var seg *segments
 	var segRate limiters.Rate
+	known := slices.Clone(grid) // every point evaluated so far
 	return func(rates []limiters.Rate) ([]Point, error) {
-		slowest := int64(0)
+		slowest, fastest := int64(0), int64(math.MaxInt64)
 		for _, r := range rates {
 			slowest = max(slowest, int64(r.Interval()))
+			fastest = min(fastest, int64(r.Interval()))
 		}
 		if seg == nil || seg.interval < slowest {
 			basis := -1
@@ -815,9 +1003,41 @@ func (t *table) refiner(ctx context.Context, grid []Point) func([]limiters.Rate)
 					return t.curve(ctx, rates)
 				}
 			}
+		} else if below, above := bracketOf(known, slowest, fastest); below >= 0 && int64(known[below].Interval) < seg.interval && len(rates) > 1 {
+			// A point evaluated since the segments were cut lies above their rate and below
+			// every rate asked: cut them again there (recut), as far as the need at the
+			// point above the rates asked (they need at least as much) lets a pass reach.
+			floor := int64(0)
+			if above >= 0 {
+				floor = int64(known[above].Need)
+			}
+			if cut := t.recut(seg, known[below].Rate, floor, segmentRows); cut != nil {
+				seg, segRate = cut, known[below].Rate
+			}
 		}
-		return t.curveOver(ctx, seg, rates)
+		pts, err := t.curveOver(ctx, seg, rates)
+		known = append(known, pts...)
+		return pts, err
 	}
+}
+
+// bracketOf is the index in pts of the highest fitting rate at or below every rate with an
+// interval from fastest to slowest (interval at least slowest), and of the lowest fitting
+// rate at or above them (interval at most fastest); -1 for none.
+func bracketOf(pts []Point, slowest, fastest int64) (below, above int) {
+	below, above = -1, -1
+	for i, p := range pts {
+		if !p.Fits() {
+			continue
+		}
+		if iv := int64(p.Interval); iv >= slowest && (below < 0 || iv < int64(pts[below].Interval)) {
+			below = i
+		}
+		if iv := int64(p.Interval); iv <= fastest && (above < 0 || iv > int64(pts[above].Interval)) {
+			above = i
+		}
+	}
+	return below, above
 }
 
 // clientSegments are each client's segments (see segments) at one rate, over byClient's
