@@ -137,3 +137,23 @@ func BenchmarkFitLogRows(b *testing.B) {
 		})
 	}
 }
+
+// A log's notes are those of the read that loaded its rows, not of a read opened and left:
+// after Fit and after FitPerClient, the first note counts every request of the log.
+func TestLogNotesCountTheRowsFit(t *testing.T) {
+	const rows = 5000
+	path := writeCombinedLog(t, rows, 0)
+	for _, perClient := range []bool{false, true} {
+		src := Log(path, "access.log", accesslog.Options{})
+		var err error
+		if perClient {
+			_, err = FitPerClient(context.Background(), src, PerClientOptions{})
+		} else {
+			_, err = Fit(context.Background(), src, Options{})
+		}
+		require.NoError(t, err)
+		notes := src.Notes()
+		require.NotEmpty(t, notes, "per client: %v", perClient)
+		require.Contains(t, notes[0], fmt.Sprintf(", %d requests,", rows), "per client: %v", perClient)
+	}
+}

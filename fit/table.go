@@ -200,8 +200,9 @@ func loadStats(ctx context.Context, src Source, maxBytes int64, acc *statsAccumu
 		plain = !key
 	}
 	if !plain {
-		closer.Close()
-		return load(ctx, src, nil, maxBytes, func(_ *table, row *trace.Row, _ uint32) error {
+		// The rows already open are the ones loaded: a second Open would read the source
+		// twice, and an access log's notes are its first read's (LogSource.Notes).
+		return load(ctx, &opened{src.Name(), rows, closer}, nil, maxBytes, func(_ *table, row *trace.Row, _ uint32) error {
 			acc.add(int64(row.At), row.Permits)
 			return nil
 		})
@@ -236,6 +237,24 @@ func loadStats(ctx context.Context, src Source, maxBytes int64, acc *statsAccumu
 			}
 		}
 	}
+}
+
+// opened is a source already opened, read once: Open returns its rows.
+type opened struct {
+	name   string
+	rows   Rows
+	closer io.Closer
+}
+
+func (o *opened) Name() string { return o.name }
+
+func (o *opened) Open() (Rows, io.Closer, error) {
+	if o.rows == nil {
+		return nil, nil, fmt.Errorf("%s: read once, opened again", o.name)
+	}
+	rows, closer := o.rows, o.closer
+	o.rows, o.closer = nil, nil
+	return rows, closer, nil
 }
 
 // statsAccumulator is statistics' computation one row at a time, over a table being loaded;
