@@ -186,3 +186,42 @@ func TestRowsNameALineReadersOwnLines(t *testing.T) {
 	_, err = plain.Next()
 	require.EqualError(t, err, "line 4: time 3ns is before the previous row's 5ns: rows must be in time order")
 }
+
+// A CSV trace's keys through Reader.recent: 3,000 distinct keys (many to a slot of its 1,024,
+// keys of 0 to 20 bytes, some alike but for their length or their middle), read in a random
+// order 60,000 times, each row's key is its own, and every repeat of a key among the first
+// 4,096 distinct is the one string the first gave.
+func TestReaderKeysThroughRecentAreTheirOwn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	keys := make([]string, 3000)
+	for i := range keys {
+		switch i % 3 {
+		case 0:
+			keys[i] = strconv.Itoa(i)
+		case 1:
+			keys[i] = "client-" + strconv.Itoa(i) + "-eu" // same first and last 8 bytes as others of its length but for the middle
+		default:
+			keys[i] = strings.Repeat("k", i%21) + strconv.Itoa(i)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("t_ns,permits,key\n")
+	want := make([]string, 60000)
+	for i := range want {
+		want[i] = keys[rng.IntN(len(keys))]
+		fmt.Fprintf(&b, "%d,1,%s\n", i, want[i])
+	}
+	r, err := NewReader(strings.NewReader(b.String()))
+	require.NoError(t, err)
+	seen := map[string]*byte{}
+	for i, w := range want {
+		row, err := r.Next()
+		require.NoError(t, err)
+		require.Equal(t, w, row.Key, "row %d", i)
+		if p, ok := seen[w]; ok {
+			require.Same(t, p, unsafeData(row.Key), "row %d: key %q interned once", i, w)
+		} else {
+			seen[w] = unsafeData(row.Key)
+		}
+	}
+}
