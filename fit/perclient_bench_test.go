@@ -92,6 +92,9 @@ func replayFloor(path string) (rows int64) {
 // BenchmarkFitPerClientVsReplayFloor: `fit --clients` (FitPerClient with its defaults: 24
 // rates, 99% of clients, its confirming replay through keys(…)) against the replay floor on
 // the same 10M-row keyed trace on disk. The issue's target: fit within 3× the floor's time.
+// Measured (4 interleaved runs, load ~1, CPU ns a row): fit-clients 324-344 against the floor's
+// 117-127 in the same run, 2.64-2.85×; by cachegrind instructions (each path alone, less the
+// run that only writes the trace) 1,985 against 921 a row, 2.16×.
 // Run the two interleaved:
 //
 //	go test -c -o /tmp/fit.test ./fit/
