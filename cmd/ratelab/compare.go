@@ -54,7 +54,7 @@ func compareLog(e *env, source string, in *accesslog.Input, lanes []redislanes.L
 	if err != nil {
 		return fmt.Errorf("%s: %w", source, err)
 	}
-	printNotes(e.stderr, source, in.Notes())
+	printNotes(e.stderr, e.errWidth, source, in.Notes())
 	fmt.Fprintf(e.stdout, "%s: %d requests over %s\n", source, cs[0].Requests, limiters.FormatDuration(last))
 	if cs[0].Compared() == 0 {
 		return fmt.Errorf("%s: no request's decision is logged: log nginx's $limit_req_status, or name the refusing statuses with --refused-status (e.g. 429 for HAProxy)", source)

@@ -191,7 +191,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		if l, ok := src.(*fit.LogSource); ok {
-			printNotes(e.stderr, l.Name(), l.Notes())
+			printNotes(e.stderr, e.errWidth, l.Name(), l.Notes())
 		}
 		switch *format {
 		case "json":
@@ -206,7 +206,7 @@ func fitCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if l, ok := src.(*fit.LogSource); ok {
-		printNotes(e.stderr, l.Name(), l.Notes())
+		printNotes(e.stderr, e.errWidth, l.Name(), l.Notes())
 	}
 	if *chart != "" {
 		if err := writeChart(ctx, e, *chart, plots.Burstiness(rep)); err != nil || *chart == "-" {

@@ -39,10 +39,15 @@ func (l *logFlags) openLog(r io.Reader, source string) (*accesslog.Input, error)
 	return in, nil
 }
 
-// printNotes writes an access log's notes (none for a CSV trace) on w, one line each.
-func printNotes(w io.Writer, source string, notes []string) {
+// printNotes writes an access log's notes (none for a CSV trace) on w, one line each; on a
+// terminal width columns wide (width > 0), each wrapped at prose(width) with a hanging indent.
+func printNotes(w io.Writer, width int, source string, notes []string) {
 	for _, n := range notes {
-		fmt.Fprintf(w, "%s: %s\n", source, n)
+		line := source + ": " + n
+		if width > 0 {
+			line = wrapHanging(line, prose(width))
+		}
+		fmt.Fprintln(w, line)
 	}
 }
 

@@ -72,6 +72,9 @@ type env struct {
 	// width is the columns to lay the output out for when stdout is a terminal (its size,
 	// else $COLUMNS, else 80); 0 when it is not, for the stable piped layout (width.go).
 	width int
+	// errWidth is width for stderr: the columns notes are wrapped at when stderr is a
+	// terminal, 0 when it is not (one note a line, as scripts and tests read them).
+	errWidth int
 	// budget is the most a run may take (--max-events, --max-memory); nil is
 	// engine.DefaultBudget.
 	budget *engine.Budget
@@ -147,6 +150,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stdinTTY: isTerminal(stdin), stdoutTTY: isTerminal(stdout), stderrTTY: isTerminal(stderr)}
 	if e.stdoutTTY {
 		e.width = columnsOf(stdout)
+	}
+	if e.stderrTTY {
+		e.errWidth = columnsOf(stderr)
 	}
 	return runEnv(ctx, e, args)
 }

@@ -157,7 +157,7 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 		} else if err := lines.Flush(); err != nil {
 			return err
 		}
-		printNotes(e.stderr, source, log.Notes())
+		printNotes(e.stderr, e.errWidth, source, log.Notes())
 		return nil
 	}
 	var input io.Reader = log
@@ -195,7 +195,7 @@ func replayCommand(ctx context.Context, e *env, args []string) error {
 	} else if err := lines.Flush(); err != nil {
 		return err
 	}
-	printNotes(e.stderr, source, log.Notes())
+	printNotes(e.stderr, e.errWidth, source, log.Notes())
 	fmt.Fprintf(e.stderr, "replayed %d requests (%d permits) over %s\n", sum.Rows, sum.Permits, limiters.FormatDuration(sum.Duration))
 	for i, name := range sum.Stacks {
 		pct := 0.0

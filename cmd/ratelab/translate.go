@@ -138,7 +138,7 @@ func translateCommand(ctx context.Context, e *env, args []string) error {
 		if sc, notes, err = traceScenario(path, name, logOpt); err != nil {
 			return err
 		}
-		printNotes(e.stderr, name, notes)
+		printNotes(e.stderr, e.errWidth, name, notes)
 	}
 	translations := translate.Translate(intent)
 	if err := checkTranslateBudget(e, sc, intent, translations); err != nil {

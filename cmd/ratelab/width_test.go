@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -212,5 +214,34 @@ func TestWrapHanging(t *testing.T) {
 	assert.Equal(t, line, wrapHanging(line, 0), "width 0: piped, unchanged")
 	for _, l := range strings.Split(wrapHanging(strings.Repeat("word ", 50), 30), "\n") {
 		assert.LessOrEqual(t, len(l), 30)
+	}
+}
+
+// An access log's notes on standard error fit a terminal of 80 columns, each wrapped with a
+// hanging indent, and say what the piped notes say, one note a line there.
+func TestLogNotesFitEightyColumnsOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "10.0.0.%d - - [02/Dec/2026:18:03:%02d +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"curl/8.0\"\n", i%7, 19+i/10-i%3)
+	}
+	require.NoError(t, os.WriteFile(log, []byte(b.String()), 0o644))
+	for _, args := range [][]string{
+		{"replay", "--in", log, "--limiter", "token-bucket:capacity=5,rate=10/1s"},
+		{"fit", "--in", log},
+		{"fit", "--in", log, "--key", "remote_addr"},
+	} {
+		name := strings.Join(args[:1], " ")
+		var out, piped, wrapped bytes.Buffer
+		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &piped}
+		require.NoError(t, runEnv(context.Background(), e, args), name)
+		e = &env{stdin: strings.NewReader(""), stdout: &out, stderr: &wrapped, stderrTTY: true, errWidth: 80}
+		require.NoError(t, runEnv(context.Background(), e, args), name)
+		require.Contains(t, piped.String(), "out of arrival order", name)
+		assert.Greater(t, len(strings.Split(wrapped.String(), "\n")), len(strings.Split(piped.String(), "\n")), name+": wrapped")
+		assert.Empty(t, tooWide(wrapped.String(), 80), name+": lines wider than 80 columns")
+		assert.GreaterOrEqual(t, strings.Count(piped.String(), "access.log: "), 4, name+": piped, one note a line")
+		assert.Equal(t, strings.Fields(piped.String()), strings.Fields(wrapped.String()), name+": the same words")
 	}
 }
