@@ -470,7 +470,7 @@ func (r *Reader) decodeCLF(n int, line []byte, s *slot) bool {
 // a clfRoles format has no syslog header to lend a zone. This path is about half decodeCLF's
 // instructions.
 func (r *Reader) decodeCombined(n int, line []byte, s *slot) bool {
-	const lo, lo21, hi, spaces = 0x0101010101010101, 0x2121212121212121, 0x8080808080808080, 0x2020202020202020
+	const lo, hi, spaces = 0x0101010101010101, 0x8080808080808080, 0x2020202020202020
 	const dashes, dashesMask = ' ' | '-'<<8 | ' '<<16 | '-'<<24 | ' '<<32 | '['<<40, 1<<48 - 1
 	le := binary.LittleEndian
 	cache := &r.clf
@@ -509,11 +509,7 @@ func (r *Reader) decodeCombined(n int, line []byte, s *slot) bool {
 		r.zoneless++
 	}
 	s.stamp, s.unit, s.dur = cache.lastNs, cache.lastUnit, -1
-	key := s.key[:16]
-	le.PutUint64(key, w0)
-	le.PutUint64(key[8:], w1)
-	m := &keyMasks[a]
-	s.key, s.plain = key[:a], a > 0 && (((w0-lo21)&^w0|w0)&m[0]|((w1-lo21)&^w1|w1)&m[1])&hi == 0
+	s.key, s.plain = wordsKey(s.key, w0, w1, a)
 	// $status is line[q+2:q+5] when none of the three is a space, and otherwise shorter;
 	// either way it is a status only if all three are digits (see decodeCLF).
 	s.permits, s.status = 1, 0
@@ -536,12 +532,16 @@ func clfKey(buf, line []byte, end int) (key []byte, plain bool) {
 	if end > 16 || len(line) < 16 || cap(buf) < 16 {
 		return append(buf[:0], line[:end]...), false
 	}
+	return wordsKey(buf, binary.LittleEndian.Uint64(line), binary.LittleEndian.Uint64(line[8:]), end)
+}
+
+// wordsKey is clfKey's copy and test of the key's first end ≤ 16 bytes, the line's first two
+// words w0 and w1, into buf (capacity 16 or more); decodeCombined has loaded them already.
+func wordsKey(buf []byte, w0, w1 uint64, end int) (key []byte, plain bool) {
 	const lo21, hi = 0x2121212121212121, 0x8080808080808080
-	le := binary.LittleEndian
-	w0, w1 := le.Uint64(line), le.Uint64(line[8:])
 	buf = buf[:16]
-	le.PutUint64(buf, w0)
-	le.PutUint64(buf[8:], w1)
+	binary.LittleEndian.PutUint64(buf, w0)
+	binary.LittleEndian.PutUint64(buf[8:], w1)
 	m := &keyMasks[end]
 	return buf[:end], end > 0 && (((w0-lo21)&^w0|w0)&m[0]|((w1-lo21)&^w1|w1)&m[1])&hi == 0
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -611,7 +612,7 @@ func (r *Reader) fill() {
 		r.lh = 0
 	}
 	if len(r.lines)-r.lt < linesRead {
-		r.lines = append(r.lines[:r.lt], make([]byte, max(len(r.lines), 2*linesRead))...)
+		r.lines = slices.Grow(r.lines[:r.lt], max(len(r.lines), 2*linesRead))
 		r.lines = r.lines[:cap(r.lines)]
 	}
 	n, err := r.in.Read(r.lines[r.lt:])
