@@ -28,12 +28,7 @@ func TestCurveOverRecutSegmentsIsTheCurve(t *testing.T) {
 				reqs = append(reqs, req{r.at + span, r.n})
 			}
 		}
-		tb, err := load(context.Background(), Text("t.csv", csvOf(reqs)), nil, DefaultMaxMemory,
-			func(*table, *trace.Row, uint32) error { return nil })
-		require.NoError(t, err)
-		basis := limiters.PerSecond(50 + rng.IntN(2000))
-		seg := tb.segmentsAt(basis, int64(1+rng.IntN(64)))
-		require.NotNil(t, seg)
+		tb, basis, seg := segmentedTable(t, rng, reqs)
 		below := limiters.PerSecond(basis.Permits + rng.IntN(basis.Permits))
 		above := limiters.PerSecond(below.Permits + 1 + rng.IntN(2*basis.Permits))
 		floor := int64(0)

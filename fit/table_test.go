@@ -121,6 +121,19 @@ func TestTableReplayIsEngineReplay(t *testing.T) {
 	}
 }
 
+// segmentedTable loads reqs into a table and cuts it into segments at a random rate of 50
+// to 2,049/s, each of 1 to 64 rows at least: the table, the rate and its segments.
+func segmentedTable(t *testing.T, rng *rand.Rand, reqs []req) (*table, limiters.Rate, *segments) {
+	t.Helper()
+	tb, err := load(context.Background(), Text("t.csv", csvOf(reqs)), nil, DefaultMaxMemory,
+		func(*table, *trace.Row, uint32) error { return nil })
+	require.NoError(t, err)
+	basis := limiters.PerSecond(50 + rng.IntN(2000))
+	seg := tb.segmentsAt(basis, int64(1+rng.IntN(64)))
+	require.NotNil(t, seg)
+	return tb, basis, seg
+}
+
 // σ over the segments of a lower rate is σ over the whole table, field by field, ties (the
 // first row that needs the most) included, whatever the segments' length.
 func TestCurveOverSegmentsIsTheCurve(t *testing.T) {
@@ -136,12 +149,7 @@ func TestCurveOverSegmentsIsTheCurve(t *testing.T) {
 				reqs = append(reqs, req{r.at + 2*span, r.n})
 			}
 		}
-		tb, err := load(context.Background(), Text("t.csv", csvOf(reqs)), nil, DefaultMaxMemory,
-			func(*table, *trace.Row, uint32) error { return nil })
-		require.NoError(t, err)
-		basis := limiters.PerSecond(50 + rng.IntN(2000))
-		seg := tb.segmentsAt(basis, int64(1+rng.IntN(64)))
-		require.NotNil(t, seg)
+		tb, basis, seg := segmentedTable(t, rng, reqs)
 		var rates []limiters.Rate
 		for range 10 {
 			rates = append(rates, limiters.PerSecond(basis.Permits+rng.IntN(3*basis.Permits)))
